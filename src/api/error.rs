@@ -1,0 +1,109 @@
+//! `ApiError`: every failure of the HTTP API, one mapping to a status and a JSON body
+//! `{"code": "...", "message": "..."}`. Internal errors are logged; the client gets a generic message.
+
+use axum::{
+    Json,
+    http::StatusCode,
+    response::{IntoResponse, Response},
+};
+use serde::Serialize;
+
+use crate::{objects::ObjectError, store};
+
+#[derive(Debug)]
+pub enum ApiError {
+    /// 400: the request is malformed (bad JSON, bad query, bad id).
+    BadRequest(&'static str, String),
+    /// 401: no or bad credentials.
+    Unauthorized(&'static str, String),
+    /// 403: known caller, not allowed.
+    Forbidden(&'static str, String),
+    /// 404: unknown, or not visible to the caller.
+    NotFound(&'static str, String),
+    /// 405: the path exists, the method does not.
+    MethodNotAllowed,
+    /// 409: conflicts with what exists.
+    Conflict(&'static str, String),
+    /// 413: the body is over the limit.
+    PayloadTooLarge(String),
+    /// 415: the body is not JSON.
+    UnsupportedMediaType(String),
+    /// 422: well-formed but invalid (wrong types, missing fields, failed validation).
+    Unprocessable(&'static str, String),
+    /// 423: the account is locked.
+    Locked(String),
+    /// 429: rate limited.
+    TooManyRequests(String),
+    /// 503: a part of the hub is not ready (model missing, database down).
+    Unavailable(&'static str, String),
+    /// 500: a bug or an outage; details go to the log only.
+    Internal(anyhow::Error),
+}
+
+/// The body of every error response.
+#[derive(Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn internal(e: impl Into<anyhow::Error>) -> Self {
+        Self::Internal(e.into())
+    }
+
+    fn parts(&self) -> (StatusCode, &'static str, String) {
+        use ApiError::*;
+        match self {
+            BadRequest(c, m) => (StatusCode::BAD_REQUEST, c, m.clone()),
+            Unauthorized(c, m) => (StatusCode::UNAUTHORIZED, c, m.clone()),
+            Forbidden(c, m) => (StatusCode::FORBIDDEN, c, m.clone()),
+            NotFound(c, m) => (StatusCode::NOT_FOUND, c, m.clone()),
+            MethodNotAllowed => {
+                (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this method is not allowed on this path".into())
+            }
+            Conflict(c, m) => (StatusCode::CONFLICT, c, m.clone()),
+            PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", m.clone()),
+            UnsupportedMediaType(m) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", m.clone()),
+            Unprocessable(c, m) => (StatusCode::UNPROCESSABLE_ENTITY, c, m.clone()),
+            Locked(m) => (StatusCode::LOCKED, "account_locked", m.clone()),
+            TooManyRequests(m) => (StatusCode::TOO_MANY_REQUESTS, "rate_limited", m.clone()),
+            Unavailable(c, m) => (StatusCode::SERVICE_UNAVAILABLE, c, m.clone()),
+            Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal_error",
+                "something went wrong on the hub; it has been logged".into(),
+            ),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let ApiError::Internal(e) = &self {
+            tracing::error!(error = ?e, "internal error");
+        }
+        let (status, code, message) = self.parts();
+        (status, Json(ErrorBody { code: code.into(), message })).into_response()
+    }
+}
+
+impl From<store::Error> for ApiError {
+    fn from(e: store::Error) -> Self {
+        match e {
+            store::Error::NotFound => Self::NotFound("not_found", "no such record".into()),
+            store::Error::Conflict(m) => Self::Conflict("conflict", m),
+            other => Self::Internal(other.into()),
+        }
+    }
+}
+
+impl From<ObjectError> for ApiError {
+    fn from(e: ObjectError) -> Self {
+        match e {
+            ObjectError::NotFound(_) => Self::NotFound("object_not_found", "the stored file does not exist".into()),
+            ObjectError::InvalidKey(k) => Self::BadRequest("invalid_key", format!("invalid object key {k:?}")),
+            other => Self::Internal(other.into()),
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! The HTTP API under `/api`: one `router()` per resource file, merged here, plus the layers every
+//! request passes (tracing, gzip, body limit, panic catcher) and JSON 404/405 fallbacks.
+
+mod error;
+mod extract;
+pub mod files;
+pub mod health;
+
+use axum::{Router, extract::DefaultBodyLimit, response::IntoResponse};
+use tower_http::{catch_panic::CatchPanicLayer, compression::CompressionLayer, trace::TraceLayer};
+
+pub use error::{ApiError, ErrorBody};
+pub use extract::{Json, Path, Query};
+
+use crate::state::AppState;
+
+/// The whole HTTP surface of the hub.
+pub fn router(state: AppState) -> Router {
+    let api = Router::new().merge(health::router()).fallback(not_found).method_not_allowed_fallback(method_not_allowed);
+
+    Router::new()
+        .nest("/api", api)
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(state.settings.http.max_body_bytes))
+        .layer(CompressionLayer::new().gzip(true))
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::Internal(anyhow::anyhow!("a request handler panicked")).into_response()
+        }))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound("not_found", "no such endpoint".into())
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
+}

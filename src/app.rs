@@ -1,0 +1,184 @@
+//! Starting and supervising the hub: open the store and object store, bind the listeners, spawn the
+//! HTTP server and background tasks, and stop them all together on SIGTERM or ctrl-c.
+//!
+//! [`start`] returns a running [`Hub`] with its real bound addresses, which is what the test harness
+//! uses with `127.0.0.1:0` ports; [`run`] is `birdhub serve`.
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use anyhow::Context;
+use tokio::{net::TcpListener, task::JoinSet};
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+use crate::{
+    api,
+    cache::Cache,
+    config::{Settings, ensure_secrets},
+    events::Bus,
+    jobs,
+    objects::ObjectStore,
+    state::AppState,
+    store::{self, Store},
+};
+
+/// How long the tasks get to finish after a stop request before they are aborted.
+const GRACE: Duration = Duration::from_secs(4);
+
+/// A running hub.
+pub struct Hub {
+    /// Where the HTTP API really listens (the port is resolved when `:0` was asked for).
+    pub http_addr: SocketAddr,
+    /// The shared state, for in-process callers such as tests and benchmarks.
+    pub state: AppState,
+    shutdown: CancellationToken,
+    supervisor: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Hub {
+    /// Asks every task to stop.
+    pub fn request_stop(&self) {
+        self.shutdown.cancel();
+    }
+
+    /// Stops the hub and waits for it.
+    pub async fn stop(self) -> anyhow::Result<()> {
+        self.request_stop();
+        self.wait().await
+    }
+
+    /// Waits until the hub stops (on request or because a task failed).
+    pub async fn wait(self) -> anyhow::Result<()> {
+        self.supervisor.await.context("supervisor panicked")?
+    }
+}
+
+/// Opens everything and starts serving. Returns once the listeners are bound.
+pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
+    ensure_secrets(&mut settings).context("preparing secrets")?;
+    let state = open_state(settings).await?;
+
+    let listener = TcpListener::bind(state.settings.http.bind)
+        .await
+        .with_context(|| format!("binding HTTP to {} (is another hub running?)", state.settings.http.bind))?;
+    let http_addr = listener.local_addr()?;
+
+    let shutdown = CancellationToken::new();
+    let mut tasks: JoinSet<(&'static str, anyhow::Result<()>)> = JoinSet::new();
+
+    let router = api::router(state.clone());
+    let stop = shutdown.clone();
+    tasks.spawn(async move {
+        let serve = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(async move { stop.cancelled().await });
+        ("http", serve.await.map_err(Into::into))
+    });
+    let (st, stop) = (state.clone(), shutdown.clone());
+    tasks.spawn(async move { ("registry", jobs::registry::run(st, stop).await) });
+
+    tracing::info!(
+        %http_addr,
+        mode = ?state.settings.mode,
+        data_dir = %state.settings.data_dir.display(),
+        version = env!("CARGO_PKG_VERSION"),
+        "birdhub is up"
+    );
+    let supervisor = tokio::spawn(supervise(tasks, shutdown.clone()));
+    Ok(Hub { http_addr, state, shutdown, supervisor })
+}
+
+/// Opens the database (migrating it) and the object store under the data dir.
+pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
+    let data = &settings.data_dir;
+    std::fs::create_dir_all(data).with_context(|| format!("creating data dir {}", data.display()))?;
+    let store = Store::open(&data.join("birdhub.db")).context("opening the database")?;
+    let report = store.migrate().await.context("migrating the database")?;
+    if !report.applied.is_empty() {
+        tracing::info!(from = report.from, to = report.to, "database migrated");
+    }
+    let objects = ObjectStore::open(data.join("objects")).context("opening the object store")?;
+    let cache = Cache::new(settings.cache.max_entries, &settings.cache.registry_prefix);
+    Ok(AppState {
+        settings: Arc::new(settings),
+        store,
+        objects,
+        cache,
+        bus: Bus::new(1024),
+        instance_id: Uuid::new_v4(),
+        started_at: chrono::Utc::now(),
+    })
+}
+
+/// Waits for the first task to end. A task ending on its own is a failure: everything is stopped
+/// and the error returned (systemd then restarts the hub). On a stop request, tasks get [`GRACE`].
+async fn supervise(
+    mut tasks: JoinSet<(&'static str, anyhow::Result<()>)>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let mut failure: Option<anyhow::Error> = None;
+    tokio::select! {
+        _ = shutdown.cancelled() => {}
+        Some(done) = tasks.join_next() => {
+            let err = match done {
+                Ok((name, Ok(()))) => anyhow::anyhow!("task {name} stopped unexpectedly"),
+                Ok((name, Err(e))) => e.context(format!("task {name} failed")),
+                Err(e) => anyhow::anyhow!("a task panicked: {e}"),
+            };
+            tracing::error!(error = %format!("{err:#}"), "stopping the hub");
+            failure = Some(err);
+            shutdown.cancel();
+        }
+    }
+    let drain = async {
+        while let Some(done) = tasks.join_next().await {
+            match done {
+                Ok((name, Ok(()))) => tracing::debug!(task = name, "stopped"),
+                Ok((name, Err(e))) => tracing::warn!(task = name, error = %format!("{e:#}"), "stopped with an error"),
+                Err(e) => tracing::warn!(error = %e, "task panicked while stopping"),
+            }
+        }
+    };
+    if tokio::time::timeout(GRACE, drain).await.is_err() {
+        tracing::warn!("tasks did not stop within {GRACE:?}; aborting them");
+        tasks.abort_all();
+    }
+    failure.map_or(Ok(()), Err)
+}
+
+/// `birdhub serve`: start, then stop cleanly on SIGTERM (systemd) or ctrl-c.
+pub async fn run(settings: Settings) -> anyhow::Result<()> {
+    let hub = start(settings).await?;
+    let users = hub.state.store.call(|c| store::users::count(c)).await?;
+    if users == 0 {
+        tracing::warn!(
+            "no accounts yet: create the first one with `birdhub admin create-user --email you@example.org --name You`"
+        );
+    }
+    let stop = hub.shutdown.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!("stop requested; shutting down");
+        stop.cancel();
+    });
+    let result = hub.wait().await;
+    tracing::info!("birdhub stopped");
+    result
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}

@@ -1,0 +1,222 @@
+//! Configuration: one `Settings` struct, layered as
+//! built-in defaults < config file < `BIRDHUB_*` environment < command-line flags.
+//!
+//! The config file is `/etc/birdhub/birdhub.toml` when it exists, or the file named by `--config`.
+//! Environment variables use `__` for nesting (`BIRDHUB_HTTP__BIND`), and the SPEC's own names
+//! (`MFA_ENCRYPTION_KEY`, `HUB_INTERNAL_API_KEY`, `SMTP_HOST`, `LIVE_AUDIO_TIMEOUT_MS`) are honoured
+//! as given. Nothing outside this module reads configuration.
+
+mod layers;
+mod secret;
+mod secrets_file;
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use layers::{CliOverrides, ConfigError, Sources};
+pub use secret::Secret;
+pub use secrets_file::ensure_secrets;
+
+/// The documented example config, as shipped in the .deb conffile and printed by `default-config`.
+pub const EXAMPLE_CONFIG: &str = include_str!("../../debian/birdhub.toml");
+
+/// The config file read when `--config` is not given (and only if it exists).
+pub const SYSTEM_CONFIG_PATH: &str = "/etc/birdhub/birdhub.toml";
+
+/// Which parts of the hub this process runs (ARCHITECTURE.md, "Modes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Broker, ingest, inference, HTTP and everything else: what a Pi runs.
+    Full,
+    /// Broker, ingest, inference and the detection publisher.
+    Dispatcher,
+    /// The HTTP side and the config pusher, reaching a dispatcher's broker as a client.
+    Api,
+}
+
+/// Every setting of the hub. Field docs double as the configuration reference.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Where the database, objects and generated secrets live.
+    pub data_dir: PathBuf,
+    /// `full`, `dispatcher` or `api`.
+    pub mode: Mode,
+    /// A tracing filter: `info`, `debug`, `birdhub=debug,tower_http=info`, ...
+    pub log_level: String,
+    pub http: HttpSettings,
+    pub mqtt: MqttSettings,
+    pub security: SecuritySettings,
+    pub smtp: SmtpSettings,
+    pub live_audio: LiveAudioSettings,
+    pub inference: InferenceSettings,
+    pub cache: CacheSettings,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSettings {
+    /// Address of the HTTP API, WebSocket and dashboard.
+    pub bind: SocketAddr,
+    /// Largest request body accepted, in bytes (413 beyond it).
+    pub max_body_bytes: usize,
+    /// Take the client IP from `X-Forwarded-For` (only behind a trusted reverse proxy).
+    pub trust_proxy: bool,
+    /// The URL people use to reach the hub, for links in mail; empty means derived from the request.
+    pub public_url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MqttSettings {
+    /// MQTT over TCP for satellites.
+    pub bind: SocketAddr,
+    /// MQTT over WebSocket (the Android app and browsers).
+    pub ws_bind: SocketAddr,
+    /// First topic segment: `{topic_root}/{tenant_id}/{satellite_id}/{channel}`.
+    pub topic_root: String,
+    /// The broker URL handed to satellites at registration; empty means derived from the request.
+    pub public_url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecuritySettings {
+    /// `MFA_ENCRYPTION_KEY`: 64 hex chars (32 bytes); encrypts MFA and webhook secrets at rest.
+    /// Empty means generated on first start and kept in `<data_dir>/secrets.toml`.
+    pub mfa_encryption_key: Secret,
+    /// `HUB_INTERNAL_API_KEY`: bearer key of trusted internal callers. Empty means generated.
+    pub internal_api_key: Secret,
+    /// Signing key of session JWTs. Empty means generated.
+    pub jwt_secret: Secret,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmtpSettings {
+    /// `SMTP_HOST`: empty disables mail (messages are recorded and dropped).
+    pub host: String,
+    pub port: u16,
+    pub username: String,
+    pub password: Secret,
+    /// Sender address of the hub's mail.
+    pub from: String,
+    /// `starttls`, `tls` or `none`.
+    pub security: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LiveAudioSettings {
+    /// `LIVE_AUDIO_TIMEOUT_MS`: a live session with no keepalive for this long goes idle.
+    pub timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InferenceSettings {
+    /// Directory holding the model, labels and `libonnxruntime.so` (made by `models/fetch.sh`).
+    /// Empty means `models/birdnet-v2.4` beside the binary's checkout, then `/usr/share/birdhub/models`.
+    pub model_dir: String,
+    /// Inference worker threads; 0 means one per CPU core.
+    pub workers: usize,
+    /// Minimum confidence for a detection.
+    pub threshold: f32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSettings {
+    /// Prefix of the service registry keys: `{prefix}:registry:{service}:{instanceId}`.
+    pub registry_prefix: String,
+    /// Upper bound on cached entries.
+    pub max_entries: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            data_dir: PathBuf::from("./data"),
+            mode: Mode::Full,
+            log_level: "info".into(),
+            http: HttpSettings {
+                bind: SocketAddr::from(([0, 0, 0, 0], 8080)),
+                max_body_bytes: 2 * 1024 * 1024,
+                trust_proxy: false,
+                public_url: String::new(),
+            },
+            mqtt: MqttSettings {
+                bind: SocketAddr::from(([0, 0, 0, 0], 1883)),
+                ws_bind: SocketAddr::from(([0, 0, 0, 0], 8083)),
+                topic_root: "birdhub".into(),
+                public_url: String::new(),
+            },
+            security: SecuritySettings {
+                mfa_encryption_key: Secret::default(),
+                internal_api_key: Secret::default(),
+                jwt_secret: Secret::default(),
+            },
+            smtp: SmtpSettings {
+                host: String::new(),
+                port: 587,
+                username: String::new(),
+                password: Secret::default(),
+                from: "birdhub@localhost".into(),
+                security: "starttls".into(),
+            },
+            live_audio: LiveAudioSettings { timeout_ms: 60_000 },
+            inference: InferenceSettings { model_dir: String::new(), workers: 0, threshold: 0.7 },
+            cache: CacheSettings { registry_prefix: "birdhub".into(), max_entries: 100_000 },
+        }
+    }
+}
+
+impl Settings {
+    /// Builds the settings from all layers; see [`Sources`].
+    pub fn load(sources: &Sources) -> Result<Self, ConfigError> {
+        layers::load(sources)
+    }
+
+    /// Checks that go beyond types, each naming the key at fault.
+    fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError::Invalid { key: key.into(), message: why.into() });
+        if self.data_dir.as_os_str().is_empty() {
+            return bad("data_dir", "must not be empty");
+        }
+        if !(0.0..=1.0).contains(&self.inference.threshold) {
+            return bad("inference.threshold", "must be between 0 and 1");
+        }
+        if self.http.max_body_bytes < 1024 {
+            return bad("http.max_body_bytes", "must be at least 1024");
+        }
+        let root = &self.mqtt.topic_root;
+        if root.is_empty() || root.contains(['/', '+', '#']) {
+            return bad("mqtt.topic_root", "must be one topic level without '/', '+' or '#'");
+        }
+        if !["starttls", "tls", "none"].contains(&self.smtp.security.as_str()) {
+            return bad("smtp.security", "must be starttls, tls or none");
+        }
+        if tracing_subscriber::EnvFilter::try_new(&self.log_level).is_err() {
+            return bad("log_level", "is not a valid filter (try info, debug or birdhub=debug)");
+        }
+        let key = self.security.mfa_encryption_key.expose();
+        if !key.is_empty() && (key.len() != 64 || hex::decode(key).is_err()) {
+            return bad("security.mfa_encryption_key", "must be 64 hex characters (32 bytes)");
+        }
+        Ok(())
+    }
+
+    /// The HTTP address a local client should dial (a wildcard bind becomes loopback).
+    pub fn local_http_addr(&self) -> SocketAddr {
+        let mut addr = self.http.bind;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        addr
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,126 @@
+use std::{io::Write, path::PathBuf};
+
+use super::*;
+
+fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn file(text: &str) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().expect("temp file");
+    f.write_all(text.as_bytes()).expect("write");
+    f
+}
+
+#[test]
+fn example_config_is_exactly_the_defaults() {
+    let f = file(EXAMPLE_CONFIG);
+    let s = Settings::load(&Sources { config_file: Some(f.path().into()), ..Default::default() }).expect("load");
+    assert_eq!(s, Settings::default());
+}
+
+#[test]
+fn file_beats_defaults_env_beats_file_flag_beats_env() {
+    let f = file("log_level = \"debug\"\n[http]\nbind = \"127.0.0.1:9001\"\n[mqtt]\nbind = \"127.0.0.1:1901\"\n");
+    let base = Sources { config_file: Some(f.path().into()), ..Default::default() };
+
+    let s = Settings::load(&base).expect("file only");
+    assert_eq!(s.http.bind.port(), 9001);
+    assert_eq!(s.mqtt.bind.port(), 1901);
+    assert_eq!(s.log_level, "debug");
+    assert_eq!(s.mode, Mode::Full, "untouched keys keep their defaults");
+
+    let with_env =
+        Sources { env: env(&[("BIRDHUB_HTTP__BIND", "127.0.0.1:9002"), ("BIRDHUB_MODE", "api")]), ..base.clone() };
+    let s = Settings::load(&with_env).expect("file + env");
+    assert_eq!(s.http.bind.port(), 9002);
+    assert_eq!(s.mqtt.bind.port(), 1901, "file value survives where env is silent");
+    assert_eq!(s.mode, Mode::Api);
+
+    let with_cli = Sources {
+        cli: CliOverrides {
+            http_bind: Some("127.0.0.1:9003".parse().expect("addr")),
+            mode: Some(Mode::Dispatcher),
+            ..Default::default()
+        },
+        ..with_env
+    };
+    let s = Settings::load(&with_cli).expect("file + env + flags");
+    assert_eq!(s.http.bind.port(), 9003);
+    assert_eq!(s.mode, Mode::Dispatcher);
+    assert_eq!(s.log_level, "debug");
+}
+
+#[test]
+fn spec_env_names_are_honoured_and_typed() {
+    let key = "ab".repeat(32);
+    let s = Settings::load(&Sources {
+        env: env(&[
+            ("MFA_ENCRYPTION_KEY", &key),
+            ("HUB_INTERNAL_API_KEY", "internal-123"),
+            ("SMTP_HOST", "mail.example.org"),
+            ("LIVE_AUDIO_TIMEOUT_MS", "15000"),
+            ("BIRDHUB_HTTP__TRUST_PROXY", "yes"),
+            ("BIRDHUB_INFERENCE__THRESHOLD", "0.5"),
+        ]),
+        ..Default::default()
+    })
+    .expect("load");
+    assert_eq!(s.security.mfa_encryption_key.expose(), key);
+    assert!(s.security.internal_api_key.matches("internal-123"));
+    assert_eq!(s.smtp.host, "mail.example.org");
+    assert_eq!(s.live_audio.timeout_ms, 15_000);
+    assert!(s.http.trust_proxy);
+    assert!((s.inference.threshold - 0.5).abs() < f32::EPSILON);
+}
+
+#[test]
+fn systemd_state_directory_is_the_default_data_dir() {
+    let s = Settings::load(&Sources { env: env(&[("STATE_DIRECTORY", "/var/lib/birdhub")]), ..Default::default() })
+        .expect("load");
+    assert_eq!(s.data_dir, PathBuf::from("/var/lib/birdhub"));
+}
+
+#[test]
+fn bad_values_fail_naming_the_key() {
+    let files = ["[http]\nbind = \"nowhere\"\n", "mode = \"turbo\"\n", "[http]\nbindd = \"x\"\n", "[http\n"].map(file);
+    let from_file = |i: usize| Sources { config_file: Some(files[i].path().into()), ..Default::default() };
+    let from_env = |k: &str, v: &str| Sources { env: env(&[(k, v)]), ..Default::default() };
+    let cases: Vec<(Sources, &str)> = vec![
+        (from_file(0), "http.bind"),
+        (from_file(1), "mode"),
+        (from_file(2), "bindd"),
+        (from_file(3), "config file"),
+        (from_env("LIVE_AUDIO_TIMEOUT_MS", "soon"), "LIVE_AUDIO_TIMEOUT_MS"),
+        (from_env("BIRDHUB_NOPE", "1"), "BIRDHUB_NOPE"),
+        (from_env("MFA_ENCRYPTION_KEY", "short"), "security.mfa_encryption_key"),
+        (from_env("BIRDHUB_INFERENCE__THRESHOLD", "7"), "inference.threshold"),
+        (Sources { config_file: Some("/no/such/birdhub.toml".into()), ..Default::default() }, "/no/such/birdhub.toml"),
+    ];
+    for (sources, needle) in &cases {
+        let err = Settings::load(sources).expect_err(needle).to_string();
+        assert!(err.contains(needle), "error {err:?} should name {needle:?}");
+    }
+}
+
+#[test]
+fn secrets_are_generated_once_private_and_redacted() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = Settings { data_dir: dir.path().into(), ..Settings::default() };
+    s.security.internal_api_key = Secret::new("configured");
+    ensure_secrets(&mut s).expect("generate");
+    let jwt = s.security.jwt_secret.clone();
+    assert_eq!(jwt.expose().len(), 64);
+    assert_eq!(s.security.internal_api_key.expose(), "configured", "configured secrets win");
+
+    let path = dir.path().join("secrets.toml");
+    let mode = std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(!std::fs::read_to_string(&path).expect("read").contains("configured"));
+
+    let mut again = Settings { data_dir: dir.path().into(), ..Settings::default() };
+    ensure_secrets(&mut again).expect("reload");
+    assert_eq!(again.security.jwt_secret, jwt, "a restart keeps the same secrets");
+    assert!(!format!("{again:?}").contains(jwt.expose()), "Debug never prints a secret");
+}

@@ -1,0 +1,160 @@
+//! The typed in-process event bus (tokio broadcast). Ingest and inference publish; the detection
+//! publisher, WebSocket clients and the alert engine subscribe. A slow subscriber never blocks a
+//! publisher: it skips the events it could not keep up with, and the skip is logged and counted.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::ids::{ChunkId, DetectionId, SatelliteId, TenantId};
+
+/// A new detection, as carried to the MQTT `detection` channel (SPEC 2.7) and WebSocket clients.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DetectionCreated {
+    pub id: DetectionId,
+    pub tenant_id: TenantId,
+    pub satellite_id: SatelliteId,
+    pub satellite_name: String,
+    pub species_code: String,
+    pub common_name: String,
+    pub scientific_name: String,
+    pub confidence: f32,
+    pub is_rare: bool,
+    pub is_first_of_day: bool,
+    pub is_first_of_season: bool,
+    pub rare_reason: Option<String>,
+    pub detected_at: DateTime<Utc>,
+    pub audio_chunk_id: ChunkId,
+}
+
+/// Everything that happens in the hub that more than one part cares about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    DetectionCreated(Arc<DetectionCreated>),
+    SatelliteOnline {
+        tenant_id: TenantId,
+        satellite_id: SatelliteId,
+    },
+    SatelliteOffline {
+        tenant_id: TenantId,
+        satellite_id: SatelliteId,
+        last_seen_at: Option<DateTime<Utc>>,
+    },
+    /// Tenant settings or a satellite's overrides changed: its config must be pushed.
+    ConfigChanged {
+        tenant_id: TenantId,
+        satellite_id: Option<SatelliteId>,
+    },
+}
+
+impl Event {
+    /// The tenant the event belongs to; WebSocket fan-out filters on it.
+    pub fn tenant_id(&self) -> TenantId {
+        match self {
+            Event::DetectionCreated(d) => d.tenant_id,
+            Event::SatelliteOnline { tenant_id, .. }
+            | Event::SatelliteOffline { tenant_id, .. }
+            | Event::ConfigChanged { tenant_id, .. } => *tenant_id,
+        }
+    }
+}
+
+/// The publishing side; cheap to clone.
+#[derive(Clone)]
+pub struct Bus {
+    tx: broadcast::Sender<Event>,
+    lagged: Arc<AtomicU64>,
+}
+
+/// One subscription, named for the logs.
+pub struct Subscriber {
+    name: &'static str,
+    rx: broadcast::Receiver<Event>,
+    lagged: Arc<AtomicU64>,
+}
+
+impl Bus {
+    /// `capacity` events are buffered per subscriber before the slowest starts skipping.
+    pub fn new(capacity: usize) -> Self {
+        let (tx, _) = broadcast::channel(capacity);
+        Self { tx, lagged: Arc::new(AtomicU64::new(0)) }
+    }
+
+    /// Sends `event` to every current subscriber and returns how many there were. Never waits.
+    pub fn publish(&self, event: Event) -> usize {
+        self.tx.send(event).unwrap_or(0)
+    }
+
+    pub fn subscribe(&self, name: &'static str) -> Subscriber {
+        Subscriber { name, rx: self.tx.subscribe(), lagged: self.lagged.clone() }
+    }
+
+    /// Events skipped by slow subscribers since start, across all of them.
+    pub fn lagged_total(&self) -> u64 {
+        self.lagged.load(Ordering::Relaxed)
+    }
+}
+
+impl Subscriber {
+    /// The next event, or `None` once the bus is gone. Skipped events are logged, not fatal.
+    pub async fn recv(&mut self) -> Option<Event> {
+        loop {
+            match self.rx.recv().await {
+                Ok(event) => return Some(event),
+                Err(broadcast::error::RecvError::Lagged(skipped)) => {
+                    self.lagged.fetch_add(skipped, Ordering::Relaxed);
+                    tracing::warn!(subscriber = self.name, skipped, "slow event subscriber skipped events");
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn online(n: u128) -> Event {
+        Event::SatelliteOnline {
+            tenant_id: TenantId(uuid::Uuid::from_u128(1)),
+            satellite_id: SatelliteId(uuid::Uuid::from_u128(n)),
+        }
+    }
+
+    #[tokio::test]
+    async fn every_subscriber_gets_every_event() {
+        let bus = Bus::new(16);
+        let mut ws = bus.subscribe("ws");
+        let mut publisher = bus.subscribe("mqtt-publish");
+        assert_eq!(bus.publish(online(7)), 2);
+        assert_eq!(ws.recv().await, Some(online(7)));
+        assert_eq!(publisher.recv().await, Some(online(7)));
+        assert_eq!(online(7).tenant_id(), TenantId(uuid::Uuid::from_u128(1)));
+    }
+
+    #[tokio::test]
+    async fn a_slow_subscriber_never_blocks_the_publisher_and_its_lag_is_counted() {
+        let bus = Bus::new(4);
+        let mut slow = bus.subscribe("slow");
+        let mut fast = bus.subscribe("fast");
+        for n in 0..10 {
+            bus.publish(online(n));
+            assert_eq!(fast.recv().await, Some(online(n)));
+        }
+        // The slow one missed the oldest six and resumes at the newest four.
+        assert_eq!(slow.recv().await, Some(online(6)));
+        assert_eq!(bus.lagged_total(), 6);
+    }
+
+    #[tokio::test]
+    async fn publishing_with_no_subscribers_is_fine() {
+        assert_eq!(Bus::new(4).publish(online(1)), 0);
+    }
+}

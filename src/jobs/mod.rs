@@ -1,0 +1,4 @@
+//! Long-running background tasks, one file each, each with `run(state, shutdown)`.
+//! `app` supervises them together with the HTTP server.
+
+pub mod registry;

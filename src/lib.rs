@@ -1,0 +1,32 @@
+//! birdhub: the hub of a bird-sound network.
+//!
+//! Satellites stream 3 s audio chunks over MQTT; the hub stores them, names the birds in-process
+//! and serves people over HTTP, WebSocket and a dashboard. The map is `ARCHITECTURE.md`.
+//!
+//! - [`app`]: starts and supervises everything a mode needs; the entry point of `birdhub serve`.
+//! - [`cli`]: the command line (`serve`, `migrate`, `admin`, `default-config`, `healthcheck`).
+//! - [`config`]: the one `Settings` struct and its layers (defaults, file, env, flags).
+//! - [`state`]: `AppState`, the cloneable handle every handler and task receives.
+//! - [`store`]: SQLite: the pool, the migrations and every SQL statement.
+//! - [`objects`]: the filesystem object store (WAV, APKs, images) with atomic writes.
+//! - [`cache`]: the in-memory TTL cache, counters and service registry (stands in for Redis).
+//! - [`events`]: the typed in-process event bus.
+//! - [`auth`]: passwords and, later, tokens, keys, MFA and the role checks.
+//! - [`api`]: the axum router under `/api`, `ApiError` and the extractors.
+//! - [`jobs`]: background tasks (service registry refresh; later monitors, exports, retention).
+//! - [`ids`]: typed identifiers so a tenant id is never passed where a satellite id belongs.
+//! - [`time`]: the timestamp format of the SPEC.
+
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod cache;
+pub mod cli;
+pub mod config;
+pub mod events;
+pub mod ids;
+pub mod jobs;
+pub mod objects;
+pub mod state;
+pub mod store;
+pub mod time;

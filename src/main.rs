@@ -1,0 +1,7 @@
+//! The `birdhub` binary: parse the command line and hand over to [`birdhub::cli`].
+
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    birdhub::cli::main(birdhub::cli::Cli::parse())
+}

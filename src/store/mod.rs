@@ -1,0 +1,110 @@
+//! SQLite storage: the connection pool, the pragmas, the migrations and every SQL statement.
+//!
+//! One file per aggregate (`users.rs`, ...). Handlers never touch rusqlite: they call
+//! [`Store::call`] with a function from one of these files, and it runs on a blocking thread.
+
+pub mod migrate;
+pub mod users;
+
+use std::{path::Path, time::Duration};
+
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, ErrorCode};
+
+/// Why a storage call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("not found")]
+    NotFound,
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error(
+        "the database is at schema version {found}, newer than this birdhub understands ({supported}); \
+         install the newer birdhub or restore a matching backup"
+    )]
+    TooNew { found: u32, supported: u32 },
+    #[error("database error: {0}")]
+    Db(rusqlite::Error),
+    #[error("database pool: {0}")]
+    Pool(#[from] r2d2::Error),
+    #[error("database task failed: {0}")]
+    Task(String),
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        match &e {
+            rusqlite::Error::QueryReturnedNoRows => Self::NotFound,
+            rusqlite::Error::SqliteFailure(f, msg) if f.code == ErrorCode::ConstraintViolation => {
+                let text = msg.clone().unwrap_or_default();
+                if text.contains("UNIQUE") || text.contains("PRIMARY KEY") { Self::Conflict(text) } else { Self::Db(e) }
+            }
+            _ => Self::Db(e),
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A pool of SQLite connections to the hub's database file. Cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    pool: r2d2::Pool<SqliteConnectionManager>,
+}
+
+/// How long a connection waits for another writer before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and applies the pragmas to every connection.
+    /// Does not migrate: call [`Store::migrate`].
+    pub fn open(path: &Path) -> Result<Self> {
+        let manager = SqliteConnectionManager::file(path).with_init(|c| {
+            c.busy_timeout(BUSY_TIMEOUT)?;
+            c.execute_batch(
+                "PRAGMA journal_mode = WAL;
+                 PRAGMA synchronous = NORMAL;
+                 PRAGMA foreign_keys = ON;
+                 PRAGMA temp_store = MEMORY;",
+            )
+        });
+        let pool = r2d2::Pool::builder().max_size(8).connection_timeout(Duration::from_secs(10)).build(manager)?;
+        Ok(Self { pool })
+    }
+
+    /// Applies every pending migration; refuses a database newer than this binary.
+    pub async fn migrate(&self) -> Result<migrate::Report> {
+        self.call(migrate::run).await
+    }
+
+    /// Runs `f` with a pooled connection on a blocking thread, off the async runtime.
+    pub async fn call<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        let pool = self.pool.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = pool.get()?;
+            f(&mut conn)
+        })
+        .await
+        .map_err(|e| Error::Task(e.to_string()))?
+    }
+
+    /// A cheap round trip, for health checks.
+    pub async fn ping(&self) -> Result<()> {
+        self.call(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0)).map(|_| ())?)).await
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! A fresh, fully migrated database in a temp dir, for store tests.
+    pub async fn store() -> (super::Store, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = super::Store::open(&dir.path().join("test.db")).expect("open");
+        store.migrate().await.expect("migrate");
+        (store, dir)
+    }
+}
