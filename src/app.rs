@@ -117,15 +117,18 @@ async fn supervise(
 ) -> anyhow::Result<()> {
     let mut failure: Option<anyhow::Error> = None;
     tokio::select! {
+        biased;
         _ = shutdown.cancelled() => {}
-        Some(done) = tasks.join_next() => {
+        Some(done) = tasks.join_next(), if !shutdown.is_cancelled() => {
             let err = match done {
                 Ok((name, Ok(()))) => anyhow::anyhow!("task {name} stopped unexpectedly"),
                 Ok((name, Err(e))) => e.context(format!("task {name} failed")),
                 Err(e) => anyhow::anyhow!("a task panicked: {e}"),
             };
-            tracing::error!(error = %format!("{err:#}"), "stopping the hub");
-            failure = Some(err);
+            if !shutdown.is_cancelled() {
+                tracing::error!(error = %format!("{err:#}"), "stopping the hub");
+                failure = Some(err);
+            }
             shutdown.cancel();
         }
     }

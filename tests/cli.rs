@@ -79,6 +79,7 @@ async fn serve_answers_health_and_stops_cleanly_on_sigterm() {
     std::io::Read::read_to_string(child.stderr.as_mut().expect("stderr"), &mut stderr).expect("read");
     assert!(status.success(), "exit status {status:?}, log:\n{stderr}");
     assert!(stderr.contains("birdhub stopped"), "log says it stopped:\n{stderr}");
+    assert!(!stderr.contains("ERROR"), "a clean stop logs no error:\n{stderr}");
     assert!(dir.path().join("data/birdhub.db").exists());
     assert!(dir.path().join("data/secrets.toml").exists());
 

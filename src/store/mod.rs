@@ -59,11 +59,16 @@ impl Store {
     /// Opens (creating if needed) the database at `path` and applies the pragmas to every connection.
     /// Does not migrate: call [`Store::migrate`].
     pub fn open(path: &Path) -> Result<Self> {
+        // WAL is a property of the file: switch it once, before the pool opens connections in parallel
+        // (switching from several connections at once would race for the lock).
+        let first = Connection::open(path)?;
+        first.busy_timeout(BUSY_TIMEOUT)?;
+        first.pragma_update(None, "journal_mode", "WAL")?;
+        drop(first);
         let manager = SqliteConnectionManager::file(path).with_init(|c| {
             c.busy_timeout(BUSY_TIMEOUT)?;
             c.execute_batch(
-                "PRAGMA journal_mode = WAL;
-                 PRAGMA synchronous = NORMAL;
+                "PRAGMA synchronous = NORMAL;
                  PRAGMA foreign_keys = ON;
                  PRAGMA temp_store = MEMORY;",
             )
@@ -92,9 +97,43 @@ impl Store {
         .map_err(|e| Error::Task(e.to_string()))?
     }
 
+    /// The journal mode in force (`wal`), for tests and status reports.
+    pub async fn journal_mode(&self) -> Result<String> {
+        self.call(|c| Ok(c.pragma_query_value(None, "journal_mode", |r| r.get(0))?)).await
+    }
+
     /// A cheap round trip, for health checks.
     pub async fn ping(&self) -> Result<()> {
         self.call(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0)).map(|_| ())?)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn connections_use_wal_foreign_keys_and_a_busy_timeout() {
+        let (store, _dir) = super::testing::store().await;
+        assert_eq!(store.journal_mode().await.expect("mode"), "wal");
+        let (fk, timeout, sync): (i64, i64, i64) = store
+            .call(|c| {
+                Ok((
+                    c.pragma_query_value(None, "foreign_keys", |r| r.get(0))?,
+                    c.pragma_query_value(None, "busy_timeout", |r| r.get(0))?,
+                    c.pragma_query_value(None, "synchronous", |r| r.get(0))?,
+                ))
+            })
+            .await
+            .expect("pragmas");
+        assert_eq!(fk, 1);
+        assert_eq!(timeout, 5000);
+        assert_eq!(sync, 1, "NORMAL");
+        // Foreign keys are really enforced: a membership of nobody in nothing is refused.
+        let orphan = store
+            .call(|c| {
+                Ok(c.execute("INSERT INTO memberships (tenant_id, user_id, role) VALUES ('x', 'y', 'admin')", [])?)
+            })
+            .await;
+        assert!(orphan.is_err());
     }
 }
 
