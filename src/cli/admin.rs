@@ -1,0 +1,107 @@
+//! `migrate`, `admin create-user` and `healthcheck`.
+
+use std::{process::ExitCode, time::Duration};
+
+use anyhow::Context;
+
+use crate::{
+    auth::password,
+    config::Settings,
+    store::{self, Store},
+};
+
+async fn open_store(settings: &Settings) -> anyhow::Result<(Store, store::migrate::Report)> {
+    let dir = &settings.data_dir;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
+    let store = Store::open(&dir.join("birdhub.db"))?;
+    let report = store.migrate().await?;
+    Ok((store, report))
+}
+
+pub async fn migrate(settings: &Settings) -> anyhow::Result<ExitCode> {
+    let (_, report) = open_store(settings).await?;
+    if report.applied.is_empty() {
+        println!("database is up to date at schema version {}", report.to);
+    } else {
+        println!("migrated from schema version {} to {}: {}", report.from, report.to, report.applied.join(", "));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn create_user(
+    settings: &Settings,
+    email: String,
+    name: String,
+    given_password: Option<String>,
+    platform_admin: bool,
+) -> anyhow::Result<ExitCode> {
+    let email = email.trim().to_owned();
+    let name = name.trim().to_owned();
+    if !looks_like_email(&email) {
+        anyhow::bail!("{email:?} is not an email address");
+    }
+    if name.is_empty() || name.chars().count() > 100 {
+        anyhow::bail!("the name must be 1 to 100 characters");
+    }
+    if let Some(p) = &given_password {
+        password::check_strength(p)?;
+    }
+    let (store, _) = open_store(settings).await?;
+    let first = store.call(|c| store::users::count(c)).await? == 0;
+    let shown = given_password.is_none();
+    let plain = given_password.unwrap_or_else(password::generate);
+    let hash = tokio::task::spawn_blocking(move || password::hash(&plain).map(|h| (h, plain))).await??;
+    let new = store::users::NewUser {
+        email: email.clone(),
+        name: name.clone(),
+        password_hash: hash.0,
+        is_platform_admin: platform_admin || first,
+    };
+    let team = format!("{name}'s team");
+    let team_for_store = team.clone();
+    let created = match store.call(move |c| store::users::create_with_team(c, &new, &team_for_store)).await {
+        Err(store::Error::Conflict(_)) => anyhow::bail!("a user with email {email} already exists"),
+        other => other?,
+    };
+    let role = if platform_admin || first { " (platform admin)" } else { "" };
+    println!("created user {email}{role} with the team {team:?}");
+    println!("user id:   {}", created.user_id);
+    println!("team id:   {}", created.tenant_id);
+    if shown {
+        println!("password:  {}   (shown once; change it after logging in)", hash.1);
+    }
+    let addr = settings.local_http_addr();
+    println!("log in at http://{addr}/ or POST http://{addr}/api/auth/login");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A plausibility check, not RFC 5322: one `@`, something before it, a dot in the domain, no spaces.
+pub fn looks_like_email(s: &str) -> bool {
+    let Some((local, domain)) = s.split_once('@') else { return false };
+    !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !domain.contains('@')
+        && s.len() <= 254
+        && !s.chars().any(char::is_whitespace)
+}
+
+pub async fn healthcheck(settings: &Settings, url: Option<String>) -> anyhow::Result<ExitCode> {
+    let url = url.unwrap_or_else(|| format!("http://{}/api/health", settings.local_http_addr()));
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(5)).build()?;
+    let resp = match client.get(&url).send().await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("birdhub: no answer from {url}: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let status = resp.status();
+    let body = resp.text().await.unwrap_or_default();
+    println!("{body}");
+    let ok = status.is_success()
+        && serde_json::from_str::<serde_json::Value>(&body).ok().and_then(|v| v["status"].as_str().map(|s| s == "ok"))
+            == Some(true);
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}

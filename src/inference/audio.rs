@@ -1,0 +1,149 @@
+//! Audio in: WAV decoding (hound), resampling to the model's 48 kHz (rubato) and cutting into
+//! 3 s windows. Every malformed input is an [`AudioError`], never a panic.
+
+use std::io::Cursor;
+
+use hound::{SampleFormat, WavReader};
+use rubato::{Fft, FixedSync, Resampler, audioadapter_buffers::direct::SequentialSliceOfVecs};
+
+/// The model's sample rate.
+pub const SAMPLE_RATE: u32 = 48_000;
+/// Samples in one 3 s model window.
+pub const WINDOW: usize = 144_000;
+/// A trailing piece shorter than this is dropped rather than padded (unless it is the only one).
+pub const MIN_TAIL: usize = SAMPLE_RATE as usize;
+
+/// Why audio could not be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AudioError {
+    #[error("not a readable WAV file: {0}")]
+    Malformed(String),
+    #[error("unsupported WAV format: {0}")]
+    Unsupported(String),
+    #[error("the WAV file holds no audio")]
+    Empty,
+    #[error("the recording is too long ({seconds:.0} s; at most {max:.0} s)")]
+    TooLong { seconds: f64, max: f64 },
+    #[error("resampling failed: {0}")]
+    Resample(String),
+}
+
+/// Mono samples in [-1, 1] at `sample_rate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Audio {
+    pub samples: Vec<f32>,
+    pub sample_rate: u32,
+}
+
+impl Audio {
+    pub fn duration_secs(&self) -> f64 {
+        self.samples.len() as f64 / f64::from(self.sample_rate)
+    }
+}
+
+/// Decodes a WAV file: 8/16/24/32-bit integer or 32-bit float PCM, any channel count (averaged
+/// to mono). Recordings longer than `max_seconds` are refused before their samples are read.
+pub fn decode_wav(bytes: &[u8], max_seconds: f64) -> Result<Audio, AudioError> {
+    let reader = WavReader::new(Cursor::new(bytes)).map_err(|e| AudioError::Malformed(e.to_string()))?;
+    let spec = reader.spec();
+    let channels = usize::from(spec.channels);
+    if channels == 0 {
+        return Err(AudioError::Malformed("zero channels".into()));
+    }
+    if !(1_000..=384_000).contains(&spec.sample_rate) {
+        return Err(AudioError::Unsupported(format!("sample rate {} Hz", spec.sample_rate)));
+    }
+    let seconds = f64::from(reader.duration()) / f64::from(spec.sample_rate);
+    if seconds > max_seconds {
+        return Err(AudioError::TooLong { seconds, max: max_seconds });
+    }
+    // Trust the data, not the header: a lying header cannot make us allocate more than the file holds.
+    let frames_hint = (reader.duration() as usize).min(bytes.len() / channels.max(1));
+
+    let interleaved: Vec<f32> = match (spec.sample_format, spec.bits_per_sample) {
+        (SampleFormat::Float, 32) => collect(reader.into_samples::<f32>(), |s| s)?,
+        (SampleFormat::Int, bits @ (8 | 16 | 24 | 32)) => {
+            let scale = 1.0 / (1u64 << (bits - 1)) as f32;
+            collect(reader.into_samples::<i32>(), |s| s as f32 * scale)?
+        }
+        (format, bits) => return Err(AudioError::Unsupported(format!("{bits}-bit {format:?} samples"))),
+    };
+    if interleaved.is_empty() {
+        return Err(AudioError::Empty);
+    }
+    let mut samples = Vec::with_capacity(frames_hint);
+    samples.extend(interleaved.chunks(channels).map(|frame| frame.iter().sum::<f32>() / frame.len() as f32));
+    if samples.iter().any(|s| !s.is_finite()) {
+        return Err(AudioError::Malformed("samples are not finite numbers".into()));
+    }
+    Ok(Audio { samples, sample_rate: spec.sample_rate })
+}
+
+fn collect<S>(
+    samples: impl Iterator<Item = hound::Result<S>>,
+    convert: impl Fn(S) -> f32,
+) -> Result<Vec<f32>, AudioError> {
+    samples
+        .map(|s| s.map(&convert).map_err(|e| AudioError::Malformed(format!("truncated or corrupt sample data: {e}"))))
+        .collect()
+}
+
+/// Resamples to 48 kHz (band-limited FFT resampler); audio already at 48 kHz is returned as is.
+pub fn to_model_rate(audio: Audio) -> Result<Vec<f32>, AudioError> {
+    if audio.sample_rate == SAMPLE_RATE {
+        return Ok(audio.samples);
+    }
+    let len = audio.samples.len();
+    let err = |e: &dyn std::fmt::Display| AudioError::Resample(e.to_string());
+    let mut resampler = Fft::<f32>::new(audio.sample_rate as usize, SAMPLE_RATE as usize, 1024, 1, FixedSync::Input)
+        .map_err(|e| err(&e))?;
+    let channels = [audio.samples];
+    let input = SequentialSliceOfVecs::new(&channels, 1, len).map_err(|e| err(&e))?;
+    let out = resampler.process_all(&input, len, None).map_err(|e| err(&e))?;
+    Ok(out.take_data())
+}
+
+/// Cuts 48 kHz samples into 3 s windows stepping by `WINDOW - overlap` samples. A short final
+/// piece is zero-padded when it is at least [`MIN_TAIL`] long or when it is the whole recording;
+/// otherwise it is dropped. Returns (start sample, window) pairs.
+pub fn windows(samples: &[f32], overlap: usize) -> Vec<(usize, Vec<f32>)> {
+    let step = WINDOW.saturating_sub(overlap).max(SAMPLE_RATE as usize / 10);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < samples.len() {
+        let piece = &samples[start..(start + WINDOW).min(samples.len())];
+        if piece.len() < WINDOW && piece.len() < MIN_TAIL && start > 0 {
+            break;
+        }
+        out.push((start, pad(piece)));
+        if start + WINDOW >= samples.len() {
+            break;
+        }
+        start += step;
+    }
+    out
+}
+
+/// Exactly one window: trimmed to 3 s or zero-padded up to it.
+pub fn pad(samples: &[f32]) -> Vec<f32> {
+    let mut w = samples[..samples.len().min(WINDOW)].to_vec();
+    w.resize(WINDOW, 0.0);
+    w
+}
+
+/// Encodes mono f32 samples as a 16-bit PCM WAV (for tests, benchmarks and simulated satellites).
+pub fn encode_wav_i16(samples: &[f32], sample_rate: u32) -> Vec<u8> {
+    let spec = hound::WavSpec { channels: 1, sample_rate, bits_per_sample: 16, sample_format: SampleFormat::Int };
+    let mut cursor = Cursor::new(Vec::new());
+    {
+        let Ok(mut writer) = hound::WavWriter::new(&mut cursor, spec) else { return Vec::new() };
+        for s in samples {
+            let _ = writer.write_sample((s.clamp(-1.0, 1.0) * 32767.0) as i16);
+        }
+        let _ = writer.finalize();
+    }
+    cursor.into_inner()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,151 @@
+//! ONNX Runtime: loading the shared library once per process, and the classifier network.
+//!
+//! The spectrogram is computed natively ([`Frontend`]); ONNX Runtime runs only `birdnet_net.onnx`.
+//! One session is created at load and shared by every worker thread (ort's `run` needs exclusive
+//! access, so it sits behind a mutex; parallelism comes from batching and ORT's intra-op threads).
+
+use std::{
+    path::Path,
+    sync::{Mutex, OnceLock},
+    time::Instant,
+};
+
+use ort::{
+    environment::Environment,
+    session::{Session, builder::GraphOptimizationLevel},
+    value::Tensor,
+};
+
+use super::{MODEL_ID, ModelDir, ModelError, audio::WINDOW, frontend::Frontend, labels::Labels};
+
+/// Loads `libonnxruntime.so` and creates the process-wide ORT environment (first call wins).
+pub fn init_runtime(library: &Path) -> Result<&'static Environment, ModelError> {
+    static ENV: OnceLock<Result<Environment, String>> = OnceLock::new();
+    let result = ENV.get_or_init(|| {
+        if !library.is_file() {
+            return Err(format!("ONNX Runtime library not found at {}", library.display()));
+        }
+        ort::init_from(library)
+            .map_err(|e| format!("cannot load {}: {e}", library.display()))?
+            .with_name("birdhub")
+            .build()
+            .map_err(|e| e.to_string())
+    });
+    result.as_ref().map_err(|e| ModelError::Runtime(e.clone()))
+}
+
+/// Opens an ONNX model with `threads` intra-op threads.
+pub fn open_session(env: &Environment, path: &Path, threads: usize) -> Result<Session, ModelError> {
+    if !path.is_file() {
+        return Err(ModelError::Missing { what: "model file", path: path.to_owned() });
+    }
+    Session::builder(env)
+        .map_err(ModelError::runtime)?
+        .with_optimization_level(GraphOptimizationLevel::Level3)
+        .map_err(ModelError::runtime)?
+        .with_intra_threads(threads.max(1))
+        .map_err(ModelError::runtime)?
+        .with_inter_threads(1)
+        .map_err(ModelError::runtime)?
+        .commit_from_file(path)
+        .map_err(|e| ModelError::invalid(path, e))
+}
+
+/// How to load the classifier.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassifierOptions {
+    /// ONNX Runtime intra-op threads.
+    pub threads: usize,
+}
+
+impl Default for ClassifierOptions {
+    fn default() -> Self {
+        Self { threads: std::thread::available_parallelism().map_or(1, |n| n.get()) }
+    }
+}
+
+/// The loaded classifier: front end + network + English labels.
+pub struct Classifier {
+    frontend: Frontend,
+    /// Threads for the front end of a batch (the same count ONNX Runtime uses).
+    threads: usize,
+    net: Mutex<Session>,
+    labels: Labels,
+    /// How long loading took (for `birdhub bench inference`).
+    pub load_ms: f64,
+}
+
+impl Classifier {
+    pub fn load(dir: &ModelDir, options: ClassifierOptions) -> Result<Self, ModelError> {
+        let started = Instant::now();
+        dir.check()?;
+        let env = init_runtime(&dir.runtime_library())?;
+        let frontend = Frontend::load(&dir.path)?;
+        let labels = Labels::load(&dir.file("labels/en.txt"))?;
+        let net = open_session(env, &dir.file("birdnet_net.onnx"), options.threads)?;
+        let outputs = net.outputs().len();
+        if outputs != 1 {
+            return Err(ModelError::invalid(&dir.file("birdnet_net.onnx"), format!("{outputs} outputs, expected 1")));
+        }
+        Ok(Self {
+            frontend,
+            threads: options.threads.max(1),
+            net: Mutex::new(net),
+            labels,
+            load_ms: started.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+
+    pub fn labels(&self) -> &Labels {
+        &self.labels
+    }
+
+    pub fn model_id(&self) -> &'static str {
+        MODEL_ID
+    }
+
+    /// The spectrogram of one 3 s window (`[2, 96, 511]` flattened).
+    pub fn spectrogram(&self, window: &[f32]) -> Vec<f32> {
+        let mut out = vec![0.0; self.frontend.output_len()];
+        self.frontend.compute(window, &mut out);
+        out
+    }
+
+    /// Logits for a batch of 3 s windows (each exactly 144000 samples at 48 kHz).
+    pub fn logits(&self, windows: &[&[f32]]) -> Result<Vec<Vec<f32>>, ModelError> {
+        if windows.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Some(bad) = windows.iter().find(|w| w.len() != WINDOW) {
+            return Err(ModelError::Runtime(format!("a window has {} samples, expected {WINDOW}", bad.len())));
+        }
+        let per = self.frontend.output_len();
+        let mut input = vec![0.0f32; per * windows.len()];
+        // Spread the batch's spectrograms over the threads; each thread takes a contiguous share.
+        let share = windows.len().div_ceil(self.threads);
+        std::thread::scope(|scope| {
+            for (ws, outs) in windows.chunks(share).zip(input.chunks_mut(share * per)) {
+                scope.spawn(move || {
+                    for (w, out) in ws.iter().zip(outs.chunks_mut(per)) {
+                        self.frontend.compute(w, out);
+                    }
+                });
+            }
+        });
+        self.run_net(input, windows.len())
+    }
+
+    /// Runs the network on precomputed spectrograms (`n` of them, concatenated).
+    pub fn run_net(&self, spectrograms: Vec<f32>, n: usize) -> Result<Vec<Vec<f32>>, ModelError> {
+        let [b, m, f] = self.frontend.output_shape();
+        let tensor = Tensor::from_array(([n, b, m, f], spectrograms)).map_err(ModelError::runtime)?;
+        let mut session = self.net.lock().map_err(|_| ModelError::Runtime("a classifier thread panicked".into()))?;
+        let outputs = session.run(ort::inputs![tensor]).map_err(ModelError::runtime)?;
+        let (shape, data) = outputs[0].try_extract_tensor::<f32>().map_err(ModelError::runtime)?;
+        let classes = self.labels.len();
+        if shape.len() != 2 || shape[0] as usize != n || shape[1] as usize != classes {
+            return Err(ModelError::Runtime(format!("unexpected output shape {shape:?} for {n} x {classes}")));
+        }
+        Ok(data.chunks(classes).map(<[f32]>::to_vec).collect())
+    }
+}

@@ -1,0 +1,89 @@
+//! The location filter: BirdNET's range meta-model turns (latitude, longitude, week) into a score
+//! per species; species at or above the threshold (default 0.03) are "expected here and now".
+//! Results are cached per location (rounded to 0.1 degree, about 10 km) and week, so each
+//! satellite costs one model run a week.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
+
+use chrono::{Datelike, NaiveDate};
+use ort::{session::Session, value::Tensor};
+
+use super::{ModelDir, ModelError, model};
+
+pub const DEFAULT_THRESHOLD: f32 = 0.03;
+
+/// BirdNET's week: four per month, 1..=48 (days 1-7 are week 1 of the month, 8-14 week 2,
+/// 15-21 week 3, 22 to the end week 4).
+pub fn week_of(date: NaiveDate) -> u32 {
+    (date.month() - 1) * 4 + ((date.day() - 1) / 7 + 1).min(4)
+}
+
+/// (latitude x 10, longitude x 10, week): about 10 km cells.
+type CellWeek = (i32, i32, u32);
+
+/// The meta-model with its cache.
+pub struct RangeFilter {
+    session: Mutex<Session>,
+    cache: Mutex<HashMap<CellWeek, Arc<Vec<f32>>>>,
+    /// Species scoring at least this are expected.
+    pub threshold: f32,
+}
+
+impl RangeFilter {
+    pub fn load(dir: &ModelDir, threshold: f32) -> Result<Self, ModelError> {
+        let env = model::init_runtime(&dir.runtime_library())?;
+        let session = model::open_session(env, &dir.file("meta_model.onnx"), 1)?;
+        Ok(Self { session: Mutex::new(session), cache: Mutex::new(HashMap::new()), threshold })
+    }
+
+    /// Occurrence scores (one per class) at a place and week.
+    pub fn scores(&self, latitude: f64, longitude: f64, week: u32) -> Result<Arc<Vec<f32>>, ModelError> {
+        if !(-90.0..=90.0).contains(&latitude) || !(-180.0..=180.0).contains(&longitude) || !(1..=48).contains(&week) {
+            return Err(ModelError::Runtime(format!("no range data for ({latitude}, {longitude}) week {week}")));
+        }
+        let key = ((latitude * 10.0).round() as i32, (longitude * 10.0).round() as i32, week);
+        let poisoned = || ModelError::Runtime("a range-filter thread panicked".into());
+        if let Some(hit) = self.cache.lock().map_err(|_| poisoned())?.get(&key) {
+            return Ok(hit.clone());
+        }
+        let input = vec![key.0 as f32 / 10.0, key.1 as f32 / 10.0, week as f32];
+        let tensor = Tensor::from_array(([1usize, 3], input)).map_err(ModelError::runtime)?;
+        let scores = {
+            let mut session = self.session.lock().map_err(|_| poisoned())?;
+            let outputs = session.run(ort::inputs![tensor]).map_err(ModelError::runtime)?;
+            let (_, data) = outputs[0].try_extract_tensor::<f32>().map_err(ModelError::runtime)?;
+            Arc::new(data.to_vec())
+        };
+        self.cache.lock().map_err(|_| poisoned())?.insert(key, scores.clone());
+        Ok(scores)
+    }
+
+    /// Whether class `index` is expected at this place on this date.
+    pub fn expected(&self, latitude: f64, longitude: f64, date: NaiveDate, index: usize) -> Result<bool, ModelError> {
+        let scores = self.scores(latitude, longitude, week_of(date))?;
+        Ok(scores.get(index).is_some_and(|s| *s >= self.threshold))
+    }
+
+    /// How many (place, week) entries are cached.
+    pub fn cached(&self) -> usize {
+        self.cache.lock().map(|c| c.len()).unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weeks_follow_birdnet_four_per_month() {
+        let d = |m, day| NaiveDate::from_ymd_opt(2026, m, day).expect("date");
+        assert_eq!(week_of(d(1, 1)), 1);
+        assert_eq!(week_of(d(1, 8)), 2);
+        assert_eq!(week_of(d(1, 31)), 4);
+        assert_eq!(week_of(d(5, 20)), 19);
+        assert_eq!(week_of(d(12, 31)), 48);
+    }
+}
