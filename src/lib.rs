@@ -4,7 +4,7 @@
 //! and serves people over HTTP, WebSocket and a dashboard. The map is `ARCHITECTURE.md`.
 //!
 //! - [`app`]: starts and supervises everything a mode needs; the entry point of `birdhub serve`.
-//! - [`cli`]: the command line (`serve`, `migrate`, `admin`, `default-config`, `healthcheck`).
+//! - [`cli`]: the command line (`serve`, `migrate`, `admin`, `classify`, `bench`, `model`, ...).
 //! - [`config`]: the one `Settings` struct and its layers (defaults, file, env, flags).
 //! - [`state`]: `AppState`, the cloneable handle every handler and task receives.
 //! - [`store`]: SQLite: the pool, the migrations and every SQL statement.
