@@ -113,7 +113,10 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
     }
     let objects = ObjectStore::open(data.join("objects")).context("opening the object store")?;
     let cache = Cache::new(settings.cache.max_entries, &settings.cache.registry_prefix);
+    let mailer = crate::mail::Mailer::new(&settings.smtp).context("configuring SMTP")?;
     Ok(AppState {
+        clock: crate::clock::Clock::default(),
+        mailer,
         settings: Arc::new(settings),
         store,
         objects,

@@ -46,6 +46,11 @@ pub enum Event {
         satellite_id: SatelliteId,
         last_seen_at: Option<DateTime<Utc>>,
     },
+    /// A satellite's credentials were revoked: its broker session must be dropped.
+    SatelliteRevoked {
+        tenant_id: TenantId,
+        satellite_id: SatelliteId,
+    },
     /// Tenant settings or a satellite's overrides changed: its config must be pushed.
     ConfigChanged {
         tenant_id: TenantId,
@@ -60,6 +65,7 @@ impl Event {
             Event::DetectionCreated(d) => d.tenant_id,
             Event::SatelliteOnline { tenant_id, .. }
             | Event::SatelliteOffline { tenant_id, .. }
+            | Event::SatelliteRevoked { tenant_id, .. }
             | Event::ConfigChanged { tenant_id, .. } => *tenant_id,
         }
     }

@@ -5,9 +5,12 @@
 //!
 //! - [`app`]: starts and supervises everything a mode needs; the entry point of `birdhub serve`.
 //! - [`cli`]: the command line (`serve`, `migrate`, `admin`, `classify`, `bench`, `model`, ...).
+//! - [`clock`]: the movable clock every time rule reads.
 //! - [`config`]: the one `Settings` struct and its layers (defaults, file, env, flags).
+//! - [`domain`]: rules with no I/O (roles, settings and their defaults).
 //! - [`state`]: `AppState`, the cloneable handle every handler and task receives.
 //! - [`store`]: SQLite: the pool, the migrations and every SQL statement.
+//! - [`mail`]: SMTP (lettre), or recorded and dropped when no server is configured.
 //! - [`objects`]: the filesystem object store (WAV, APKs, images) with atomic writes.
 //! - [`cache`]: the in-memory TTL cache, counters and service registry (stands in for Redis).
 //! - [`events`]: the typed in-process event bus.
@@ -23,11 +26,14 @@ pub mod app;
 pub mod auth;
 pub mod cache;
 pub mod cli;
+pub mod clock;
 pub mod config;
+pub mod domain;
 pub mod events;
 pub mod ids;
 pub mod inference;
 pub mod jobs;
+pub mod mail;
 pub mod objects;
 pub mod state;
 pub mod store;

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::{cache::Cache, config::Settings, events::Bus, objects::ObjectStore, store::Store};
+use crate::{
+    cache::Cache, clock::Clock, config::Settings, events::Bus, mail::Mailer, objects::ObjectStore, store::Store,
+};
 
 #[derive(Clone)]
 pub struct AppState {
@@ -20,6 +22,10 @@ pub struct AppState {
     pub cache: Cache,
     /// Carries detections and satellite events between the parts of the hub.
     pub bus: Bus,
+    /// The time every rule reads; tests move it forward.
+    pub clock: Clock,
+    /// Password-reset and notification mail.
+    pub mailer: Mailer,
     /// This process's id in the service registry.
     pub instance_id: Uuid,
     /// When this process started, for uptime in status reports.

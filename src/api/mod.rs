@@ -1,10 +1,20 @@
 //! The HTTP API under `/api`: one `router()` per resource file, merged here, plus the layers every
 //! request passes (tracing, gzip, body limit, panic catcher) and JSON 404/405 fallbacks.
 
+mod admin_members;
+mod admin_users;
+mod api_keys;
+mod auth;
 mod error;
 mod extract;
 pub mod files;
 pub mod health;
+mod invites;
+mod me;
+mod session;
+mod settings;
+mod tenants;
+pub mod views;
 
 use axum::{Router, extract::DefaultBodyLimit, response::IntoResponse};
 use tower_http::{catch_panic::CatchPanicLayer, compression::CompressionLayer, trace::TraceLayer};
@@ -16,7 +26,18 @@ use crate::state::AppState;
 
 /// The whole HTTP surface of the hub.
 pub fn router(state: AppState) -> Router {
-    let api = Router::new().merge(health::router()).fallback(not_found).method_not_allowed_fallback(method_not_allowed);
+    let api = Router::new()
+        .merge(health::router())
+        .merge(auth::router())
+        .merge(me::router())
+        .merge(invites::router())
+        .merge(tenants::router())
+        .merge(settings::router())
+        .merge(api_keys::router())
+        .merge(admin_users::router())
+        .merge(admin_members::router())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed);
 
     Router::new()
         .nest("/api", api)

@@ -1,4 +1,15 @@
-//! Who the caller is and what they may do. For now: password hashing and the password rule;
-//! tokens, API keys, MFA and the role guards join here as their issues land.
+//! Who the caller is and what they may do: passwords (argon2id), tokens and JWTs, the credential
+//! resolver and auth context, the route guards, the client IP, login limits and the audit log.
 
+pub mod audit;
+pub mod context;
+pub mod guard;
+pub mod ip;
+pub mod limits;
 pub mod password;
+pub mod tokens;
+
+pub use audit::Audit;
+pub use context::{AuthContext, Principal};
+pub use guard::{Admin, Authenticated, Member, PlatformAdmin, TenantAccess, Viewer};
+pub use ip::ClientIp;

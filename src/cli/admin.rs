@@ -7,6 +7,7 @@ use anyhow::Context;
 use crate::{
     auth::password,
     config::Settings,
+    domain::validate,
     store::{self, Store},
 };
 
@@ -35,14 +36,8 @@ pub async fn create_user(
     given_password: Option<String>,
     platform_admin: bool,
 ) -> anyhow::Result<ExitCode> {
-    let email = email.trim().to_owned();
-    let name = name.trim().to_owned();
-    if !looks_like_email(&email) {
-        anyhow::bail!("{email:?} is not an email address");
-    }
-    if name.is_empty() || name.chars().count() > 100 {
-        anyhow::bail!("the name must be 1 to 100 characters");
-    }
+    let email = validate::email(&email).map_err(anyhow::Error::msg)?;
+    let name = validate::name(&name, "the name").map_err(anyhow::Error::msg)?;
     if let Some(p) = &given_password {
         password::check_strength(p)?;
     }
@@ -73,18 +68,6 @@ pub async fn create_user(
     let addr = settings.local_http_addr();
     println!("log in at http://{addr}/ or POST http://{addr}/api/auth/login");
     Ok(ExitCode::SUCCESS)
-}
-
-/// A plausibility check, not RFC 5322: one `@`, something before it, a dot in the domain, no spaces.
-pub fn looks_like_email(s: &str) -> bool {
-    let Some((local, domain)) = s.split_once('@') else { return false };
-    !local.is_empty()
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !domain.contains('@')
-        && s.len() <= 254
-        && !s.chars().any(char::is_whitespace)
 }
 
 pub async fn healthcheck(settings: &Settings, url: Option<String>) -> anyhow::Result<ExitCode> {

@@ -55,7 +55,7 @@ pub fn ensure_secrets(settings: &mut Settings) -> anyhow::Result<()> {
 }
 
 /// `n` random bytes as lowercase hex.
-pub fn random_hex(n: usize) -> String {
+fn random_hex(n: usize) -> String {
     let mut bytes = vec![0u8; n];
     rand::rng().fill_bytes(&mut bytes);
     hex::encode(bytes)

@@ -3,7 +3,17 @@
 //! One file per aggregate (`users.rs`, ...). Handlers never touch rusqlite: they call
 //! [`Store::call`] with a function from one of these files, and it runs on a blocking thread.
 
+pub mod api_keys;
+pub mod audit;
+pub mod invites;
+pub mod login_attempts;
+pub mod mail_log;
 pub mod migrate;
+pub mod resets;
+pub mod satellites;
+pub mod sessions;
+pub mod settings;
+pub mod tenants;
 pub mod users;
 
 use std::{path::Path, time::Duration};

@@ -1,9 +1,12 @@
-//! Accounts and their first team.
+//! Accounts: creation with a first team, lookups, login bookkeeping, profile and admin changes.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{Error, Result};
-use crate::ids::{TenantId, UserId};
+use crate::{
+    domain::Role,
+    ids::{TenantId, UserId},
+};
 
 /// An account to create, with its password already hashed.
 #[derive(Debug, Clone)]
@@ -21,38 +24,231 @@ pub struct Created {
     pub tenant_id: TenantId,
 }
 
+/// A user row.
+#[derive(Debug, Clone)]
+pub struct User {
+    pub id: UserId,
+    pub email: String,
+    pub name: String,
+    pub password_hash: String,
+    pub is_platform_admin: bool,
+    pub is_blocked: bool,
+    pub failed_login_attempts: u32,
+    pub locked_until: Option<String>,
+    pub last_login_at: Option<String>,
+    pub last_login_ip: Option<String>,
+    pub default_tenant_id: Option<TenantId>,
+    pub preferences_json: String,
+    pub mfa_enabled: bool,
+    pub mfa_enrolled_at: Option<String>,
+    pub created_at: String,
+}
+
+const COLS: &str = "id, email, name, password_hash, is_platform_admin, is_blocked, failed_login_attempts, \
+     locked_until, last_login_at, last_login_ip, default_tenant_id, preferences_json, mfa_enabled, mfa_enrolled_at, created_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<User> {
+    Ok(User {
+        id: r.get(0)?,
+        email: r.get(1)?,
+        name: r.get(2)?,
+        password_hash: r.get(3)?,
+        is_platform_admin: r.get(4)?,
+        is_blocked: r.get(5)?,
+        failed_login_attempts: r.get(6)?,
+        locked_until: r.get(7)?,
+        last_login_at: r.get(8)?,
+        last_login_ip: r.get(9)?,
+        default_tenant_id: r.get(10)?,
+        preferences_json: r.get(11)?,
+        mfa_enabled: r.get(12)?,
+        mfa_enrolled_at: r.get(13)?,
+        created_at: r.get(14)?,
+    })
+}
+
+/// Inserts the user alone (no team); a taken email is a `Conflict`.
+pub fn create(conn: &Connection, new: &NewUser) -> Result<UserId> {
+    let taken: Option<String> =
+        conn.query_row("SELECT id FROM users WHERE email = ?1", [&new.email], |r| r.get(0)).optional()?;
+    if taken.is_some() {
+        return Err(Error::Conflict(format!("a user with email {} already exists", new.email)));
+    }
+    let id = UserId::new();
+    conn.execute(
+        "INSERT INTO users (id, email, name, password_hash, is_platform_admin) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![id, new.email, new.name, new.password_hash, new.is_platform_admin],
+    )?;
+    Ok(id)
+}
+
 /// Creates the user, a team of their own that they own and administer, and makes it their default,
 /// all in one transaction. A taken email (case-insensitive) is a `Conflict`.
 pub fn create_with_team(conn: &mut Connection, new: &NewUser, team_name: &str) -> Result<Created> {
     let tx = conn.transaction()?;
-    let taken: Option<String> =
-        tx.query_row("SELECT id FROM users WHERE email = ?1", [&new.email], |r| r.get(0)).optional()?;
-    if taken.is_some() {
-        return Err(Error::Conflict(format!("a user with email {} already exists", new.email)));
-    }
-    let user_id = UserId::new();
-    let tenant_id = TenantId::new();
-    tx.execute(
-        "INSERT INTO users (id, email, name, password_hash, is_platform_admin) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![user_id, new.email, new.name, new.password_hash, new.is_platform_admin],
-    )?;
-    tx.execute(
-        "INSERT INTO tenants (id, name, owner_user_id) VALUES (?1, ?2, ?3)",
-        params![tenant_id, team_name, user_id],
-    )?;
-    tx.execute(
-        "INSERT INTO memberships (tenant_id, user_id, role) VALUES (?1, ?2, 'admin')",
-        params![tenant_id, user_id],
-    )?;
-    tx.execute("UPDATE users SET default_tenant_id = ?1 WHERE id = ?2", params![tenant_id, user_id])?;
+    let user_id = create(&tx, new)?;
+    let tenant_id = super::tenants::create(&tx, team_name, user_id)?;
     tx.commit()?;
     Ok(Created { user_id, tenant_id })
+}
+
+/// Creates the user as a member of an existing team with `role` (invite acceptance).
+pub fn create_in_tenant(conn: &Connection, new: &NewUser, tenant: TenantId, role: Role) -> Result<UserId> {
+    let user_id = create(conn, new)?;
+    super::tenants::add_member(conn, tenant, user_id, role)?;
+    conn.execute("UPDATE users SET default_tenant_id = ?1 WHERE id = ?2", params![tenant, user_id])?;
+    Ok(user_id)
 }
 
 /// How many accounts exist.
 pub fn count(conn: &Connection) -> Result<u64> {
     let n: i64 = conn.query_row("SELECT count(*) FROM users", [], |r| r.get(0))?;
     Ok(n.max(0) as u64)
+}
+
+pub fn count_platform_admins(conn: &Connection) -> Result<u64> {
+    let n: i64 = conn.query_row("SELECT count(*) FROM users WHERE is_platform_admin = 1", [], |r| r.get(0))?;
+    Ok(n.max(0) as u64)
+}
+
+pub fn get(conn: &Connection, id: UserId) -> Result<User> {
+    Ok(conn.query_row(&format!("SELECT {COLS} FROM users WHERE id = ?1"), [id], from_row)?)
+}
+
+pub fn find_by_email(conn: &Connection, email: &str) -> Result<Option<User>> {
+    Ok(conn.query_row(&format!("SELECT {COLS} FROM users WHERE email = ?1"), [email], from_row).optional()?)
+}
+
+/// Counts a failed password; at `lock_after` failures the account is locked until `lock_until`.
+/// Returns whether the account is now locked.
+pub fn record_failed_login(conn: &Connection, id: UserId, lock_after: u32, lock_until: &str) -> Result<bool> {
+    let attempts: u32 = conn.query_row(
+        "UPDATE users SET failed_login_attempts = failed_login_attempts + 1 WHERE id = ?1 RETURNING failed_login_attempts",
+        [id],
+        |r| r.get(0),
+    )?;
+    if attempts >= lock_after {
+        conn.execute(
+            "UPDATE users SET locked_until = ?2, failed_login_attempts = 0 WHERE id = ?1",
+            params![id, lock_until],
+        )?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// A successful login: clears the failure count and records when and from where.
+pub fn record_login(conn: &Connection, id: UserId, now: &str, ip: &str) -> Result<()> {
+    conn.execute(
+        "UPDATE users SET failed_login_attempts = 0, locked_until = NULL, last_login_at = ?2, last_login_ip = ?3 WHERE id = ?1",
+        params![id, now, ip],
+    )?;
+    Ok(())
+}
+
+/// Sets a new password hash and lifts any lock.
+pub fn set_password(conn: &Connection, id: UserId, hash: &str, now: &str) -> Result<()> {
+    let n = conn.execute(
+        "UPDATE users SET password_hash = ?2, failed_login_attempts = 0, locked_until = NULL, updated_at = ?3 WHERE id = ?1",
+        params![id, hash, now],
+    )?;
+    if n == 0 { Err(Error::NotFound) } else { Ok(()) }
+}
+
+/// Changes name and/or email; a taken email is a `Conflict`.
+pub fn update_profile(conn: &Connection, id: UserId, name: Option<&str>, email: Option<&str>, now: &str) -> Result<()> {
+    if let Some(email) = email {
+        let other: Option<UserId> = conn
+            .query_row("SELECT id FROM users WHERE email = ?1 AND id != ?2", params![email, id], |r| r.get(0))
+            .optional()?;
+        if other.is_some() {
+            return Err(Error::Conflict(format!("a user with email {email} already exists")));
+        }
+    }
+    let n = conn.execute(
+        "UPDATE users SET name = coalesce(?2, name), email = coalesce(?3, email), updated_at = ?4 WHERE id = ?1",
+        params![id, name, email, now],
+    )?;
+    if n == 0 { Err(Error::NotFound) } else { Ok(()) }
+}
+
+pub fn set_preferences(conn: &Connection, id: UserId, json: &str, now: &str) -> Result<()> {
+    conn.execute("UPDATE users SET preferences_json = ?2, updated_at = ?3 WHERE id = ?1", params![id, json, now])?;
+    Ok(())
+}
+
+pub fn set_blocked(conn: &Connection, id: UserId, blocked: bool) -> Result<()> {
+    conn.execute("UPDATE users SET is_blocked = ?2 WHERE id = ?1", params![id, blocked])?;
+    Ok(())
+}
+
+pub fn set_platform_admin(conn: &Connection, id: UserId, admin: bool) -> Result<()> {
+    conn.execute("UPDATE users SET is_platform_admin = ?2 WHERE id = ?1", params![id, admin])?;
+    Ok(())
+}
+
+pub fn set_default_tenant(conn: &Connection, id: UserId, tenant: Option<TenantId>) -> Result<()> {
+    conn.execute("UPDATE users SET default_tenant_id = ?2 WHERE id = ?1", params![id, tenant])?;
+    Ok(())
+}
+
+pub fn delete(conn: &Connection, id: UserId) -> Result<()> {
+    let n = conn.execute("DELETE FROM users WHERE id = ?1", [id])?;
+    if n == 0 { Err(Error::NotFound) } else { Ok(()) }
+}
+
+/// Deletes an account in one transaction. Teams it owns alone are deleted with it; a team it owns
+/// with other members refuses (`Conflict("transfer_ownership_first")`), and so does removing the
+/// last platform admin (`Conflict("last_platform_admin")`). Its devices become team-owned and are
+/// disconnected.
+pub fn delete_account(conn: &mut Connection, id: UserId, now: &str) -> Result<()> {
+    let tx = conn.transaction()?;
+    let user = get(&tx, id)?;
+    let owned = super::tenants::owned_by(&tx, id)?;
+    if owned.iter().any(|(_, others)| *others > 0) {
+        return Err(Error::Conflict("transfer_ownership_first".into()));
+    }
+    if user.is_platform_admin && count_platform_admins(&tx)? <= 1 {
+        return Err(Error::Conflict("last_platform_admin".into()));
+    }
+    for (tenant, _) in owned {
+        super::tenants::delete(&tx, tenant)?;
+    }
+    for (tenant, _) in super::tenants::list_for_user(&tx, id)? {
+        super::satellites::release_registrant_devices(&tx, tenant.id, id, false, now)?;
+    }
+    delete(&tx, id)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Filters of the admin user list.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub search: Option<String>,
+    pub blocked: Option<bool>,
+    pub tenant_id: Option<TenantId>,
+    pub limit: u32,
+    pub offset: u32,
+}
+
+/// Users matching the filter, newest first, and how many match in all.
+pub fn list(conn: &Connection, f: &ListFilter) -> Result<(Vec<User>, u64)> {
+    let search = f.search.as_ref().map(|s| format!("%{}%", s.replace(['%', '_'], "")));
+    let filter = "(?1 IS NULL OR name LIKE ?1 OR email LIKE ?1)
+         AND (?2 IS NULL OR is_blocked = ?2)
+         AND (?3 IS NULL OR id IN (SELECT user_id FROM memberships WHERE tenant_id = ?3))";
+    let total: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM users WHERE {filter}"),
+        params![search, f.blocked, f.tenant_id],
+        |r| r.get(0),
+    )?;
+    let mut stmt = conn
+        .prepare(&format!("SELECT {COLS} FROM users WHERE {filter} ORDER BY created_at DESC, id LIMIT ?4 OFFSET ?5"))?;
+    let rows = stmt
+        .query_map(params![search, f.blocked, f.tenant_id, f.limit, f.offset], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((rows, total.max(0) as u64))
 }
 
 #[cfg(test)]
@@ -85,5 +281,23 @@ mod tests {
         let dup = store.call(|c| create_with_team(c, &alice("ALICE@example.org"), "again")).await;
         assert!(matches!(dup, Err(Error::Conflict(_))), "emails are unique regardless of case");
         assert_eq!(store.call(|c| count(c)).await.expect("count"), 1, "the failed attempt left nothing behind");
+    }
+
+    #[tokio::test]
+    async fn five_failures_lock_and_a_login_clears_them() {
+        let (store, _dir) = testing::store().await;
+        let created = store.call(|c| create_with_team(c, &alice("a@example.org"), "t")).await.expect("create");
+        let id = created.user_id;
+        for i in 1..=5 {
+            let locked =
+                store.call(move |c| record_failed_login(c, id, 5, "2100-01-01T00:00:00.000Z")).await.expect("fail");
+            assert_eq!(locked, i == 5);
+        }
+        let user = store.call(move |c| get(c, id)).await.expect("get");
+        assert_eq!(user.locked_until.as_deref(), Some("2100-01-01T00:00:00.000Z"));
+        store.call(move |c| record_login(c, id, "2026-01-01T00:00:00.000Z", "10.0.0.1")).await.expect("login");
+        let user = store.call(move |c| get(c, id)).await.expect("get");
+        assert_eq!((user.failed_login_attempts, user.locked_until), (0, None));
+        assert_eq!(user.last_login_ip.as_deref(), Some("10.0.0.1"));
     }
 }

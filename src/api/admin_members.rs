@@ -1,0 +1,145 @@
+//! Platform admin: memberships and the audit log (SPEC 4.13). A member id is the membership's id
+//! (as listed by `GET /auth/members` and `GET /admin/users/:id`).
+
+use axum::{
+    Router,
+    extract::State,
+    http::StatusCode,
+    routing::{delete, get, post, put},
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{
+    ApiError, Json, Path, Query, admin_users::remove_membership, invites::MemberView, tenants::DevicesQuery,
+    views::Page,
+};
+use crate::{
+    auth::{Audit, ClientIp, PlatformAdmin},
+    domain::Role,
+    ids::{TenantId, UserId},
+    state::AppState,
+    store::{self, tenants::Membership},
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/admin/members/{id}/role", put(change_role))
+        .route("/admin/members/{id}", delete(remove))
+        .route("/admin/members/{id}/transfer-ownership", post(transfer))
+        .route("/admin/audit-log", get(audit_log))
+}
+
+async fn membership(state: &AppState, id: String) -> Result<Membership, ApiError> {
+    state.store.call(move |c| store::tenants::membership(c, &id)).await.map_err(|e| match e {
+        store::Error::NotFound => ApiError::NotFound("member_not_found", "no such membership".into()),
+        other => other.into(),
+    })
+}
+
+#[derive(Debug, Deserialize)]
+struct RoleBody {
+    role: Role,
+}
+
+async fn change_role(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    PlatformAdmin(ctx): PlatformAdmin,
+    Path(id): Path<String>,
+    Json(body): Json<RoleBody>,
+) -> Result<axum::Json<MemberView>, ApiError> {
+    let m = membership(&state, id.clone()).await?;
+    if m.is_owner && body.role != Role::Admin {
+        return Err(ApiError::BadRequest(
+            "owner_must_be_admin",
+            "the team's owner stays an admin; transfer ownership first".into(),
+        ));
+    }
+    let (tenant, user, role) = (m.tenant_id, m.user_id, body.role);
+    state.store.call(move |c| store::tenants::set_role(c, tenant, user, role)).await?;
+    Audit::new("admin.member_role_changed")
+        .actor(&ctx)
+        .tenant(tenant)
+        .target("user", user)
+        .ip(&ip)
+        .details(json!({ "from": m.role, "to": role }))
+        .write(&state)
+        .await;
+    Ok(axum::Json(MemberView::from(&membership(&state, id).await?)))
+}
+
+async fn remove(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    PlatformAdmin(ctx): PlatformAdmin,
+    Path(id): Path<String>,
+    Query(q): Query<DevicesQuery>,
+) -> Result<StatusCode, ApiError> {
+    let keep = q.keep()?;
+    let m = membership(&state, id).await?;
+    remove_membership(&state, m.tenant_id, m.user_id, keep).await?;
+    Audit::new("admin.member_removed")
+        .actor(&ctx)
+        .tenant(m.tenant_id)
+        .target("user", m.user_id)
+        .ip(&ip)
+        .details(json!({ "devices": if keep { "keep" } else { "disconnect" } }))
+        .write(&state)
+        .await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn transfer(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    PlatformAdmin(ctx): PlatformAdmin,
+    Path(id): Path<String>,
+) -> Result<axum::Json<MemberView>, ApiError> {
+    let m = membership(&state, id.clone()).await?;
+    let (tenant, user) = (m.tenant_id, m.user_id);
+    let previous = state
+        .store
+        .call(move |c| {
+            let before = store::tenants::get(c, tenant)?.owner_user_id;
+            store::tenants::transfer_ownership(c, tenant, user)?;
+            Ok(before)
+        })
+        .await?;
+    Audit::new("admin.ownership_transferred")
+        .actor(&ctx)
+        .tenant(tenant)
+        .target("user", user)
+        .ip(&ip)
+        .details(json!({ "previousOwner": previous }))
+        .write(&state)
+        .await;
+    Ok(axum::Json(MemberView::from(&membership(&state, id).await?)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AuditQuery {
+    tenant_id: Option<TenantId>,
+    action: Option<String>,
+    user_id: Option<UserId>,
+}
+
+/// The audit log, newest first: `?tenantId=&action=&userId=&limit=&offset=`.
+async fn audit_log(
+    State(state): State<AppState>,
+    PlatformAdmin(_): PlatformAdmin,
+    Query(q): Query<AuditQuery>,
+    Query(page): Query<Page>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let page = page.checked()?;
+    let filter = store::audit::Filter {
+        tenant_id: q.tenant_id,
+        action: q.action.filter(|a| !a.is_empty()),
+        actor_user_id: q.user_id,
+        limit: page.limit,
+        offset: page.offset,
+    };
+    let (entries, total) = state.store.call(move |c| store::audit::list(c, &filter)).await?;
+    Ok(axum::Json(json!({ "entries": entries, "total": total, "limit": page.limit, "offset": page.offset })))
+}

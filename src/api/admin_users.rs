@@ -1,0 +1,319 @@
+//! Platform admin: users (SPEC 4.13). Every route needs a platform admin.
+
+use axum::{
+    Router,
+    extract::State,
+    http::{HeaderMap, StatusCode},
+    routing::{delete, get, post},
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{
+    ApiError, Json, Path, Query,
+    me::deletion_refused,
+    session,
+    tenants::{DevicesQuery, announce_released},
+    views::{Page, TenantView, UserView},
+};
+use crate::{
+    auth::{Audit, ClientIp, PlatformAdmin},
+    domain::{Role, validate},
+    ids::{TenantId, UserId},
+    state::AppState,
+    store,
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/admin/users", get(list))
+        .route("/admin/users/{id}", get(detail).put(edit).delete(remove))
+        .route("/admin/users/{id}/block", post(block))
+        .route("/admin/users/{id}/reset-password", post(reset_password))
+        .route("/admin/users/{id}/tenants", post(add_to_tenant))
+        .route("/admin/users/{id}/tenants/{tid}", delete(remove_from_tenant))
+}
+
+fn user_not_found(e: store::Error) -> ApiError {
+    match e {
+        store::Error::NotFound => ApiError::NotFound("user_not_found", "no such user".into()),
+        other => other.into(),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListQuery {
+    search: Option<String>,
+    /// `active` or `blocked`.
+    status: Option<String>,
+    tenant_id: Option<TenantId>,
+}
+
+async fn list(
+    State(state): State<AppState>,
+    PlatformAdmin(_): PlatformAdmin,
+    Query(q): Query<ListQuery>,
+    Query(page): Query<Page>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let page = page.checked()?;
+    let blocked = match q.status.as_deref() {
+        None | Some("") => None,
+        Some("active") => Some(false),
+        Some("blocked") => Some(true),
+        Some(other) => {
+            return Err(ApiError::BadRequest(
+                "invalid_status",
+                format!("status must be active or blocked, not {other:?}"),
+            ));
+        }
+    };
+    let filter = store::users::ListFilter {
+        search: q.search.filter(|s| !s.trim().is_empty()).map(|s| s.trim().to_owned()),
+        blocked,
+        tenant_id: q.tenant_id,
+        limit: page.limit,
+        offset: page.offset,
+    };
+    let (users, total) = state.store.call(move |c| store::users::list(c, &filter)).await?;
+    let users: Vec<UserView> = users.iter().map(UserView::from).collect();
+    Ok(axum::Json(json!({ "users": users, "total": total, "limit": page.limit, "offset": page.offset })))
+}
+
+async fn detail(
+    State(state): State<AppState>,
+    PlatformAdmin(_): PlatformAdmin,
+    Path(id): Path<UserId>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let (user, tenants) = state
+        .store
+        .call(move |c| Ok((store::users::get(c, id)?, store::tenants::list_for_user(c, id)?)))
+        .await
+        .map_err(user_not_found)?;
+    let tenants: Vec<TenantView> = tenants.iter().map(|(t, r)| TenantView::new(t, *r, Some(id))).collect();
+    Ok(axum::Json(json!({ "user": UserView::from(&user), "tenants": tenants })))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EditBody {
+    name: Option<String>,
+    email: Option<String>,
+    is_platform_admin: Option<bool>,
+}
+
+async fn edit(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    PlatformAdmin(ctx): PlatformAdmin,
+    Path(id): Path<UserId>,
+    Json(body): Json<EditBody>,
+) -> Result<axum::Json<UserView>, ApiError> {
+    let name = body
+        .name
+        .map(|n| validate::name(&n, "name"))
+        .transpose()
+        .map_err(|e| ApiError::Unprocessable("invalid_name", e))?;
+    let email =
+        body.email.map(|e| validate::email(&e)).transpose().map_err(|e| ApiError::Unprocessable("invalid_email", e))?;
+    let admin = body.is_platform_admin;
+    let now = state.clock.now_str();
+    let details = json!({ "name": name.is_some(), "email": email.is_some(), "isPlatformAdmin": admin });
+    let user = state
+        .store
+        .call(move |c| {
+            let tx = c.transaction()?;
+            let before = store::users::get(&tx, id)?;
+            if name.is_some() || email.is_some() {
+                store::users::update_profile(&tx, id, name.as_deref(), email.as_deref(), &now)?;
+            }
+            if let Some(flag) = admin {
+                if before.is_platform_admin && !flag && store::users::count_platform_admins(&tx)? <= 1 {
+                    return Err(store::Error::Conflict("last_platform_admin".into()));
+                }
+                store::users::set_platform_admin(&tx, id, flag)?;
+            }
+            let after = store::users::get(&tx, id)?;
+            tx.commit()?;
+            Ok(after)
+        })
+        .await
+        .map_err(|e| match e {
+            store::Error::Conflict(m) if m == "last_platform_admin" => {
+                ApiError::Conflict("last_platform_admin", "the hub needs at least one platform admin".into())
+            }
+            store::Error::Conflict(m) => ApiError::Conflict("email_taken", m),
+            other => user_not_found(other),
+        })?;
+    Audit::new("admin.user_edited").actor(&ctx).target("user", id).ip(&ip).details(details).write(&state).await;
+    Ok(axum::Json(UserView::from(&user)))
+}
+
+/// Toggles the block: a blocked user cannot log in or reset, and their sessions end at once.
+async fn block(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    PlatformAdmin(ctx): PlatformAdmin,
+    Path(id): Path<UserId>,
+) -> Result<axum::Json<Value>, ApiError> {
+    if ctx.user_id() == Some(id) {
+        return Err(ApiError::BadRequest("cannot_block_self", "you cannot block your own account".into()));
+    }
+    let now = state.clock.now_str();
+    let blocked = state
+        .store
+        .call(move |c| {
+            let blocked = !store::users::get(c, id)?.is_blocked;
+            store::users::set_blocked(c, id, blocked)?;
+            if blocked {
+                store::sessions::revoke_all(c, id, None, &now)?;
+            }
+            Ok(blocked)
+        })
+        .await
+        .map_err(user_not_found)?;
+    let action = if blocked { "admin.user_blocked" } else { "admin.user_unblocked" };
+    Audit::new(action).actor(&ctx).target("user", id).ip(&ip).write(&state).await;
+    Ok(axum::Json(json!({ "id": id, "blocked": blocked })))
+}
+
+/// Issues a reset link for the user, mails it when SMTP is configured, and returns it so the
+/// admin can hand it over either way.
+async fn reset_password(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    PlatformAdmin(ctx): PlatformAdmin,
+    headers: HeaderMap,
+    Path(id): Path<UserId>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let user = state.store.call(move |c| store::users::get(c, id)).await.map_err(user_not_found)?;
+    let token = session::issue_reset_token(&state, id, &ip).await?;
+    let url = format!("{}/reset-password?token={token}", session::base_url(&state, &headers));
+    let text = format!(
+        "Hello {},\n\nAn administrator of this birdhub started a password reset for your account.\n\
+         Open this link within 60 minutes to choose a new password:\n\n{url}\n",
+        user.name
+    );
+    let outcome = state
+        .mailer
+        .send(&state.store, &state.clock, &user.email, "Reset your birdhub password", text, "admin_password_reset")
+        .await;
+    Audit::new("admin.password_reset").actor(&ctx).target("user", id).ip(&ip).write(&state).await;
+    Ok(axum::Json(json!({ "resetUrl": url, "mailed": outcome == crate::mail::Outcome::Sent })))
+}
+
+async fn remove(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    PlatformAdmin(ctx): PlatformAdmin,
+    Path(id): Path<UserId>,
+) -> Result<StatusCode, ApiError> {
+    if ctx.user_id() == Some(id) {
+        return Err(ApiError::BadRequest("cannot_delete_self", "delete your own account with DELETE /auth/me".into()));
+    }
+    let now = state.clock.now_str();
+    state.store.call(move |c| store::users::delete_account(c, id, &now)).await.map_err(|e| match e {
+        store::Error::NotFound => user_not_found(e),
+        other => deletion_refused(other),
+    })?;
+    Audit::new("admin.user_deleted").actor(&ctx).target("user", id).ip(&ip).write(&state).await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AddBody {
+    tenant_id: TenantId,
+    role: Role,
+}
+
+async fn add_to_tenant(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    PlatformAdmin(ctx): PlatformAdmin,
+    Path(id): Path<UserId>,
+    Json(body): Json<AddBody>,
+) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
+    let (tenant, role) = (body.tenant_id, body.role);
+    let membership = state
+        .store
+        .call(move |c| {
+            store::users::get(c, id)?;
+            store::tenants::get(c, tenant).map_err(|_| store::Error::Conflict("no_tenant".into()))?;
+            let mid = store::tenants::add_member(c, tenant, id, role)?;
+            if store::users::get(c, id)?.default_tenant_id.is_none() {
+                store::users::set_default_tenant(c, id, Some(tenant))?;
+            }
+            Ok(mid)
+        })
+        .await
+        .map_err(|e| match e {
+            store::Error::Conflict(m) if m == "no_tenant" => {
+                ApiError::NotFound("tenant_not_found", "no such team".into())
+            }
+            store::Error::Conflict(m) => ApiError::Conflict("already_member", m),
+            other => user_not_found(other),
+        })?;
+    Audit::new("admin.user_added_to_tenant")
+        .actor(&ctx)
+        .tenant(tenant)
+        .target("user", id)
+        .ip(&ip)
+        .details(json!({ "role": role }))
+        .write(&state)
+        .await;
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(json!({ "membershipId": membership, "tenantId": tenant, "userId": id, "role": role })),
+    ))
+}
+
+async fn remove_from_tenant(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    PlatformAdmin(ctx): PlatformAdmin,
+    Path((id, tenant)): Path<(UserId, TenantId)>,
+    Query(q): Query<DevicesQuery>,
+) -> Result<StatusCode, ApiError> {
+    let keep = q.keep()?;
+    remove_membership(&state, tenant, id, keep).await?;
+    Audit::new("admin.user_removed_from_tenant")
+        .actor(&ctx)
+        .tenant(tenant)
+        .target("user", id)
+        .ip(&ip)
+        .details(json!({ "devices": if keep { "keep" } else { "disconnect" } }))
+        .write(&state)
+        .await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Removes `user` from `tenant` for an admin: never the owner (400 `OWNER_CANNOT_LEAVE`).
+pub(super) async fn remove_membership(
+    state: &AppState,
+    tenant: TenantId,
+    user: UserId,
+    keep: bool,
+) -> Result<(), ApiError> {
+    let team = state
+        .store
+        .call(move |c| store::tenants::get(c, tenant))
+        .await
+        .map_err(|_| ApiError::NotFound("tenant_not_found", "no such team".into()))?;
+    if team.owner_user_id == Some(user) {
+        return Err(ApiError::BadRequest(
+            "OWNER_CANNOT_LEAVE",
+            "the owner cannot be removed; transfer ownership first".into(),
+        ));
+    }
+    let now = state.clock.now_str();
+    let released =
+        state.store.call(move |c| store::tenants::leave(c, tenant, user, keep, &now)).await.map_err(|e| match e {
+            store::Error::NotFound => {
+                ApiError::NotFound("member_not_found", "the user is not a member of this team".into())
+            }
+            other => other.into(),
+        })?;
+    announce_released(state, tenant, &released, keep);
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! Tenant-scoped API keys for scripts and integrations (the SPEC leaves this route "not shown"):
+//! `POST /api-keys {name, role, tenantId?}` (Admin+) returns the raw key once;
+//! `GET /api-keys` lists the team's keys without secrets; `DELETE /api-keys/:id` revokes one.
+//! Send a key as `Authorization: Bearer <key>`. Satellite-scoped keys appear here too, with
+//! their `satelliteId`; they are minted at satellite registration.
+
+use axum::{
+    Router,
+    extract::State,
+    http::StatusCode,
+    routing::{delete, get},
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{ApiError, Json, Path};
+use crate::{
+    auth::{Admin, Audit, Authenticated, ClientIp, guard, tokens},
+    domain::{Role, validate},
+    ids::{SatelliteId, TenantId, UserId},
+    state::AppState,
+    store::{self, api_keys::ApiKey},
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api-keys", get(list).post(create)).route("/api-keys/{id}", delete(revoke))
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct KeyView {
+    id: String,
+    tenant_id: TenantId,
+    satellite_id: Option<SatelliteId>,
+    created_by: Option<UserId>,
+    name: String,
+    key_prefix: String,
+    role: Role,
+    created_at: String,
+    last_used_at: Option<String>,
+    revoked_at: Option<String>,
+}
+
+impl From<&ApiKey> for KeyView {
+    fn from(k: &ApiKey) -> Self {
+        Self {
+            id: k.id.clone(),
+            tenant_id: k.tenant_id,
+            satellite_id: k.satellite_id,
+            created_by: k.created_by,
+            name: k.name.clone(),
+            key_prefix: k.key_prefix.clone(),
+            role: k.role,
+            created_at: k.created_at.clone(),
+            last_used_at: k.last_used_at.clone(),
+            revoked_at: k.revoked_at.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateBody {
+    name: String,
+    role: Role,
+    tenant_id: Option<TenantId>,
+}
+
+async fn create(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Authenticated(ctx): Authenticated,
+    Json(body): Json<CreateBody>,
+) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
+    let access = guard::access(&state, &ctx, body.tenant_id.or(ctx.default_tenant), Role::Admin).await?;
+    let me = ctx.require_user()?; // keys do not mint keys
+    let name = validate::name(&body.name, "name").map_err(|e| ApiError::Unprocessable("invalid_name", e))?;
+    let raw = tokens::random_hex(32);
+    let (hash, prefix, tenant, role) = (tokens::sha256_hex(&raw), raw[..8].to_owned(), access.tenant_id, body.role);
+    let key = state
+        .store
+        .call(move |c| {
+            let id = store::api_keys::create(
+                c,
+                &store::api_keys::NewKey {
+                    tenant_id: tenant,
+                    satellite_id: None,
+                    created_by: Some(me),
+                    name: &name,
+                    key_hash: &hash,
+                    key_prefix: &prefix,
+                    role,
+                },
+            )?;
+            Ok(store::api_keys::list(c, tenant)?.into_iter().find(|k| k.id == id))
+        })
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("the new key vanished")))?;
+    Audit::new("admin.api_key_created")
+        .actor(&ctx)
+        .tenant(tenant)
+        .target("api_key", &key.id)
+        .ip(&ip)
+        .details(json!({ "role": role }))
+        .write(&state)
+        .await;
+    let mut view = serde_json::to_value(KeyView::from(&key)).map_err(ApiError::internal)?;
+    view["key"] = json!(raw);
+    Ok((StatusCode::CREATED, axum::Json(view)))
+}
+
+async fn list(State(state): State<AppState>, Admin(access): Admin) -> Result<axum::Json<Value>, ApiError> {
+    let tenant = access.tenant_id;
+    let keys = state.store.call(move |c| store::api_keys::list(c, tenant)).await?;
+    let views: Vec<KeyView> = keys.iter().map(KeyView::from).collect();
+    Ok(axum::Json(json!({ "apiKeys": views })))
+}
+
+async fn revoke(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Admin(access): Admin,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let (tenant, now, id2) = (access.tenant_id, state.clock.now_str(), id.clone());
+    state.store.call(move |c| store::api_keys::revoke(c, tenant, &id2, &now)).await.map_err(|e| match e {
+        store::Error::NotFound => ApiError::NotFound("api_key_not_found", "no such API key in this team".into()),
+        other => other.into(),
+    })?;
+    Audit::new("admin.api_key_revoked")
+        .actor(&access.ctx)
+        .tenant(tenant)
+        .target("api_key", id)
+        .ip(&ip)
+        .write(&state)
+        .await;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,394 @@
+//! Public account flows of SPEC 4.1: register, login, logout, forgot and reset password.
+//! (MFA completions are in their own file when MFA lands; login already answers `mfaRequired`.)
+
+use std::sync::OnceLock;
+
+use axum::{
+    Router,
+    extract::State,
+    http::{HeaderMap, StatusCode, header},
+    response::{IntoResponse, Response},
+    routing::post,
+};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{ApiError, Json, session, views::UserView};
+use crate::{
+    auth::{
+        Audit, Authenticated, ClientIp, Principal, limits, password,
+        tokens::{self, Claims, MFA_TOKEN_MINUTES, TokenKind},
+    },
+    domain::{settings::PlatformSettings, validate},
+    state::AppState,
+    store::{self, login_attempts::Kind},
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/auth/register", post(register))
+        .route("/auth/login", post(login))
+        .route("/auth/logout", post(logout))
+        .route("/auth/forgot-password", post(forgot_password))
+        .route("/auth/reset-password", post(reset_password))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RegisterBody {
+    email: String,
+    name: String,
+    password: String,
+    invite_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct LoginBody {
+    email: String,
+    password: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct ForgotBody {
+    email: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct ResetBody {
+    token: String,
+    password: String,
+}
+
+fn invalid(code: &'static str, e: impl ToString) -> ApiError {
+    ApiError::Unprocessable(code, e.to_string())
+}
+
+/// Hashes off the async runtime (argon2 is deliberately slow).
+async fn hash(password: String) -> Result<String, ApiError> {
+    tokio::task::spawn_blocking(move || password::hash(&password))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)
+}
+
+async fn verify(password: String, phc: String) -> Result<bool, ApiError> {
+    tokio::task::spawn_blocking(move || password::verify(&password, &phc)).await.map_err(ApiError::internal)
+}
+
+/// A hash to verify against when the email is unknown, so the answer takes as long either way.
+fn decoy_hash() -> String {
+    static DECOY: OnceLock<String> = OnceLock::new();
+    DECOY.get_or_init(|| password::hash(&tokens::random_hex(16)).unwrap_or_default()).clone()
+}
+
+/// `{user, token}` with the session cookie set.
+async fn signed_in(
+    state: &AppState,
+    user: &store::users::User,
+    ip: &str,
+    headers: &HeaderMap,
+    status: StatusCode,
+) -> Result<Response, ApiError> {
+    let (token, cookie) = session::start(state, user.id, ip, headers).await?;
+    let body = json!({ "user": UserView::from(user), "token": token });
+    Ok((status, [(header::SET_COOKIE, cookie)], axum::Json(body)).into_response())
+}
+
+async fn register(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    Json(body): Json<RegisterBody>,
+) -> Result<Response, ApiError> {
+    let email = validate::email(&body.email).map_err(|e| invalid("invalid_email", e))?;
+    let name = validate::name(&body.name, "name").map_err(|e| invalid("invalid_name", e))?;
+    password::check_strength(&body.password).map_err(|e| invalid("weak_password", e))?;
+    let invite = match body.invite_token.as_deref().filter(|t| !t.is_empty()) {
+        Some(token) => Some(check_invite(&state, token, &email).await?),
+        None => None,
+    };
+    if invite.is_none() {
+        let platform: PlatformSettings =
+            state.store.call(|c| store::settings::load(c, store::settings::PLATFORM)).await?;
+        if !platform.allow_self_registration {
+            return Err(ApiError::Forbidden(
+                "registration_closed",
+                "this hub takes new accounts by invitation only".into(),
+            ));
+        }
+    }
+    let password_hash = hash(body.password).await?;
+    let now = state.clock.now_str();
+    let team = format!("{name}'s team");
+    let new_email = email.clone();
+    let user = state
+        .store
+        .call(move |c| {
+            let tx = c.transaction()?;
+            let first = store::users::count(&tx)? == 0;
+            let new = store::users::NewUser { email: new_email, name, password_hash, is_platform_admin: first };
+            let id = match &invite {
+                Some(inv) => {
+                    let id = store::users::create_in_tenant(&tx, &new, inv.tenant_id, inv.role)?;
+                    if !store::invites::accept(&tx, &inv.id, id, &now)? {
+                        return Err(store::Error::Conflict("the invite was just used".into()));
+                    }
+                    id
+                }
+                None => {
+                    let id = store::users::create(&tx, &new)?;
+                    store::tenants::create(&tx, &team, id)?;
+                    id
+                }
+            };
+            let user = store::users::get(&tx, id)?;
+            tx.commit()?;
+            Ok(user)
+        })
+        .await
+        .map_err(|e| match e {
+            store::Error::Conflict(m) => ApiError::Conflict("email_taken", m),
+            other => other.into(),
+        })?;
+    Audit::new("user.register")
+        .actor_user(user.id)
+        .tenant(user.default_tenant_id)
+        .target("user", user.id)
+        .ip(&ip)
+        .write(&state)
+        .await;
+    signed_in(&state, &user, &ip, &headers, StatusCode::CREATED).await
+}
+
+async fn check_invite(state: &AppState, token: &str, email: &str) -> Result<store::invites::Invite, ApiError> {
+    let hash = tokens::sha256_hex(token);
+    let invite = state.store.call(move |c| store::invites::find_by_hash(c, &hash)).await?;
+    let invite =
+        invite.ok_or_else(|| ApiError::BadRequest("invalid_invite", "this invite link is not valid".into()))?;
+    if invite.accepted_at.is_some() {
+        return Err(ApiError::BadRequest("invite_used", "this invite has already been used".into()));
+    }
+    if invite.revoked_at.is_some() || invite.expires_at <= state.clock.now_str() {
+        return Err(ApiError::BadRequest("invite_expired", "this invite has expired or was revoked".into()));
+    }
+    if invite.email.as_deref().is_some_and(|e| !e.eq_ignore_ascii_case(email)) {
+        return Err(ApiError::BadRequest("invite_email_mismatch", "this invite is for another email address".into()));
+    }
+    Ok(invite)
+}
+
+async fn login(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    Json(body): Json<LoginBody>,
+) -> Result<Response, ApiError> {
+    let email = body.email.trim().to_owned();
+    let failed = |reason: &str, user: Option<crate::ids::UserId>| {
+        let audit = Audit::new("user.login_failed").ip(&ip).details(json!({ "reason": reason, "email": email }));
+        match user {
+            Some(u) => audit.actor_user(u).target("user", u),
+            None => audit,
+        }
+    };
+
+    let since = crate::time::format(state.clock.now() - limits::login_window());
+    let ip_key = ip.clone();
+    let attempts =
+        state.store.call(move |c| store::login_attempts::count_since(c, Kind::Login, &ip_key, &since)).await?;
+    if attempts >= limits::LOGIN_ATTEMPTS_PER_IP {
+        failed("rate_limited", None).write(&state).await;
+        return Err(ApiError::TooManyRequests(
+            "too many login attempts from this address; try again in 15 minutes".into(),
+        ));
+    }
+    let lookup = email.clone();
+    let user = state.store.call(move |c| store::users::find_by_email(c, &lookup)).await?;
+    let now = state.clock.now_str();
+    let (ip_rec, email_rec, now_rec) = (ip.clone(), email.clone(), now.clone());
+    let record = move |ok: bool| {
+        let (ip, email, now) = (ip_rec.clone(), email_rec.clone(), now_rec.clone());
+        move |c: &mut rusqlite::Connection| store::login_attempts::record(c, Kind::Login, &ip, Some(&email), ok, &now)
+    };
+    let bad_credentials = || ApiError::Unauthorized("invalid_credentials", "wrong email or password".into());
+
+    let Some(user) = user else {
+        verify(body.password, decoy_hash()).await?;
+        state.store.call(record(false)).await?;
+        failed("invalid_credentials", None).write(&state).await;
+        return Err(bad_credentials());
+    };
+    let uid = Some(user.id);
+    if user.locked_until.as_deref().is_some_and(|until| until > now.as_str()) {
+        state.store.call(record(false)).await?;
+        failed("locked", uid).write(&state).await;
+        return Err(locked());
+    }
+    if !verify(body.password, user.password_hash.clone()).await? {
+        state.store.call(record(false)).await?;
+        let (id, until) = (user.id, state.clock.in_str(limits::lock_duration()));
+        let now_locked = state
+            .store
+            .call(move |c| store::users::record_failed_login(c, id, limits::FAILURES_BEFORE_LOCK, &until))
+            .await?;
+        if now_locked {
+            failed("locked", uid).write(&state).await;
+            return Err(locked());
+        }
+        failed("invalid_credentials", uid).write(&state).await;
+        return Err(bad_credentials());
+    }
+    if user.is_blocked {
+        state.store.call(record(false)).await?;
+        failed("blocked", uid).write(&state).await;
+        return Err(crate::auth::context::blocked());
+    }
+    state.store.call(record(true)).await?;
+    if user.mfa_enabled {
+        return mfa_challenge(&state, &user);
+    }
+    let (id, now2, ip2) = (user.id, now.clone(), ip.clone());
+    let user = state
+        .store
+        .call(move |c| {
+            store::users::record_login(c, id, &now2, &ip2)?;
+            store::users::get(c, id)
+        })
+        .await?;
+    Audit::new("user.login").actor_user(user.id).tenant(user.default_tenant_id).ip(&ip).write(&state).await;
+    signed_in(&state, &user, &ip, &headers, StatusCode::OK).await
+}
+
+/// Password accepted, second factor due: no session yet, just a short-lived challenge token.
+fn mfa_challenge(state: &AppState, user: &store::users::User) -> Result<Response, ApiError> {
+    let now = state.clock.now();
+    let claims = Claims {
+        sub: user.id,
+        sid: uuid::Uuid::new_v4().to_string(),
+        typ: TokenKind::Mfa,
+        iat: now.timestamp(),
+        exp: now.timestamp() + MFA_TOKEN_MINUTES * 60,
+    };
+    let token = tokens::sign(state.settings.security.jwt_secret.expose(), &claims).map_err(ApiError::internal)?;
+    Ok(axum::Json(json!({ "mfaRequired": true, "mfaToken": token, "hasPasskeys": false })).into_response())
+}
+
+fn locked() -> ApiError {
+    ApiError::Locked("too many failed logins: the account is locked for 15 minutes (or until a password reset)".into())
+}
+
+async fn logout(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Authenticated(ctx): Authenticated,
+) -> Result<Response, ApiError> {
+    if let Principal::User { session_id, .. } = &ctx.principal {
+        let (sid, now) = (session_id.clone(), state.clock.now_str());
+        state.store.call(move |c| store::sessions::revoke(c, &sid, &now)).await?;
+        Audit::new("user.logout").actor(&ctx).ip(&ip).write(&state).await;
+    }
+    Ok((StatusCode::NO_CONTENT, [(header::SET_COOKIE, session::clear_cookie(&state))]).into_response())
+}
+
+async fn forgot_password(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    Json(body): Json<ForgotBody>,
+) -> Result<StatusCode, ApiError> {
+    let email = body.email.trim().to_owned();
+    let since = crate::time::format(state.clock.now() - limits::forgot_window());
+    let (ip2, email2, now) = (ip.clone(), email.clone(), state.clock.now_str());
+    let (recent, user) = state
+        .store
+        .call(move |c| {
+            let recent = store::login_attempts::count_since(c, Kind::ForgotPassword, &ip2, &since)?;
+            store::login_attempts::record(c, Kind::ForgotPassword, &ip2, Some(&email2), false, &now)?;
+            Ok((recent, store::users::find_by_email(c, &email2)?))
+        })
+        .await?;
+    if recent >= limits::FORGOT_PER_IP {
+        tracing::warn!(%ip, "forgot-password rate limit reached; request dropped");
+        return Ok(StatusCode::NO_CONTENT);
+    }
+    let Some(user) = user.filter(|u| !u.is_blocked) else {
+        return Ok(StatusCode::NO_CONTENT); // same answer whether or not the address exists
+    };
+    let token = session::issue_reset_token(&state, user.id, &ip).await?;
+    let link = format!("{}/reset-password?token={token}", session::base_url(&state, &headers));
+    let text = format!(
+        "Hello {},\n\nSomeone (hopefully you) asked to reset your birdhub password.\n\
+         Open this link within 60 minutes to choose a new one:\n\n{link}\n\n\
+         If you did not ask, ignore this mail; your password stays as it is.\n",
+        user.name
+    );
+    state
+        .mailer
+        .send(&state.store, &state.clock, &user.email, "Reset your birdhub password", text, "password_reset")
+        .await;
+    Audit::new("user.password_reset_requested").actor_user(user.id).target("user", user.id).ip(&ip).write(&state).await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn reset_password(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Json(body): Json<ResetBody>,
+) -> Result<StatusCode, ApiError> {
+    password::check_strength(&body.password).map_err(|e| invalid("weak_password", e))?;
+    let hash_of_token = tokens::sha256_hex(body.token.trim());
+    let found = state
+        .store
+        .call(move |c| {
+            let Some(t) = store::resets::find(c, &hash_of_token)? else { return Ok(None) };
+            let user = store::users::get(c, t.user_id)?;
+            Ok(Some((t, user)))
+        })
+        .await?;
+    let fail = |reason: &'static str, user: Option<crate::ids::UserId>| {
+        let mut a = Audit::new("user.password_reset_failed").ip(&ip).details(json!({ "reason": reason }));
+        if let Some(u) = user {
+            a = a.actor_user(u).target("user", u);
+        }
+        a
+    };
+    let Some((token, user)) = found else {
+        fail("invalid_token", None).write(&state).await;
+        return Err(ApiError::BadRequest("invalid_token", "this reset link is not valid".into()));
+    };
+    let now = state.clock.now_str();
+    let refusal = if token.used_at.is_some() {
+        Some(("token_used", "this reset link has already been used"))
+    } else if token.expires_at <= now {
+        Some(("token_expired", "this reset link has expired; ask for a new one"))
+    } else if user.is_blocked {
+        Some(("user_blocked", "this account is blocked; contact the hub's administrator"))
+    } else {
+        None
+    };
+    if let Some((code, message)) = refusal {
+        fail(code, Some(user.id)).write(&state).await;
+        return Err(ApiError::BadRequest(code, message.into()));
+    }
+    let new_hash = hash(body.password).await?;
+    let (id, token_id) = (user.id, token.id);
+    let used = state
+        .store
+        .call(move |c| {
+            let tx = c.transaction()?;
+            if !store::resets::mark_used(&tx, &token_id, &now)? {
+                return Ok(false);
+            }
+            store::users::set_password(&tx, id, &new_hash, &now)?;
+            store::sessions::revoke_all(&tx, id, None, &now)?;
+            tx.commit()?;
+            Ok(true)
+        })
+        .await?;
+    if !used {
+        fail("token_used", Some(user.id)).write(&state).await;
+        return Err(ApiError::BadRequest("token_used", "this reset link has already been used".into()));
+    }
+    Audit::new("user.password_reset_completed").actor_user(user.id).target("user", user.id).ip(&ip).write(&state).await;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,174 @@
+//! Invites and members of a team (SPEC 4.1): `POST/GET /auth/invites`, `DELETE /auth/invites/:id`,
+//! `GET /auth/members`. An invite is a link carrying a one-time token, valid for 7 days, redeemed
+//! at `POST /auth/register` with `inviteToken`.
+
+use axum::{
+    Router,
+    extract::State,
+    http::{HeaderMap, StatusCode},
+    routing::{delete, get},
+};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{ApiError, Json, Path, session};
+use crate::{
+    auth::{Admin, Audit, Authenticated, ClientIp, guard, limits, tokens},
+    domain::{Role, validate},
+    ids::{TenantId, UserId},
+    state::AppState,
+    store::{self, invites::Invite},
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/auth/invites", get(list).post(create))
+        .route("/auth/invites/{id}", delete(revoke))
+        .route("/auth/members", get(members))
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InviteView {
+    id: String,
+    tenant_id: TenantId,
+    role: Role,
+    email: Option<String>,
+    created_by: Option<UserId>,
+    expires_at: String,
+    created_at: String,
+}
+
+impl From<&Invite> for InviteView {
+    fn from(i: &Invite) -> Self {
+        Self {
+            id: i.id.clone(),
+            tenant_id: i.tenant_id,
+            role: i.role,
+            email: i.email.clone(),
+            created_by: i.created_by,
+            expires_at: i.expires_at.clone(),
+            created_at: i.created_at.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateBody {
+    tenant_id: Option<TenantId>,
+    role: Role,
+    email: Option<String>,
+}
+
+async fn create(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Authenticated(ctx): Authenticated,
+    headers: HeaderMap,
+    Json(body): Json<CreateBody>,
+) -> Result<(StatusCode, axum::Json<serde_json::Value>), ApiError> {
+    let access = guard::access(&state, &ctx, body.tenant_id.or(ctx.default_tenant), Role::Admin).await?;
+    let me = ctx.require_user()?;
+    let email =
+        body.email.map(|e| validate::email(&e)).transpose().map_err(|e| ApiError::Unprocessable("invalid_email", e))?;
+    let token = tokens::random_hex(24);
+    let (hash, expires) = (tokens::sha256_hex(&token), state.clock.in_str(limits::invite_ttl()));
+    let tenant = access.tenant_id;
+    let invite = state
+        .store
+        .call(move |c| {
+            store::invites::create(
+                c,
+                &store::invites::NewInvite {
+                    tenant_id: tenant,
+                    role: body.role,
+                    email: email.as_deref(),
+                    created_by: me,
+                    token_hash: &hash,
+                    expires_at: &expires,
+                },
+            )
+        })
+        .await?;
+    let url = format!("{}/register?invite={token}", session::base_url(&state, &headers));
+    Audit::new("admin.invite_created")
+        .actor(&ctx)
+        .tenant(tenant)
+        .target("invite", &invite.id)
+        .ip(&ip)
+        .details(json!({ "role": invite.role }))
+        .write(&state)
+        .await;
+    let mut view = serde_json::to_value(InviteView::from(&invite)).map_err(ApiError::internal)?;
+    view["token"] = json!(token);
+    view["url"] = json!(url);
+    Ok((StatusCode::CREATED, axum::Json(view)))
+}
+
+async fn list(State(state): State<AppState>, Admin(access): Admin) -> Result<axum::Json<serde_json::Value>, ApiError> {
+    let (tenant, now) = (access.tenant_id, state.clock.now_str());
+    let invites = state.store.call(move |c| store::invites::pending(c, tenant, &now)).await?;
+    let views: Vec<InviteView> = invites.iter().map(InviteView::from).collect();
+    Ok(axum::Json(json!({ "invites": views })))
+}
+
+async fn revoke(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Admin(access): Admin,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let (tenant, now, id2) = (access.tenant_id, state.clock.now_str(), id.clone());
+    state.store.call(move |c| store::invites::revoke(c, tenant, &id2, &now)).await.map_err(|e| match e {
+        store::Error::NotFound => ApiError::NotFound("invite_not_found", "no such pending invite in this team".into()),
+        other => other.into(),
+    })?;
+    Audit::new("admin.invite_revoked")
+        .actor(&access.ctx)
+        .tenant(tenant)
+        .target("invite", id)
+        .ip(&ip)
+        .write(&state)
+        .await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberView {
+    pub id: String,
+    pub user_id: UserId,
+    pub tenant_id: TenantId,
+    pub name: String,
+    pub email: String,
+    pub role: Role,
+    pub is_owner: bool,
+    pub joined_at: String,
+}
+
+impl From<&store::tenants::Membership> for MemberView {
+    fn from(m: &store::tenants::Membership) -> Self {
+        Self {
+            id: m.id.clone(),
+            user_id: m.user_id,
+            tenant_id: m.tenant_id,
+            name: m.name.clone(),
+            email: m.email.clone(),
+            role: m.role,
+            is_owner: m.is_owner,
+            joined_at: m.created_at.clone(),
+        }
+    }
+}
+
+/// Members of the team; platform admins are not listed (SPEC 4.1).
+async fn members(
+    State(state): State<AppState>,
+    Admin(access): Admin,
+) -> Result<axum::Json<serde_json::Value>, ApiError> {
+    let tenant = access.tenant_id;
+    let members = state.store.call(move |c| store::tenants::members(c, tenant, false)).await?;
+    let views: Vec<MemberView> = members.iter().map(MemberView::from).collect();
+    Ok(axum::Json(json!({ "members": views })))
+}

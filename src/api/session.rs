@@ -1,0 +1,64 @@
+//! Starting and ending login sessions: the session row, the JWT and the cookie.
+
+use axum::http::{HeaderMap, HeaderValue, header};
+use chrono::Duration;
+
+use super::ApiError;
+use crate::{
+    auth::tokens::{self, Claims, SESSION_COOKIE, SESSION_DAYS, TokenKind},
+    ids::UserId,
+    state::AppState,
+    store,
+};
+
+/// A new session for `user`: its JWT and the `Set-Cookie` value carrying it.
+pub async fn start(
+    state: &AppState,
+    user: UserId,
+    ip: &str,
+    headers: &HeaderMap,
+) -> Result<(String, HeaderValue), ApiError> {
+    let now = state.clock.now();
+    let expires = now + Duration::days(SESSION_DAYS);
+    let agent =
+        headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(|s| s.chars().take(200).collect::<String>());
+    let (ip, exp) = (ip.to_owned(), crate::time::format(expires));
+    let sid = state.store.call(move |c| store::sessions::create(c, user, &ip, agent.as_deref(), &exp)).await?;
+    let claims = Claims { sub: user, sid, typ: TokenKind::Session, iat: now.timestamp(), exp: expires.timestamp() };
+    let token = tokens::sign(state.settings.security.jwt_secret.expose(), &claims).map_err(ApiError::internal)?;
+    let cookie = format!(
+        "{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{}",
+        SESSION_DAYS * 86_400,
+        secure_suffix(state)
+    );
+    Ok((token, HeaderValue::from_str(&cookie).map_err(ApiError::internal)?))
+}
+
+/// The `Set-Cookie` value that removes the session cookie.
+pub fn clear_cookie(state: &AppState) -> HeaderValue {
+    let cookie = format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}", secure_suffix(state));
+    HeaderValue::from_str(&cookie).unwrap_or_else(|_| HeaderValue::from_static("birdhub_session=; Max-Age=0"))
+}
+
+fn secure_suffix(state: &AppState) -> &'static str {
+    if state.settings.http.public_url.starts_with("https://") { "; Secure" } else { "" }
+}
+
+/// The hub's base URL for links in mail: `http.public_url`, else the request's `Host`.
+pub fn base_url(state: &AppState, headers: &HeaderMap) -> String {
+    let configured = state.settings.http.public_url.trim_end_matches('/');
+    if !configured.is_empty() {
+        return configured.to_owned();
+    }
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("localhost");
+    format!("http://{host}")
+}
+
+/// A fresh single-use password-reset token for `user` (60 minutes); returns the raw token.
+pub async fn issue_reset_token(state: &AppState, user: UserId, ip: &str) -> Result<String, ApiError> {
+    let token = tokens::random_hex(32);
+    let (hash, ip, expires) =
+        (tokens::sha256_hex(&token), ip.to_owned(), state.clock.in_str(crate::auth::limits::reset_token_ttl()));
+    state.store.call(move |c| store::resets::create(c, user, &hash, &expires, &ip)).await?;
+    Ok(token)
+}

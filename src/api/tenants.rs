@@ -1,0 +1,175 @@
+//! Teams: `GET /tenants`, `POST /tenants/:id/leave` (SPEC 4.12) and `POST /auth/create-tenant` (4.1).
+
+use axum::{
+    Router,
+    extract::State,
+    http::StatusCode,
+    routing::{get, post},
+};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{ApiError, Json, Path, Query, views::TenantView};
+use crate::{
+    auth::{Audit, Authenticated, ClientIp},
+    domain::{Role, settings::PlatformSettings, validate},
+    events::Event,
+    ids::TenantId,
+    state::AppState,
+    store,
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/tenants", get(list))
+        .route("/tenants/{id}/leave", post(leave))
+        .route("/auth/create-tenant", post(create))
+}
+
+/// The caller's teams with their role; platform admins see every team (as admin).
+async fn list(
+    State(state): State<AppState>,
+    Authenticated(ctx): Authenticated,
+) -> Result<axum::Json<serde_json::Value>, ApiError> {
+    let me = ctx.user_id();
+    let sees_all = ctx.sees_all();
+    let key_tenant = ctx.api_key_id().and(ctx.default_tenant);
+    let key_role = match &ctx.principal {
+        crate::auth::Principal::ApiKey { role, .. } => Some(*role),
+        _ => None,
+    };
+    let views = state
+        .store
+        .call(move |c| {
+            let mine = match me {
+                Some(u) => store::tenants::list_for_user(c, u)?,
+                None => Vec::new(),
+            };
+            if let (Some(t), Some(role)) = (key_tenant, key_role) {
+                return Ok(vec![TenantView::new(&store::tenants::get(c, t)?, role, None)]);
+            }
+            if sees_all {
+                return Ok(store::tenants::list_all(c)?
+                    .iter()
+                    .map(|t| {
+                        let role = mine.iter().find(|(m, _)| m.id == t.id).map_or(Role::Admin, |(_, r)| *r);
+                        TenantView::new(t, role.max(Role::Admin), me)
+                    })
+                    .collect());
+            }
+            Ok(mine.iter().map(|(t, r)| TenantView::new(t, *r, me)).collect())
+        })
+        .await?;
+    Ok(axum::Json(json!({ "tenants": views })))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct DevicesQuery {
+    /// `keep` leaves the person's devices running for the team.
+    pub devices: Option<String>,
+}
+
+impl DevicesQuery {
+    pub fn keep(&self) -> Result<bool, ApiError> {
+        match self.devices.as_deref() {
+            None | Some("disconnect") => Ok(false),
+            Some("keep") => Ok(true),
+            Some(other) => Err(ApiError::BadRequest(
+                "invalid_devices",
+                format!("devices must be keep or disconnect, not {other:?}"),
+            )),
+        }
+    }
+}
+
+/// Leaves a team. The owner must transfer ownership first (400 `OWNER_CANNOT_LEAVE`). The leaver's
+/// devices become team-owned and are disconnected unless `?devices=keep`.
+async fn leave(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Authenticated(ctx): Authenticated,
+    Path(tenant): Path<TenantId>,
+    Query(q): Query<DevicesQuery>,
+) -> Result<StatusCode, ApiError> {
+    let me = ctx.require_user()?;
+    let keep = q.keep()?;
+    let found = state
+        .store
+        .call(move |c| Ok((store::tenants::get(c, tenant).ok(), store::tenants::role_of(c, tenant, me)?)))
+        .await?;
+    let (Some(team), Some(_)) = found else {
+        return Err(ApiError::NotFound("tenant_not_found", "no such team, or you are not a member".into()));
+    };
+    if team.owner_user_id == Some(me) {
+        return Err(ApiError::BadRequest(
+            "OWNER_CANNOT_LEAVE",
+            "owners cannot leave their team; transfer ownership first".into(),
+        ));
+    }
+    let now = state.clock.now_str();
+    let released = state.store.call(move |c| store::tenants::leave(c, tenant, me, keep, &now)).await?;
+    announce_released(&state, tenant, &released, keep);
+    Audit::new("user.left_tenant")
+        .actor(&ctx)
+        .tenant(tenant)
+        .target("user", me)
+        .ip(&ip)
+        .details(json!({ "devices": if keep { "keep" } else { "disconnect" }, "releasedDevices": released.len() }))
+        .write(&state)
+        .await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Tells the broker to drop the sessions of devices whose credentials were just revoked.
+pub fn announce_released(state: &AppState, tenant: TenantId, released: &[crate::ids::SatelliteId], keep: bool) {
+    if keep {
+        return;
+    }
+    for satellite_id in released {
+        state.bus.publish(Event::SatelliteRevoked { tenant_id: tenant, satellite_id: *satellite_id });
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct CreateBody {
+    name: String,
+}
+
+/// Creates a team owned by the caller (gated by `allow_tenant_creation`; platform admins always may).
+async fn create(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Authenticated(ctx): Authenticated,
+    Json(body): Json<CreateBody>,
+) -> Result<(StatusCode, axum::Json<TenantView>), ApiError> {
+    let me = ctx.require_user()?;
+    let name = validate::name(&body.name, "name").map_err(|e| ApiError::Unprocessable("invalid_name", e))?;
+    if !ctx.is_platform_admin {
+        let platform: PlatformSettings =
+            state.store.call(|c| store::settings::load(c, store::settings::PLATFORM)).await?;
+        if !platform.allow_tenant_creation {
+            return Err(ApiError::Forbidden(
+                "tenant_creation_disabled",
+                "creating teams is switched off on this hub".into(),
+            ));
+        }
+    }
+    let team = state
+        .store
+        .call(move |c| {
+            let tx = c.transaction()?;
+            let id = store::tenants::create(&tx, &name, me)?;
+            let team = store::tenants::get(&tx, id)?;
+            tx.commit()?;
+            Ok(team)
+        })
+        .await?;
+    Audit::new("admin.tenant_created")
+        .actor(&ctx)
+        .tenant(team.id)
+        .target("tenant", team.id)
+        .ip(&ip)
+        .write(&state)
+        .await;
+    Ok((StatusCode::CREATED, axum::Json(TenantView::new(&team, Role::Admin, Some(me)))))
+}

@@ -1,0 +1,87 @@
+//! JSON shapes shared by several resource files.
+
+use serde::Serialize;
+
+use crate::{
+    domain::Role,
+    ids::{TenantId, UserId},
+    store::{tenants::Tenant, users::User},
+};
+
+/// A user as the API shows it (never the password hash).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserView {
+    pub id: UserId,
+    pub email: String,
+    pub name: String,
+    pub is_platform_admin: bool,
+    pub is_blocked: bool,
+    pub default_tenant_id: Option<TenantId>,
+    pub created_at: String,
+    pub last_login_at: Option<String>,
+    pub last_login_ip: Option<String>,
+}
+
+impl From<&User> for UserView {
+    fn from(u: &User) -> Self {
+        Self {
+            id: u.id,
+            email: u.email.clone(),
+            name: u.name.clone(),
+            is_platform_admin: u.is_platform_admin,
+            is_blocked: u.is_blocked,
+            default_tenant_id: u.default_tenant_id,
+            created_at: u.created_at.clone(),
+            last_login_at: u.last_login_at.clone(),
+            last_login_ip: u.last_login_ip.clone(),
+        }
+    }
+}
+
+/// A team with the caller's role in it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TenantView {
+    pub id: TenantId,
+    pub name: String,
+    pub role: Role,
+    pub is_owner: bool,
+    pub created_at: String,
+}
+
+impl TenantView {
+    pub fn new(t: &Tenant, role: Role, me: Option<UserId>) -> Self {
+        Self {
+            id: t.id,
+            name: t.name.clone(),
+            role,
+            is_owner: me.is_some() && t.owner_user_id == me,
+            created_at: t.created_at.clone(),
+        }
+    }
+}
+
+/// `limit`/`offset` of list endpoints: default 50, at most 500.
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+pub struct Page {
+    #[serde(default = "default_limit")]
+    pub limit: u32,
+    #[serde(default)]
+    pub offset: u32,
+}
+
+fn default_limit() -> u32 {
+    50
+}
+
+pub const MAX_LIMIT: u32 = 500;
+
+impl Page {
+    pub fn checked(self) -> Result<Self, super::ApiError> {
+        if self.limit == 0 || self.limit > MAX_LIMIT {
+            return Err(super::ApiError::BadRequest("invalid_limit", format!("limit must be 1 to {MAX_LIMIT}")));
+        }
+        Ok(self)
+    }
+}

@@ -1,0 +1,148 @@
+//! Who is calling: the credential resolver (SPEC 5.1) and the auth context it yields.
+//!
+//! Order: the internal key (`HUB_INTERNAL_API_KEY`), the session cookie, a bearer JWT, a bearer API
+//! key. The platform-admin flag and the blocked flag are read from the database on every request.
+
+use axum::http::{HeaderMap, header};
+
+use super::tokens::{self, SESSION_COOKIE, TokenKind};
+use crate::{
+    api::ApiError,
+    domain::Role,
+    ids::{SatelliteId, TenantId, UserId},
+    state::AppState,
+    store,
+};
+
+/// The identity behind a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// The reverse proxy or another trusted internal caller; acts as a platform admin.
+    Internal,
+    /// A person, signed in with a session (cookie or bearer JWT).
+    User { user_id: UserId, session_id: String },
+    /// A tenant-scoped or satellite-scoped API key.
+    ApiKey { key_id: String, tenant_id: TenantId, satellite_id: Option<SatelliteId>, role: Role },
+}
+
+/// The resolved caller of one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthContext {
+    pub principal: Principal,
+    /// Read from the database for this request, never from the token.
+    pub is_platform_admin: bool,
+    /// The user's default team, where no `tenantId` is given.
+    pub default_tenant: Option<TenantId>,
+}
+
+impl AuthContext {
+    pub fn user_id(&self) -> Option<UserId> {
+        match &self.principal {
+            Principal::User { user_id, .. } => Some(*user_id),
+            _ => None,
+        }
+    }
+
+    pub fn api_key_id(&self) -> Option<&str> {
+        match &self.principal {
+            Principal::ApiKey { key_id, .. } => Some(key_id),
+            _ => None,
+        }
+    }
+
+    pub fn satellite_id(&self) -> Option<SatelliteId> {
+        match &self.principal {
+            Principal::ApiKey { satellite_id, .. } => *satellite_id,
+            _ => None,
+        }
+    }
+
+    /// Platform admins and the internal key see every team.
+    pub fn sees_all(&self) -> bool {
+        self.is_platform_admin || self.principal == Principal::Internal
+    }
+
+    /// The signed-in person, or 403 for keys.
+    pub fn require_user(&self) -> Result<UserId, ApiError> {
+        self.user_id().ok_or_else(|| {
+            ApiError::Forbidden("user_required", "this endpoint needs a signed-in person, not a key".into())
+        })
+    }
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let token = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer "))?;
+    Some(token.trim()).filter(|t| !t.is_empty())
+}
+
+/// The value of cookie `name`, if sent.
+pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+/// Resolves the caller, or 401 when no credential is valid.
+pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContext, ApiError> {
+    let bearer = bearer(headers);
+    let sec = &state.settings.security;
+    if bearer.is_some_and(|b| sec.internal_api_key.matches(b)) {
+        return Ok(AuthContext { principal: Principal::Internal, is_platform_admin: true, default_tenant: None });
+    }
+    let jwt_secret = sec.jwt_secret.expose();
+    let now = state.clock.now();
+    let session =
+        cookie(headers, SESSION_COOKIE).and_then(|t| tokens::verify(jwt_secret, t, TokenKind::Session, now)).or_else(
+            || bearer.filter(|b| b.contains('.')).and_then(|t| tokens::verify(jwt_secret, t, TokenKind::Session, now)),
+        );
+    if let Some(claims) = session {
+        let now = state.clock.now_str();
+        let (user, active) = state
+            .store
+            .call(move |c| {
+                let active = store::sessions::is_active(c, &claims.sid, claims.sub, &now)?;
+                Ok((store::users::get(c, claims.sub).ok(), active.then_some(claims.sid)))
+            })
+            .await?;
+        return match (user, active) {
+            (Some(u), Some(sid)) if !u.is_blocked => Ok(AuthContext {
+                principal: Principal::User { user_id: u.id, session_id: sid },
+                is_platform_admin: u.is_platform_admin,
+                default_tenant: u.default_tenant_id,
+            }),
+            (Some(u), Some(_)) if u.is_blocked => Err(blocked()),
+            _ => Err(ApiError::Unauthorized("session_expired", "the session has ended; log in again".into())),
+        };
+    }
+    if let Some(raw) = bearer.filter(|b| !b.contains('.')) {
+        let hash = tokens::sha256_hex(raw);
+        let now = state.clock.now_str();
+        let key = state.store.call(move |c| store::api_keys::find_active(c, &hash, &now)).await?;
+        if let Some(k) = key {
+            return Ok(AuthContext {
+                principal: Principal::ApiKey {
+                    key_id: k.id,
+                    tenant_id: k.tenant_id,
+                    satellite_id: k.satellite_id,
+                    role: k.role,
+                },
+                is_platform_admin: false,
+                default_tenant: Some(k.tenant_id),
+            });
+        }
+    }
+    if bearer.is_some() || cookie(headers, SESSION_COOKIE).is_some() {
+        return Err(ApiError::Unauthorized("invalid_credentials", "the credentials are not valid".into()));
+    }
+    Err(ApiError::Unauthorized("unauthenticated", "log in or send an API key".into()))
+}
+
+pub fn blocked() -> ApiError {
+    ApiError::Forbidden("user_blocked", "this account is blocked; contact the hub's administrator".into())
+}

@@ -1,0 +1,8 @@
+//! Rules with no I/O: roles, settings and their defaults and validation. Depends on nothing of ours.
+
+pub mod preferences;
+pub mod role;
+pub mod settings;
+pub mod validate;
+
+pub use role::Role;

@@ -1,0 +1,96 @@
+//! Outgoing mail over SMTP (lettre) when `smtp.host` is set; otherwise each message is recorded in
+//! the mail log and the log file, and dropped. Every attempt lands in the `mail_log` table (without
+//! the body, which may carry a token).
+
+use std::time::Duration;
+
+use lettre::{
+    AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor, message::header::ContentType,
+    transport::smtp::authentication::Credentials,
+};
+
+use crate::{clock::Clock, config::SmtpSettings, store::Store};
+
+/// What happened to a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Sent,
+    /// No SMTP server is configured.
+    Dropped,
+    Failed,
+}
+
+#[derive(Clone)]
+pub struct Mailer {
+    transport: Option<AsyncSmtpTransport<Tokio1Executor>>,
+    from: String,
+}
+
+impl Mailer {
+    pub fn new(smtp: &SmtpSettings) -> anyhow::Result<Self> {
+        if smtp.host.is_empty() {
+            return Ok(Self { transport: None, from: smtp.from.clone() });
+        }
+        let builder = match smtp.security.as_str() {
+            "tls" => AsyncSmtpTransport::<Tokio1Executor>::relay(&smtp.host)?,
+            "starttls" => AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(&smtp.host)?,
+            _ => AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&smtp.host),
+        };
+        let mut builder = builder.port(smtp.port).timeout(Some(Duration::from_secs(15)));
+        if !smtp.username.is_empty() {
+            builder = builder.credentials(Credentials::new(smtp.username.clone(), smtp.password.expose().to_owned()));
+        }
+        Ok(Self { transport: Some(builder.build()), from: smtp.from.clone() })
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.transport.is_some()
+    }
+
+    /// Sends a plain-text mail and records the outcome; never fails the caller.
+    pub async fn send(
+        &self,
+        store: &Store,
+        clock: &Clock,
+        to: &str,
+        subject: &str,
+        body: String,
+        kind: &str,
+    ) -> Outcome {
+        let (outcome, error) = match &self.transport {
+            None => {
+                tracing::info!(to, subject, kind, "SMTP is not configured (smtp.host); mail recorded and dropped");
+                (Outcome::Dropped, None)
+            }
+            Some(transport) => match self.build(to, subject, body) {
+                Err(e) => (Outcome::Failed, Some(e.to_string())),
+                Ok(message) => match transport.send(message).await {
+                    Ok(_) => (Outcome::Sent, None),
+                    Err(e) => {
+                        tracing::warn!(to, kind, error = %e, "sending mail failed");
+                        (Outcome::Failed, Some(e.to_string()))
+                    }
+                },
+            },
+        };
+        let status = match outcome {
+            Outcome::Sent => "sent",
+            Outcome::Dropped => "dropped",
+            Outcome::Failed => "failed",
+        };
+        let (to, subject, kind, now) = (to.to_owned(), subject.to_owned(), kind.to_owned(), clock.now_str());
+        let _ = store
+            .call(move |c| crate::store::mail_log::record(c, &to, &subject, &kind, status, error.as_deref(), &now))
+            .await;
+        outcome
+    }
+
+    fn build(&self, to: &str, subject: &str, body: String) -> anyhow::Result<Message> {
+        Ok(Message::builder()
+            .from(self.from.parse()?)
+            .to(to.parse()?)
+            .subject(subject)
+            .header(ContentType::TEXT_PLAIN)
+            .body(body)?)
+    }
+}

@@ -1,0 +1,103 @@
+//! API keys: stored as SHA-256 of the raw key, tenant-scoped or satellite-scoped.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::{Error, Result};
+use crate::{
+    domain::Role,
+    ids::{SatelliteId, TenantId, UserId},
+};
+
+#[derive(Debug, Clone)]
+pub struct ApiKey {
+    pub id: String,
+    pub tenant_id: TenantId,
+    pub satellite_id: Option<SatelliteId>,
+    pub created_by: Option<UserId>,
+    pub name: String,
+    pub key_prefix: String,
+    pub role: Role,
+    pub created_at: String,
+    pub last_used_at: Option<String>,
+    pub revoked_at: Option<String>,
+}
+
+const COLS: &str =
+    "id, tenant_id, satellite_id, created_by, name, key_prefix, role, created_at, last_used_at, revoked_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<ApiKey> {
+    Ok(ApiKey {
+        id: r.get(0)?,
+        tenant_id: r.get(1)?,
+        satellite_id: r.get(2)?,
+        created_by: r.get(3)?,
+        name: r.get(4)?,
+        key_prefix: r.get(5)?,
+        role: r.get(6)?,
+        created_at: r.get(7)?,
+        last_used_at: r.get(8)?,
+        revoked_at: r.get(9)?,
+    })
+}
+
+/// A key to store; `key_hash` is the SHA-256 hex of the raw key.
+pub struct NewKey<'a> {
+    pub tenant_id: TenantId,
+    pub satellite_id: Option<SatelliteId>,
+    pub created_by: Option<UserId>,
+    pub name: &'a str,
+    pub key_hash: &'a str,
+    pub key_prefix: &'a str,
+    pub role: Role,
+}
+
+pub fn create(conn: &Connection, k: &NewKey<'_>) -> Result<String> {
+    let id = uuid::Uuid::new_v4().to_string();
+    conn.execute(
+        "INSERT INTO api_keys (id, tenant_id, satellite_id, created_by, name, key_hash, key_prefix, role)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![id, k.tenant_id, k.satellite_id, k.created_by, k.name, k.key_hash, k.key_prefix, k.role],
+    )?;
+    Ok(id)
+}
+
+/// The live key with this hash (not revoked, not expired at `now`); marks it used.
+pub fn find_active(conn: &Connection, key_hash: &str, now: &str) -> Result<Option<ApiKey>> {
+    let key = conn
+        .query_row(
+            &format!(
+                "SELECT {COLS} FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)"
+            ),
+            params![key_hash, now],
+            from_row,
+        )
+        .optional()?;
+    if let Some(k) = &key {
+        conn.execute("UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1", params![k.id, now])?;
+    }
+    Ok(key)
+}
+
+/// Keys of a team (live and revoked), newest first.
+pub fn list(conn: &Connection, tenant: TenantId) -> Result<Vec<ApiKey>> {
+    let mut stmt =
+        conn.prepare(&format!("SELECT {COLS} FROM api_keys WHERE tenant_id = ?1 ORDER BY created_at DESC, id"))?;
+    Ok(stmt.query_map([tenant], from_row)?.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Revokes a key of `tenant`; an unknown id or another team's key is `NotFound`.
+pub fn revoke(conn: &Connection, tenant: TenantId, id: &str, now: &str) -> Result<()> {
+    let n = conn.execute(
+        "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?3) WHERE id = ?1 AND tenant_id = ?2",
+        params![id, tenant, now],
+    )?;
+    if n == 0 { Err(Error::NotFound) } else { Ok(()) }
+}
+
+/// Expires every key of a satellite (rotation, deletion, the registrant leaving).
+pub fn revoke_for_satellite(conn: &Connection, satellite: SatelliteId, now: &str) -> Result<usize> {
+    Ok(conn.execute(
+        "UPDATE api_keys SET revoked_at = ?2 WHERE satellite_id = ?1 AND revoked_at IS NULL",
+        params![satellite, now],
+    )?)
+}
