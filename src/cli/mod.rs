@@ -4,6 +4,7 @@
 
 mod admin;
 mod bench;
+mod bench_auth;
 mod classify;
 mod model;
 
@@ -73,6 +74,8 @@ pub enum Command {
 pub enum BenchCommand {
     /// Model load time, per-chunk latency, throughput with 1 and 2 threads, peak RSS.
     Inference(bench::InferenceArgs),
+    /// argon2 parameters, hash cost and login latency against a real local hub.
+    Auth(bench_auth::AuthArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -166,6 +169,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Healthcheck { url } => admin::healthcheck(&settings, url).await,
         Command::Classify(args) => classify::run(&settings, args).await,
         Command::Bench(BenchCommand::Inference(args)) => bench::inference(&settings, args).await,
+        Command::Bench(BenchCommand::Auth(args)) => bench_auth::run(args).await,
         Command::Model(ModelCommand::Fetch { .. }) => unreachable!("handled before settings are loaded"),
         Command::Model(ModelCommand::Status) => model::status(&settings),
     }

@@ -1,9 +1,32 @@
 //! The test harness: the real hub, in-process, on `127.0.0.1:0` ports with a temp data dir.
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
+pub mod api;
+pub mod smtp;
+
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
-use birdhub::{app::Hub, config::Settings};
+use birdhub::{
+    app::Hub,
+    config::Settings,
+    ids::{TenantId, UserId},
+    state::AppState,
+    store,
+};
+
+#[allow(unused_imports)]
+pub use api::{Api, assert_error};
+
+/// The password every test user gets.
+pub const PASSWORD: &str = "correct horse battery";
+
+/// A user made directly in the store (test setup), with their own team.
+#[derive(Debug, Clone)]
+pub struct TestUser {
+    pub id: UserId,
+    pub tenant: TenantId,
+    pub email: String,
+}
 
 /// A running hub; dropping it stops the hub and deletes its data dir.
 pub struct TestHub {
@@ -23,6 +46,73 @@ impl TestHub {
 
     pub fn hub(&self) -> &Hub {
         self.hub.as_ref().expect("hub is running")
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.hub().state
+    }
+
+    /// A fresh client with an empty cookie jar.
+    pub fn anon(&self) -> Api {
+        Api::new(&self.base_url)
+    }
+
+    /// Creates a user with a team of their own (admin and owner of it).
+    pub async fn user(&self, email: &str, platform_admin: bool) -> TestUser {
+        let hash = birdhub::auth::password::hash(PASSWORD).expect("hash");
+        let new = store::users::NewUser {
+            email: email.into(),
+            name: email.split('@').next().unwrap_or("user").into(),
+            password_hash: hash,
+            is_platform_admin: platform_admin,
+        };
+        let created = self
+            .state()
+            .store
+            .call(move |c| store::users::create_with_team(c, &new, "team"))
+            .await
+            .expect("create user");
+        TestUser { id: created.user_id, tenant: created.tenant_id, email: email.into() }
+    }
+
+    /// Creates a user who is only a member of `tenant` with `role` (no team of their own).
+    pub async fn member_of(&self, email: &str, tenant: TenantId, role: birdhub::domain::Role) -> TestUser {
+        let hash = birdhub::auth::password::hash(PASSWORD).expect("hash");
+        let new = store::users::NewUser {
+            email: email.into(),
+            name: email.split('@').next().unwrap_or("user").into(),
+            password_hash: hash,
+            is_platform_admin: false,
+        };
+        let id = self
+            .state()
+            .store
+            .call(move |c| store::users::create_in_tenant(c, &new, tenant, role))
+            .await
+            .expect("create");
+        TestUser { id, tenant, email: email.into() }
+    }
+
+    /// Logs in over HTTP and returns a client holding the session cookie.
+    pub async fn login(&self, email: &str) -> Api {
+        let api = self.anon();
+        let (status, body) = api.post("/auth/login", serde_json::json!({"email": email, "password": PASSWORD})).await;
+        assert_eq!(status, 200, "login of {email}: {body}");
+        api
+    }
+
+    /// Logs in and returns the session JWT from the body.
+    pub async fn token(&self, email: &str) -> String {
+        let (status, body) =
+            self.anon().post("/auth/login", serde_json::json!({"email": email, "password": PASSWORD})).await;
+        assert_eq!(status, 200, "login of {email}: {body}");
+        body["token"].as_str().expect("token").to_owned()
+    }
+
+    /// Runs SQL against the hub's real database file.
+    pub fn sql<T>(&self, f: impl FnOnce(&rusqlite::Connection) -> T) -> T {
+        let conn = rusqlite::Connection::open(self.data_dir.join("birdhub.db")).expect("open db");
+        f(&conn)
     }
 
     /// Stops the hub and waits for it to finish.
