@@ -298,3 +298,32 @@ async fn the_audit_log_records_the_real_client_ip_behind_a_trusted_proxy() {
     let (_, filtered) = hub.login(&root.email).await.get("/admin/audit-log?action=user.login").await;
     assert!(filtered["entries"].as_array().expect("entries").iter().all(|e| e["action"] == "user.login"));
 }
+
+#[tokio::test]
+async fn members_list_hides_platform_admins_and_admins_remove_members_by_id() {
+    let hub = common::spawn_hub().await;
+    let root = hub.user("root@example.org", true).await;
+    let owner = hub.user("owner@example.org", false).await;
+    let mate = hub.member_of("mate@example.org", owner.tenant, Role::Viewer).await;
+    let admin = hub.login(&root.email).await;
+    admin.post(&format!("/admin/users/{}/tenants", root.id), json!({"tenantId": owner.tenant, "role": "admin"})).await;
+
+    let owner_api = hub.login(&owner.email).await;
+    let (_, members) = owner_api.get("/auth/members").await;
+    let emails: Vec<&str> =
+        members["members"].as_array().expect("members").iter().filter_map(|m| m["email"].as_str()).collect();
+    assert_eq!(emails, ["mate@example.org", "owner@example.org"], "platform admins are not listed");
+    let mate_member =
+        members["members"].as_array().expect("members").iter().find(|m| m["email"] == mate.email).expect("mate");
+    let id = mate_member["id"].as_str().expect("id");
+
+    assert_error(&owner_api.delete(&format!("/admin/members/{id}")).await, 403, "platform_admin_required");
+    assert_eq!(admin.delete(&format!("/admin/members/{id}")).await.0, 204);
+    assert_error(&admin.delete(&format!("/admin/members/{id}")).await, 404, "member_not_found");
+    assert_eq!(hub.login(&mate.email).await.get("/tenants").await.1["tenants"], json!([]));
+    let removed: i64 = hub.sql(|c| {
+        c.query_row("SELECT count(*) FROM audit_log WHERE action = 'admin.member_removed'", [], |r| r.get(0))
+            .expect("n")
+    });
+    assert_eq!(removed, 1);
+}
