@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    ApiError, Json, Path, Query, admin_users::remove_membership, invites::MemberView, tenants::DevicesQuery,
+    ApiError, Json, Path, Query, admin_users::remove_membership, invites::MemberView, not_found, tenants::DevicesQuery,
     views::Page,
 };
 use crate::{
@@ -31,10 +31,11 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn membership(state: &AppState, id: String) -> Result<Membership, ApiError> {
-    state.store.call(move |c| store::tenants::membership(c, &id)).await.map_err(|e| match e {
-        store::Error::NotFound => ApiError::NotFound("member_not_found", "no such membership".into()),
-        other => other.into(),
-    })
+    state
+        .store
+        .call(move |c| store::tenants::membership(c, &id))
+        .await
+        .map_err(not_found("member_not_found", "no such membership"))
 }
 
 #[derive(Debug, Deserialize)]

@@ -35,10 +35,7 @@ pub fn router() -> Router<AppState> {
 }
 
 fn user_not_found(e: store::Error) -> ApiError {
-    match e {
-        store::Error::NotFound => ApiError::NotFound("user_not_found", "no such user".into()),
-        other => other.into(),
-    }
+    super::not_found("user_not_found", "no such user")(e)
 }
 
 #[derive(Debug, Deserialize)]
@@ -307,13 +304,11 @@ pub(super) async fn remove_membership(
         ));
     }
     let now = state.clock.now_str();
-    let released =
-        state.store.call(move |c| store::tenants::leave(c, tenant, user, keep, &now)).await.map_err(|e| match e {
-            store::Error::NotFound => {
-                ApiError::NotFound("member_not_found", "the user is not a member of this team".into())
-            }
-            other => other.into(),
-        })?;
+    let released = state
+        .store
+        .call(move |c| store::tenants::leave(c, tenant, user, keep, &now))
+        .await
+        .map_err(super::not_found("member_not_found", "the user is not a member of this team"))?;
     announce_released(state, tenant, &released, keep);
     Ok(())
 }

@@ -13,7 +13,7 @@ use axum::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{ApiError, Json, Path};
+use super::{ApiError, Json, Path, not_found};
 use crate::{
     auth::{Admin, Audit, Authenticated, ClientIp, guard, tokens},
     domain::{Role, validate},
@@ -123,10 +123,11 @@ async fn revoke(
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     let (tenant, now, id2) = (access.tenant_id, state.clock.now_str(), id.clone());
-    state.store.call(move |c| store::api_keys::revoke(c, tenant, &id2, &now)).await.map_err(|e| match e {
-        store::Error::NotFound => ApiError::NotFound("api_key_not_found", "no such API key in this team".into()),
-        other => other.into(),
-    })?;
+    state
+        .store
+        .call(move |c| store::api_keys::revoke(c, tenant, &id2, &now))
+        .await
+        .map_err(not_found("api_key_not_found", "no such API key in this team"))?;
     Audit::new("admin.api_key_revoked")
         .actor(&access.ctx)
         .tenant(tenant)

@@ -88,6 +88,14 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// Maps a store `NotFound` to a 404 with `code` and `message`; anything else as usual.
+pub fn not_found(code: &'static str, message: &'static str) -> impl Fn(store::Error) -> ApiError {
+    move |e| match e {
+        store::Error::NotFound => ApiError::NotFound(code, message.into()),
+        other => other.into(),
+    }
+}
+
 impl From<store::Error> for ApiError {
     fn from(e: store::Error) -> Self {
         match e {

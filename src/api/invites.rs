@@ -11,7 +11,7 @@ use axum::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{ApiError, Json, Path, session};
+use super::{ApiError, Json, Path, not_found, session};
 use crate::{
     auth::{Admin, Audit, Authenticated, ClientIp, guard, limits, tokens},
     domain::{Role, validate},
@@ -120,10 +120,11 @@ async fn revoke(
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     let (tenant, now, id2) = (access.tenant_id, state.clock.now_str(), id.clone());
-    state.store.call(move |c| store::invites::revoke(c, tenant, &id2, &now)).await.map_err(|e| match e {
-        store::Error::NotFound => ApiError::NotFound("invite_not_found", "no such pending invite in this team".into()),
-        other => other.into(),
-    })?;
+    state
+        .store
+        .call(move |c| store::invites::revoke(c, tenant, &id2, &now))
+        .await
+        .map_err(not_found("invite_not_found", "no such pending invite in this team"))?;
     Audit::new("admin.invite_revoked")
         .actor(&access.ctx)
         .tenant(tenant)

@@ -19,7 +19,7 @@ pub mod views;
 use axum::{Router, extract::DefaultBodyLimit, response::IntoResponse};
 use tower_http::{catch_panic::CatchPanicLayer, compression::CompressionLayer, trace::TraceLayer};
 
-pub use error::{ApiError, ErrorBody};
+pub use error::{ApiError, ErrorBody, not_found};
 pub use extract::{Json, Path, Query};
 
 use crate::state::AppState;
@@ -36,12 +36,12 @@ pub fn router(state: AppState) -> Router {
         .merge(api_keys::router())
         .merge(admin_users::router())
         .merge(admin_members::router())
-        .fallback(not_found)
+        .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed);
 
     Router::new()
         .nest("/api", api)
-        .fallback(not_found)
+        .fallback(unknown_route)
         .layer(DefaultBodyLimit::max(state.settings.http.max_body_bytes))
         .layer(CompressionLayer::new().gzip(true))
         .layer(CatchPanicLayer::custom(|_| {
@@ -51,7 +51,7 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-async fn not_found() -> ApiError {
+async fn unknown_route() -> ApiError {
     ApiError::NotFound("not_found", "no such endpoint".into())
 }
 
