@@ -14,7 +14,7 @@ use uuid::Uuid;
 use crate::{
     api,
     cache::Cache,
-    config::{Settings, ensure_secrets},
+    config::{Mode, Settings, ensure_secrets},
     events::Bus,
     inference, jobs,
     objects::ObjectStore,
@@ -29,6 +29,10 @@ const GRACE: Duration = Duration::from_secs(4);
 pub struct Hub {
     /// Where the HTTP API really listens (the port is resolved when `:0` was asked for).
     pub http_addr: SocketAddr,
+    /// Where the embedded broker listens for MQTT over TCP (modes `full` and `dispatcher`).
+    pub mqtt_addr: Option<SocketAddr>,
+    /// Where the broker listens for MQTT over WebSocket (path `/mqtt`).
+    pub mqtt_ws_addr: Option<SocketAddr>,
     /// The shared state, for in-process callers such as tests and benchmarks.
     pub state: AppState,
     shutdown: CancellationToken,
@@ -66,7 +70,37 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     let shutdown = CancellationToken::new();
     let mut tasks: JoinSet<(&'static str, anyhow::Result<()>)> = JoinSet::new();
 
-    let router = api::router(state.clone());
+    let mode = state.settings.mode;
+    let (mut mqtt_addr, mut mqtt_ws_addr) = (None, None);
+    if mode != Mode::Api {
+        let broker = crate::mqtt::broker::start(&state).await?;
+        (mqtt_addr, mqtt_ws_addr) = (Some(broker.tcp_addr), broker.ws_addr);
+        let (stop, handle, mut running) = (shutdown.clone(), broker.shutdown, broker.broker);
+        tasks.spawn(async move {
+            tokio::spawn(async move {
+                stop.cancelled().await;
+                handle.shutdown();
+            });
+            ("mqtt-broker", running.run().await.map_err(Into::into))
+        });
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("inference", crate::inference::worker::run(st, stop).await) });
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(
+            async move { ("detection-publisher", crate::mqtt::publish::run_detection_publisher(st, stop).await) },
+        );
+    } else {
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("mqtt-client", crate::mqtt::client::run(st, stop).await) });
+    }
+    if mode != Mode::Dispatcher {
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("config-pusher", crate::mqtt::publish::run_config_pusher(st, stop).await) });
+    }
+    let (st, stop) = (state.clone(), shutdown.clone());
+    tasks.spawn(async move { ("retention", jobs::retention::run(st, stop).await) });
+
+    let router = if mode == Mode::Dispatcher { api::health_only(state.clone()) } else { api::router(state.clone()) };
     let stop = shutdown.clone();
     tasks.spawn(async move {
         let serve = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
@@ -85,13 +119,13 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     );
     report_model_status(&state.settings);
     let supervisor = tokio::spawn(supervise(tasks, shutdown.clone()));
-    Ok(Hub { http_addr, state, shutdown, supervisor })
+    Ok(Hub { http_addr, mqtt_addr, mqtt_ws_addr, state, shutdown, supervisor })
 }
 
 /// Says at start whether the classifier can run. Without it the hub still serves everything else,
 /// and audio waits in the queue until a model is installed.
 fn report_model_status(settings: &Settings) {
-    if settings.mode == crate::config::Mode::Api {
+    if settings.mode == Mode::Api {
         return; // the dispatcher classifies
     }
     match inference::ModelDir::locate(&settings.inference.model_dir).and_then(|d| d.check().map(|()| d)) {
@@ -115,6 +149,9 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
     let cache = Cache::new(settings.cache.max_entries, &settings.cache.registry_prefix);
     let mailer = crate::mail::Mailer::new(&settings.smtp).context("configuring SMTP")?;
     Ok(AppState {
+        mqtt: crate::mqtt::MqttHandle::default(),
+        job_signal: Default::default(),
+        workers: Default::default(),
         clock: crate::clock::Clock::default(),
         mailer,
         settings: Arc::new(settings),

@@ -8,13 +8,13 @@ use std::sync::{
 };
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use crate::ids::{ChunkId, DetectionId, SatelliteId, TenantId};
 
 /// A new detection, as carried to the MQTT `detection` channel (SPEC 2.7) and WebSocket clients.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DetectionCreated {
     pub id: DetectionId,

@@ -11,6 +11,7 @@
 //! - [`state`]: `AppState`, the cloneable handle every handler and task receives.
 //! - [`store`]: SQLite: the pool, the migrations and every SQL statement.
 //! - [`mail`]: SMTP (lettre), or recorded and dropped when no server is configured.
+//! - [`mqtt`]: the embedded broker, satellite logins and ACL, ingest, and what the hub publishes.
 //! - [`objects`]: the filesystem object store (WAV, APKs, images) with atomic writes.
 //! - [`cache`]: the in-memory TTL cache, counters and service registry (stands in for Redis).
 //! - [`events`]: the typed in-process event bus.
@@ -34,6 +35,7 @@ pub mod ids;
 pub mod inference;
 pub mod jobs;
 pub mod mail;
+pub mod mqtt;
 pub mod objects;
 pub mod state;
 pub mod store;

@@ -7,7 +7,15 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::{
-    cache::Cache, clock::Clock, config::Settings, events::Bus, mail::Mailer, objects::ObjectStore, store::Store,
+    cache::Cache,
+    clock::Clock,
+    config::Settings,
+    events::Bus,
+    inference::worker::{JobSignal, WorkerBoard},
+    mail::Mailer,
+    mqtt::MqttHandle,
+    objects::ObjectStore,
+    store::Store,
 };
 
 #[derive(Clone)]
@@ -26,6 +34,12 @@ pub struct AppState {
     pub clock: Clock,
     /// Password-reset and notification mail.
     pub mailer: Mailer,
+    /// Publishes to satellites (embedded broker or, in `api` mode, the dispatcher's).
+    pub mqtt: MqttHandle,
+    /// Wakes the inference workers when a chunk is queued.
+    pub job_signal: JobSignal,
+    /// Per-worker counters for `GET /workers`.
+    pub workers: WorkerBoard,
     /// This process's id in the service registry.
     pub instance_id: Uuid,
     /// When this process started, for uptime in status reports.

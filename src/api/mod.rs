@@ -51,6 +51,15 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// The HTTP surface of a `dispatcher`: health only (for systemd and load balancers).
+pub fn health_only(state: AppState) -> Router {
+    Router::new()
+        .nest("/api", health::router().fallback(unknown_route))
+        .fallback(unknown_route)
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
 async fn unknown_route() -> ApiError {
     ApiError::NotFound("not_found", "no such endpoint".into())
 }

@@ -79,6 +79,13 @@ pub struct MqttSettings {
     pub topic_root: String,
     /// The broker URL handed to satellites at registration; empty means derived from the request.
     pub public_url: String,
+    /// PEM certificate and key: with both set, the TCP listener speaks TLS (MQTTS) and the
+    /// WebSocket listener WSS.
+    pub tls_cert: String,
+    pub tls_key: String,
+    /// Mode `api`: the dispatcher's broker (`host:port`), reached as the MQTT user `hub` with the
+    /// internal API key.
+    pub upstream: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -152,6 +159,9 @@ impl Default for Settings {
                 ws_bind: SocketAddr::from(([0, 0, 0, 0], 8083)),
                 topic_root: "birdhub".into(),
                 public_url: String::new(),
+                tls_cert: String::new(),
+                tls_key: String::new(),
+                upstream: "127.0.0.1:1883".into(),
             },
             security: SecuritySettings {
                 mfa_encryption_key: Secret::default(),
@@ -194,6 +204,12 @@ impl Settings {
         let root = &self.mqtt.topic_root;
         if root.is_empty() || root.contains(['/', '+', '#']) {
             return bad("mqtt.topic_root", "must be one topic level without '/', '+' or '#'");
+        }
+        if self.mqtt.tls_cert.is_empty() != self.mqtt.tls_key.is_empty() {
+            return bad("mqtt.tls_cert", "set both mqtt.tls_cert and mqtt.tls_key, or neither");
+        }
+        if self.mqtt.upstream.rsplit_once(':').is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err()) {
+            return bad("mqtt.upstream", "must be host:port");
         }
         if !["starttls", "tls", "none"].contains(&self.smtp.security.as_str()) {
             return bad("smtp.security", "must be starttls, tls or none");

@@ -2,6 +2,8 @@
 
 pub mod preferences;
 pub mod role;
+pub mod satellite_config;
+pub mod season;
 pub mod settings;
 pub mod validate;
 

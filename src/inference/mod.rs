@@ -5,6 +5,7 @@
 //! - [`model`]: the ONNX Runtime library, the network session and batched logits.
 //! - [`labels`]: class names in every shipped language and the species-code scheme.
 //! - [`range`]: the location/week meta-model ("expected here and now").
+//! - [`worker`]: the inference threads behind the durable SQLite job queue.
 //! - [`predict`]: sigmoid with BirdNET's sensitivity, thresholds, top species.
 //!
 //! The model directory is made by `models/fetch.sh`. Inference never runs on the async runtime:
@@ -16,6 +17,7 @@ pub mod labels;
 pub mod model;
 pub mod predict;
 pub mod range;
+pub mod worker;
 
 use std::path::{Path, PathBuf};
 

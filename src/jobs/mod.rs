@@ -2,3 +2,4 @@
 //! `app` supervises them together with the HTTP server.
 
 pub mod registry;
+pub mod retention;

@@ -5,7 +5,10 @@
 
 pub mod api_keys;
 pub mod audit;
+pub mod chunks;
+pub mod detections;
 pub mod invites;
+pub mod jobs;
 pub mod login_attempts;
 pub mod mail_log;
 pub mod migrate;
@@ -13,6 +16,7 @@ pub mod resets;
 pub mod satellites;
 pub mod sessions;
 pub mod settings;
+pub mod telemetry;
 pub mod tenants;
 pub mod users;
 
@@ -110,6 +114,13 @@ impl Store {
     /// The journal mode in force (`wal`), for tests and status reports.
     pub async fn journal_mode(&self) -> Result<String> {
         self.call(|c| Ok(c.pragma_query_value(None, "journal_mode", |r| r.get(0))?)).await
+    }
+
+    /// Runs `f` on the calling thread with a pooled connection (for dedicated worker threads,
+    /// never for async code).
+    pub fn call_blocking<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        let mut conn = self.pool.get()?;
+        f(&mut conn)
     }
 
     /// A cheap round trip, for health checks.

@@ -1,12 +1,279 @@
-//! Satellites. For now: what happens to a person's devices when they leave a team.
+//! Satellites: registration, credentials, heartbeats, overrides, soft deletion, and what happens
+//! to a person's devices when they leave a team.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::Result;
+use super::{Error, Result};
 use crate::ids::{SatelliteId, TenantId, UserId};
 
 /// A password hash no password matches: the device's broker login is dropped.
 pub const REVOKED_PASSWORD: &str = "!revoked";
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Satellite {
+    pub id: SatelliteId,
+    pub tenant_id: TenantId,
+    pub name: String,
+    pub device_id: Option<String>,
+    pub kind: String,
+    pub registered_by: Option<UserId>,
+    pub registered_by_name: Option<String>,
+    pub mqtt_password_hash: String,
+    pub latitude: Option<f64>,
+    pub longitude: Option<f64>,
+    pub last_seen_at: Option<String>,
+    pub heartbeat_state: Option<String>,
+    pub noise_floor_rms: Option<f64>,
+    pub version: Option<String>,
+    pub stream: Option<String>,
+    pub update_status: Option<String>,
+    pub target_version: Option<String>,
+    pub config_locked: bool,
+    pub overrides_json: String,
+    pub recording_profile_json: Option<String>,
+    pub uptime_seconds: Option<i64>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const SELECT: &str =
+    "SELECT s.id, s.tenant_id, s.name, s.device_id, s.kind, s.registered_by, u.name, s.mqtt_password_hash,
+        s.latitude, s.longitude, s.last_seen_at, s.heartbeat_state, s.noise_floor_rms, s.version, s.stream,
+        s.update_status, s.target_version, s.config_locked, s.overrides_json, s.recording_profile_json,
+        s.uptime_seconds, s.created_at, s.updated_at
+     FROM satellites s LEFT JOIN users u ON u.id = s.registered_by";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Satellite> {
+    Ok(Satellite {
+        id: r.get(0)?,
+        tenant_id: r.get(1)?,
+        name: r.get(2)?,
+        device_id: r.get(3)?,
+        kind: r.get(4)?,
+        registered_by: r.get(5)?,
+        registered_by_name: r.get(6)?,
+        mqtt_password_hash: r.get(7)?,
+        latitude: r.get(8)?,
+        longitude: r.get(9)?,
+        last_seen_at: r.get(10)?,
+        heartbeat_state: r.get(11)?,
+        noise_floor_rms: r.get(12)?,
+        version: r.get(13)?,
+        stream: r.get(14)?,
+        update_status: r.get(15)?,
+        target_version: r.get(16)?,
+        config_locked: r.get(17)?,
+        overrides_json: r.get(18)?,
+        recording_profile_json: r.get(19)?,
+        uptime_seconds: r.get(20)?,
+        created_at: r.get(21)?,
+        updated_at: r.get(22)?,
+    })
+}
+
+pub struct NewSatellite<'a> {
+    pub tenant_id: TenantId,
+    pub name: &'a str,
+    pub device_id: Option<&'a str>,
+    pub kind: &'a str,
+    pub registered_by: Option<UserId>,
+    pub mqtt_password_hash: &'a str,
+    pub latitude: Option<f64>,
+    pub longitude: Option<f64>,
+}
+
+pub fn insert(conn: &Connection, n: &NewSatellite<'_>) -> Result<SatelliteId> {
+    let id = SatelliteId::new();
+    conn.execute(
+        "INSERT INTO satellites (id, tenant_id, name, device_id, kind, registered_by, mqtt_password_hash, latitude, longitude)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![id, n.tenant_id, n.name, n.device_id, n.kind, n.registered_by, n.mqtt_password_hash, n.latitude, n.longitude],
+    )?;
+    Ok(id)
+}
+
+/// A live (not deleted) satellite.
+pub fn get(conn: &Connection, id: SatelliteId) -> Result<Satellite> {
+    Ok(conn.query_row(&format!("{SELECT} WHERE s.id = ?1 AND s.deleted_at IS NULL"), [id], from_row)?)
+}
+
+pub fn find_by_device(conn: &Connection, tenant: TenantId, device_id: &str) -> Result<Option<Satellite>> {
+    Ok(conn
+        .query_row(
+            &format!("{SELECT} WHERE s.tenant_id = ?1 AND s.device_id = ?2 AND s.deleted_at IS NULL"),
+            params![tenant, device_id],
+            from_row,
+        )
+        .optional()?)
+}
+
+pub fn find_by_name(conn: &Connection, tenant: TenantId, name: &str) -> Result<Option<Satellite>> {
+    Ok(conn
+        .query_row(
+            &format!(
+                "{SELECT} WHERE s.tenant_id = ?1 AND s.name = ?2 AND s.deleted_at IS NULL ORDER BY s.created_at LIMIT 1"
+            ),
+            params![tenant, name],
+            from_row,
+        )
+        .optional()?)
+}
+
+/// Filters and order of the satellite list.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub search: Option<String>,
+    pub kind: Option<String>,
+    /// Only those seen after (online) or not after (offline) this time.
+    pub seen_after: Option<(String, bool)>,
+    /// `name`, `last_seen_at` or `created_at`.
+    pub sort: &'static str,
+    pub descending: bool,
+    pub limit: u32,
+    pub offset: u32,
+}
+
+pub fn list(conn: &Connection, tenant: TenantId, f: &ListFilter) -> Result<(Vec<Satellite>, u64)> {
+    let search = f.search.as_ref().map(|s| format!("%{}%", s.replace(['%', '_'], "")));
+    let (since, online) = match &f.seen_after {
+        Some((t, online)) => (Some(t.clone()), Some(*online)),
+        None => (None, None),
+    };
+    let filter = "s.tenant_id = ?1 AND s.deleted_at IS NULL AND (?2 IS NULL OR s.name LIKE ?2) AND (?3 IS NULL OR s.kind = ?3)
+         AND (?5 IS NULL OR (?5 = 1 AND s.last_seen_at > ?4) OR (?5 = 0 AND (s.last_seen_at IS NULL OR s.last_seen_at <= ?4)))";
+    let total: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM satellites s WHERE {filter}"),
+        params![tenant, search, f.kind, since, online],
+        |r| r.get(0),
+    )?;
+    let dir = if f.descending { "DESC" } else { "ASC" };
+    let sort = match f.sort {
+        "last_seen_at" => "s.last_seen_at",
+        "created_at" => "s.created_at",
+        _ => "s.name COLLATE NOCASE",
+    };
+    let mut stmt = conn.prepare(&format!("{SELECT} WHERE {filter} ORDER BY {sort} {dir}, s.id LIMIT ?6 OFFSET ?7"))?;
+    let rows = stmt
+        .query_map(params![tenant, search, f.kind, since, online, f.limit, f.offset], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((rows, total.max(0) as u64))
+}
+
+fn touch(conn: &Connection, sql: &str, id: SatelliteId, value: &dyn rusqlite::ToSql, now: &str) -> Result<()> {
+    let n = conn.execute(sql, params![id, value, now])?;
+    if n == 0 { Err(Error::NotFound) } else { Ok(()) }
+}
+
+pub fn rename(conn: &Connection, id: SatelliteId, name: &str, now: &str) -> Result<()> {
+    touch(conn, "UPDATE satellites SET name = ?2, updated_at = ?3 WHERE id = ?1 AND deleted_at IS NULL", id, &name, now)
+}
+
+pub fn set_password_hash(conn: &Connection, id: SatelliteId, hash: &str, now: &str) -> Result<()> {
+    touch(
+        conn,
+        "UPDATE satellites SET mqtt_password_hash = ?2, updated_at = ?3 WHERE id = ?1 AND deleted_at IS NULL",
+        id,
+        &hash,
+        now,
+    )
+}
+
+pub fn set_registered_by(conn: &Connection, id: SatelliteId, user: Option<UserId>, now: &str) -> Result<()> {
+    touch(conn, "UPDATE satellites SET registered_by = ?2, updated_at = ?3 WHERE id = ?1", id, &user, now)
+}
+
+pub fn set_overrides(conn: &Connection, id: SatelliteId, json: &str, now: &str) -> Result<()> {
+    touch(
+        conn,
+        "UPDATE satellites SET overrides_json = ?2, updated_at = ?3 WHERE id = ?1 AND deleted_at IS NULL",
+        id,
+        &json,
+        now,
+    )
+}
+
+pub fn set_config_locked(conn: &Connection, id: SatelliteId, locked: bool, now: &str) -> Result<()> {
+    touch(
+        conn,
+        "UPDATE satellites SET config_locked = ?2, updated_at = ?3 WHERE id = ?1 AND deleted_at IS NULL",
+        id,
+        &locked,
+        now,
+    )
+}
+
+pub fn set_profile(conn: &Connection, id: SatelliteId, json: &str, now: &str) -> Result<()> {
+    touch(
+        conn,
+        "UPDATE satellites SET recording_profile_json = ?2, updated_at = ?3 WHERE id = ?1 AND deleted_at IS NULL",
+        id,
+        &json,
+        now,
+    )
+}
+
+pub fn set_location(conn: &Connection, id: SatelliteId, lat: f64, lon: f64) -> Result<()> {
+    conn.execute("UPDATE satellites SET latitude = ?2, longitude = ?3 WHERE id = ?1", params![id, lat, lon])?;
+    Ok(())
+}
+
+/// Soft deletion: the row stays for its history (chunks, detections), the device can no longer log in.
+pub fn soft_delete(conn: &Connection, id: SatelliteId, now: &str) -> Result<()> {
+    let n = conn.execute(
+        "UPDATE satellites SET deleted_at = ?2, mqtt_password_hash = ?3, device_id = NULL, updated_at = ?2
+         WHERE id = ?1 AND deleted_at IS NULL",
+        params![id, now, REVOKED_PASSWORD],
+    )?;
+    if n == 0 { Err(Error::NotFound) } else { Ok(()) }
+}
+
+/// What a heartbeat reports (SPEC 2.3).
+#[derive(Debug, Clone, Default)]
+pub struct Heartbeat {
+    pub state: String,
+    pub uptime_seconds: Option<i64>,
+    pub noise_floor_rms: Option<f64>,
+    pub version: Option<String>,
+    pub stream: Option<String>,
+    pub filter_stats_json: Option<String>,
+    pub outbox_stats_json: Option<String>,
+}
+
+/// Records a heartbeat: last seen, state, version; clears `update_status` once the target version runs.
+pub fn record_heartbeat(conn: &Connection, id: SatelliteId, hb: &Heartbeat, now: &str) -> Result<()> {
+    let n = conn.execute(
+        "UPDATE satellites SET last_seen_at = ?2, last_heartbeat_at = ?2, heartbeat_state = ?3, uptime_seconds = ?4,
+             noise_floor_rms = coalesce(?5, noise_floor_rms), version = coalesce(?6, version), stream = coalesce(?7, stream),
+             filter_stats_json = coalesce(?8, filter_stats_json), outbox_stats_json = coalesce(?9, outbox_stats_json),
+             update_status = CASE WHEN ?6 IS NOT NULL AND ?6 = target_version THEN NULL ELSE update_status END
+         WHERE id = ?1 AND deleted_at IS NULL",
+        params![id, now, hb.state, hb.uptime_seconds, hb.noise_floor_rms, hb.version, hb.stream, hb.filter_stats_json, hb.outbox_stats_json],
+    )?;
+    if n == 0 { Err(Error::NotFound) } else { Ok(()) }
+}
+
+/// Any sign of life (audio, telemetry) refreshes `last_seen_at`.
+pub fn seen(conn: &Connection, id: SatelliteId, now: &str) -> Result<()> {
+    conn.execute("UPDATE satellites SET last_seen_at = ?2 WHERE id = ?1 AND deleted_at IS NULL", params![id, now])?;
+    Ok(())
+}
+
+/// The tenant and password hash of a live satellite, for the broker's login check.
+pub fn credential(conn: &Connection, id: SatelliteId) -> Result<Option<(TenantId, String)>> {
+    Ok(conn
+        .query_row(
+            "SELECT tenant_id, mqtt_password_hash FROM satellites WHERE id = ?1 AND deleted_at IS NULL",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?)
+}
+
+/// Every live satellite of a team (for config pushes).
+pub fn ids_of_tenant(conn: &Connection, tenant: TenantId) -> Result<Vec<SatelliteId>> {
+    let mut stmt = conn.prepare("SELECT id FROM satellites WHERE tenant_id = ?1 AND deleted_at IS NULL")?;
+    Ok(stmt.query_map([tenant], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?)
+}
 
 /// The devices `user` registered in `tenant` become team-owned. Unless `keep`, they are also
 /// disconnected: their API keys expire and their broker password stops working. Returns the ids.

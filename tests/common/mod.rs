@@ -33,6 +33,10 @@ pub struct TestHub {
     /// `http://127.0.0.1:PORT` (no trailing slash).
     pub base_url: String,
     pub http_addr: SocketAddr,
+    /// The embedded broker's MQTT/TCP port.
+    pub mqtt_port: u16,
+    /// The broker's MQTT-over-WebSocket port.
+    pub mqtt_ws_port: u16,
     pub data_dir: PathBuf,
     hub: Option<Hub>,
     _dir: tempfile::TempDir,
@@ -139,7 +143,15 @@ pub fn test_settings(data_dir: &std::path::Path) -> Settings {
     s.mqtt.bind = "127.0.0.1:0".parse().expect("addr");
     s.mqtt.ws_bind = "127.0.0.1:0".parse().expect("addr");
     s.log_level = "warn".into();
+    // No classifier unless a test asks for one (`with_model`): most tests do not need it.
+    s.inference.model_dir = data_dir.join("no-model").display().to_string();
     s
+}
+
+/// Settings adjustment that gives the hub the real classifier.
+pub fn with_model(s: &mut Settings) {
+    s.inference.model_dir =
+        birdhub::inference::ModelDir::locate("").expect("model (run models/fetch.sh)").path.display().to_string();
 }
 
 /// Starts a hub with default test settings and waits until `/api/health` answers.
@@ -157,6 +169,8 @@ pub async fn spawn_hub_with(adjust: impl FnOnce(&mut Settings)) -> TestHub {
     let test_hub = TestHub {
         base_url: format!("http://{http_addr}"),
         http_addr,
+        mqtt_port: hub.mqtt_addr.map_or(0, |a| a.port()),
+        mqtt_ws_port: hub.mqtt_ws_addr.map_or(0, |a| a.port()),
         data_dir: dir.path().to_owned(),
         hub: Some(hub),
         _dir: dir,

@@ -1,0 +1,240 @@
+//! A satellite's configuration (SPEC 2.5, 2.11): per-field resolution override > tenant setting >
+//! default, the recording profile, and the `config` message pushed over MQTT.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::settings::TenantSettings;
+
+/// Per-satellite overrides; `None` inherits the team's setting.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Overrides {
+    pub filter_enabled: Option<bool>,
+    pub filter_min_rms: Option<f64>,
+    pub classifier_min_bird_prob: Option<f64>,
+    pub outbox_soft_size_mb: Option<u32>,
+    pub outbox_hard_size_mb: Option<u32>,
+    pub outbox_max_age_hours: Option<u32>,
+    pub heartbeat_interval_sec: Option<u32>,
+    pub drop_amphibian_at_satellite: Option<bool>,
+    pub drop_insect_at_satellite: Option<bool>,
+    pub drop_anthropogenic_at_satellite: Option<bool>,
+    pub drop_human_voice_at_satellite: Option<bool>,
+    pub drop_other_animal_at_satellite: Option<bool>,
+}
+
+impl Overrides {
+    pub fn from_stored(json: &str) -> Self {
+        serde_json::from_str(json).unwrap_or_default()
+    }
+
+    /// Applies a patch object: present keys replace (null clears the override), absent keys stay.
+    /// Unknown keys and wrong types are refused; the merged result must resolve to valid settings.
+    pub fn patched(&self, patch: &Value, tenant: &TenantSettings) -> Result<Self, String> {
+        let Value::Object(changes) = patch else { return Err("overrides must be a JSON object".into()) };
+        let mut merged = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        if let Value::Object(map) = &mut merged {
+            for (k, v) in changes {
+                if !map.contains_key(k) {
+                    return Err(format!("unknown override {k:?}"));
+                }
+                map.insert(k.clone(), v.clone());
+            }
+        }
+        let next: Self = serde_json::from_value(merged).map_err(|e| e.to_string())?;
+        next.apply(tenant).validate()?;
+        Ok(next)
+    }
+
+    /// The team's settings with these overrides applied.
+    pub fn apply(&self, t: &TenantSettings) -> TenantSettings {
+        TenantSettings {
+            filter_enabled: self.filter_enabled.unwrap_or(t.filter_enabled),
+            filter_min_rms: self.filter_min_rms.unwrap_or(t.filter_min_rms),
+            classifier_min_bird_prob: self.classifier_min_bird_prob.unwrap_or(t.classifier_min_bird_prob),
+            outbox_soft_size_mb: self.outbox_soft_size_mb.unwrap_or(t.outbox_soft_size_mb),
+            outbox_hard_size_mb: self.outbox_hard_size_mb.unwrap_or(t.outbox_hard_size_mb),
+            outbox_max_age_hours: self.outbox_max_age_hours.unwrap_or(t.outbox_max_age_hours),
+            heartbeat_interval_sec: self.heartbeat_interval_sec.unwrap_or(t.heartbeat_interval_sec),
+            drop_amphibian_at_satellite: self.drop_amphibian_at_satellite.unwrap_or(t.drop_amphibian_at_satellite),
+            drop_insect_at_satellite: self.drop_insect_at_satellite.unwrap_or(t.drop_insect_at_satellite),
+            drop_anthropogenic_at_satellite: self
+                .drop_anthropogenic_at_satellite
+                .unwrap_or(t.drop_anthropogenic_at_satellite),
+            drop_human_voice_at_satellite: self
+                .drop_human_voice_at_satellite
+                .unwrap_or(t.drop_human_voice_at_satellite),
+            drop_other_animal_at_satellite: self
+                .drop_other_animal_at_satellite
+                .unwrap_or(t.drop_other_animal_at_satellite),
+            ..t.clone()
+        }
+    }
+}
+
+/// One window of the recording schedule (SPEC 2.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleEntry {
+    pub start: String,
+    pub end: String,
+    /// `sunrise`, `sunset` or `absolute`.
+    pub reference: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordingProfile {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub schedule: Vec<ScheduleEntry>,
+    pub sample_rate: u32,
+    pub chunk_duration_ms: u32,
+    pub overlap_ms: u32,
+    pub gain: f64,
+}
+
+impl Default for RecordingProfile {
+    fn default() -> Self {
+        Self {
+            kind: "continuous".into(),
+            schedule: Vec::new(),
+            sample_rate: 48_000,
+            chunk_duration_ms: 3000,
+            overlap_ms: 0,
+            gain: 1.0,
+        }
+    }
+}
+
+impl RecordingProfile {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.kind.trim().is_empty() || self.kind.len() > 64 {
+            return Err("type must be 1 to 64 characters".into());
+        }
+        if !(8_000..=96_000).contains(&self.sample_rate) {
+            return Err("sampleRate must be 8000 to 96000".into());
+        }
+        if !(1_000..=10_000).contains(&self.chunk_duration_ms) {
+            return Err("chunkDurationMs must be 1000 to 10000".into());
+        }
+        if self.overlap_ms >= self.chunk_duration_ms {
+            return Err("overlapMs must be shorter than chunkDurationMs".into());
+        }
+        if !(0.0..=100.0).contains(&self.gain) {
+            return Err("gain must be between 0 and 100".into());
+        }
+        for (i, e) in self.schedule.iter().enumerate() {
+            let ok = match e.reference.as_str() {
+                "absolute" => is_hh_mm(&e.start) && is_hh_mm(&e.end),
+                "sunrise" | "sunset" => is_minutes(&e.start) && is_minutes(&e.end),
+                _ => false,
+            };
+            if !ok {
+                return Err(format!(
+                    "schedule[{i}]: reference must be sunrise/sunset (minute offsets) or absolute (HH:MM)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_hh_mm(s: &str) -> bool {
+    let Some((h, m)) = s.split_once(':') else { return false };
+    h.len() == 2 && m.len() == 2 && h.parse::<u8>().is_ok_and(|h| h < 24) && m.parse::<u8>().is_ok_and(|m| m < 60)
+}
+
+fn is_minutes(s: &str) -> bool {
+    s.parse::<i32>().is_ok_and(|m| (-720..=720).contains(&m))
+}
+
+/// The `config` message of SPEC 2.5.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigPush {
+    pub satellite_id: String,
+    pub tenant_id: String,
+    pub recording_profile: RecordingProfile,
+    pub heartbeat_interval_sec: u32,
+    pub filter_enabled: bool,
+    pub filter_min_rms: f64,
+    pub classifier_min_bird_prob: f64,
+    pub excluded_classifier_categories: Vec<String>,
+    pub outbox_soft_size_mb: u32,
+    pub outbox_hard_size_mb: u32,
+    pub outbox_max_age_hours: u32,
+}
+
+/// Resolves the effective config of a satellite.
+pub fn resolve(
+    satellite_id: &str,
+    tenant_id: &str,
+    tenant: &TenantSettings,
+    overrides: &Overrides,
+    profile: Option<RecordingProfile>,
+) -> ConfigPush {
+    let s = overrides.apply(tenant);
+    let excluded = [
+        ("anthropogenic", s.drop_anthropogenic_at_satellite),
+        ("human_voice", s.drop_human_voice_at_satellite),
+        ("amphibian", s.drop_amphibian_at_satellite),
+        ("insect", s.drop_insect_at_satellite),
+        ("other_animal", s.drop_other_animal_at_satellite),
+    ]
+    .iter()
+    .filter(|(_, drop)| *drop)
+    .map(|(name, _)| (*name).to_owned())
+    .collect();
+    ConfigPush {
+        satellite_id: satellite_id.into(),
+        tenant_id: tenant_id.into(),
+        recording_profile: profile.unwrap_or_default(),
+        heartbeat_interval_sec: s.heartbeat_interval_sec,
+        filter_enabled: s.filter_enabled,
+        filter_min_rms: s.filter_min_rms,
+        classifier_min_bird_prob: s.classifier_min_bird_prob,
+        excluded_classifier_categories: excluded,
+        outbox_soft_size_mb: s.outbox_soft_size_mb,
+        outbox_hard_size_mb: s.outbox_hard_size_mb,
+        outbox_max_age_hours: s.outbox_max_age_hours,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn override_beats_tenant_beats_default() {
+        let tenant =
+            TenantSettings { heartbeat_interval_sec: 60, drop_insect_at_satellite: false, ..TenantSettings::default() };
+        let o = Overrides::default()
+            .patched(&json!({"heartbeat_interval_sec": 15, "drop_amphibian_at_satellite": false}), &tenant)
+            .expect("patch");
+        let c = resolve("s", "t", &tenant, &o, None);
+        assert_eq!(c.heartbeat_interval_sec, 15, "override");
+        assert_eq!(c.outbox_soft_size_mb, 512, "default through the tenant");
+        assert_eq!(c.excluded_classifier_categories, ["anthropogenic", "human_voice", "other_animal"]);
+        let cleared = o.patched(&json!({"heartbeat_interval_sec": null}), &tenant).expect("clear");
+        assert_eq!(resolve("s", "t", &tenant, &cleared, None).heartbeat_interval_sec, 60, "null inherits again");
+        assert!(o.patched(&json!({"bogus": 1}), &tenant).is_err());
+        assert!(o.patched(&json!({"heartbeat_interval_sec": "x"}), &tenant).is_err());
+        assert!(o.patched(&json!({"heartbeat_interval_sec": 1}), &tenant).is_err(), "resolved values are validated");
+    }
+
+    #[test]
+    fn profiles_are_validated() {
+        let mut p = RecordingProfile::default();
+        assert!(p.validate().is_ok());
+        p.schedule = vec![ScheduleEntry { start: "-30".into(), end: "90".into(), reference: "sunrise".into() }];
+        assert!(p.validate().is_ok());
+        p.schedule.push(ScheduleEntry { start: "25:00".into(), end: "06:00".into(), reference: "absolute".into() });
+        assert!(p.validate().is_err());
+        let q = RecordingProfile { overlap_ms: 3000, ..RecordingProfile::default() };
+        assert!(q.validate().is_err());
+    }
+}

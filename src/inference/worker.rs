@@ -1,0 +1,341 @@
+//! The inference workers: dedicated threads that claim queued chunks from SQLite in batches, run
+//! the classifier, and write detections and finish the job in one transaction. Without a model the
+//! pool waits (checking every 30 s) and the queue simply grows; nothing is lost.
+//!
+//! Failures retry with backoff (5 s, 10 s, 20 s, 40 s) up to [`MAX_ATTEMPTS`], then the job is
+//! `failed` with its error kept. A missing or unreadable WAV fails at once.
+
+use std::{
+    collections::BTreeMap,
+    sync::{
+        Arc, Condvar, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use super::{Classifier, ClassifierOptions, ModelDir, RangeFilter, audio, predict, range};
+use crate::{
+    events::{DetectionCreated, Event},
+    state::AppState,
+    store::{self, detections::NewDetection, jobs::Claimed},
+};
+
+pub const MAX_ATTEMPTS: u32 = 5;
+/// Jobs one worker claims at a time (they are classified as one batch).
+pub const BATCH: u32 = 4;
+const MODEL_RETRY: Duration = Duration::from_secs(30);
+
+/// Wakes idle workers when a chunk is queued.
+#[derive(Clone, Default)]
+pub struct JobSignal(Arc<(Mutex<u64>, Condvar)>);
+
+impl JobSignal {
+    pub fn notify(&self) {
+        let (lock, cv) = &*self.0;
+        if let Ok(mut n) = lock.lock() {
+            *n += 1;
+        }
+        cv.notify_all();
+    }
+
+    /// Waits until notified after `seen` or `timeout` passes; returns the latest count.
+    fn wait(&self, seen: u64, timeout: Duration) -> u64 {
+        let (lock, cv) = &*self.0;
+        let Ok(guard) = lock.lock() else { return seen };
+        match cv.wait_timeout_while(guard, timeout, |n| *n == seen) {
+            Ok((n, _)) => *n,
+            Err(_) => seen,
+        }
+    }
+
+    fn current(&self) -> u64 {
+        self.0.0.lock().map(|n| *n).unwrap_or(0)
+    }
+}
+
+/// One worker's counters (SPEC 4.12: processed, succeeded, failed, average duration).
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkerStats {
+    pub id: String,
+    pub status: String,
+    pub jobs_processed: u64,
+    pub jobs_succeeded: u64,
+    pub jobs_failed: u64,
+    pub avg_duration_ms: f64,
+    #[serde(skip)]
+    total_ms: f64,
+    pub last_job_at: Option<String>,
+}
+
+/// Counters of every worker of this process.
+#[derive(Clone, Default)]
+pub struct WorkerBoard(Arc<Mutex<BTreeMap<String, WorkerStats>>>);
+
+impl WorkerBoard {
+    pub fn snapshot(&self) -> Vec<WorkerStats> {
+        self.0.lock().map(|m| m.values().cloned().collect()).unwrap_or_default()
+    }
+
+    fn update(&self, id: &str, f: impl FnOnce(&mut WorkerStats)) {
+        if let Ok(mut m) = self.0.lock() {
+            let entry =
+                m.entry(id.to_owned()).or_insert_with(|| WorkerStats { id: id.to_owned(), ..Default::default() });
+            f(entry);
+        }
+    }
+}
+
+/// Supervises the pool: waits for a model, starts the threads, stops them on shutdown.
+pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let requeued = state.store.call(|c| store::jobs::requeue_running(c)).await?;
+    if requeued > 0 {
+        tracing::info!(requeued, "inference jobs left running by a previous run are queued again");
+    }
+    let count = match state.settings.inference.workers {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let (classifier, filter) = loop {
+        let dir = state.settings.inference.model_dir.clone();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let loaded = tokio::task::spawn_blocking(move || {
+            let dir = ModelDir::locate(&dir)?;
+            let classifier = Classifier::load(&dir, ClassifierOptions { threads })?;
+            let filter = RangeFilter::load(&dir, range::DEFAULT_THRESHOLD).ok();
+            Ok::<_, super::ModelError>((classifier, filter))
+        })
+        .await?;
+        match loaded {
+            Ok(pair) => break pair,
+            Err(e) => {
+                state.workers.update("pool", |w| w.status = "waiting_for_model".into());
+                tracing::warn!("inference is waiting for the model: {e}");
+                tokio::select! {
+                    _ = shutdown.cancelled() => return Ok(()),
+                    _ = tokio::time::sleep(MODEL_RETRY) => {}
+                }
+            }
+        }
+    };
+    if let Ok(mut m) = state.workers.0.lock() {
+        m.remove("pool");
+    }
+    let shared = Arc::new(Shared { state: state.clone(), classifier, filter, stop: AtomicBool::new(false) });
+    tracing::info!(workers = count, model = shared.classifier.model_id(), "inference workers started");
+    let threads: Vec<_> = (0..count)
+        .map(|i| {
+            let shared = shared.clone();
+            let id = format!("{}-{i}", state.instance_id.simple());
+            std::thread::Builder::new().name(format!("inference-{i}")).spawn(move || shared.work(&id))
+        })
+        .collect::<Result<_, _>>()?;
+    shutdown.cancelled().await;
+    shared.stop.store(true, Ordering::Relaxed);
+    state.job_signal.notify();
+    tokio::task::spawn_blocking(move || {
+        for t in threads {
+            let _ = t.join();
+        }
+    })
+    .await?;
+    Ok(())
+}
+
+struct Shared {
+    state: AppState,
+    classifier: Classifier,
+    filter: Option<RangeFilter>,
+    stop: AtomicBool,
+}
+
+/// Why one job failed, and whether trying again could help.
+struct JobError {
+    message: String,
+    permanent: bool,
+}
+
+impl Shared {
+    fn work(&self, id: &str) {
+        let board = &self.state.workers;
+        board.update(id, |w| w.status = "idle".into());
+        let mut seen = self.state.job_signal.current();
+        while !self.stop.load(Ordering::Relaxed) {
+            let now = self.state.clock.now_str();
+            let claimed = self.state.store.call_blocking(|c| store::jobs::claim(c, id, BATCH, &now));
+            let jobs = match claimed {
+                Ok(j) => j,
+                Err(e) => {
+                    tracing::error!(error = %e, "claiming inference jobs failed");
+                    std::thread::sleep(Duration::from_secs(1));
+                    continue;
+                }
+            };
+            if jobs.is_empty() {
+                board.update(id, |w| w.status = "idle".into());
+                seen = self.state.job_signal.wait(seen, Duration::from_secs(1));
+                continue;
+            }
+            board.update(id, |w| w.status = "busy".into());
+            self.process(id, jobs);
+        }
+        board.update(id, |w| w.status = "stopped".into());
+    }
+
+    fn process(&self, worker: &str, jobs: Vec<Claimed>) {
+        let started = Instant::now();
+        // Decode every job's audio; a job whose audio is unusable fails on its own.
+        let mut prepared = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            match self.load_windows(&job) {
+                Ok(windows) => prepared.push((job, windows)),
+                Err(e) => self.finish_failed(worker, &job, e, started),
+            }
+        }
+        let refs: Vec<&[f32]> = prepared.iter().flat_map(|(_, w)| w.iter().map(|(_, s)| s.as_slice())).collect();
+        let logits = match self.classifier.logits(&refs) {
+            Ok(l) => l,
+            Err(e) => {
+                for (job, _) in &prepared {
+                    self.finish_failed(worker, job, JobError { message: e.to_string(), permanent: false }, started);
+                }
+                return;
+            }
+        };
+        let mut logits = logits.into_iter();
+        for (job, windows) in &prepared {
+            let per_window: Vec<(usize, Vec<f32>)> =
+                windows.iter().map(|(start, _)| (*start, logits.next().unwrap_or_default())).collect();
+            let found = self.detections(job, &per_window);
+            let elapsed = started.elapsed().as_millis() as i64;
+            let now = self.state.clock.now_str();
+            let done = self.state.store.call_blocking(|c| store::jobs::complete(c, &job.job_id, &found, elapsed, &now));
+            match done {
+                Ok(stored) => {
+                    for d in stored {
+                        self.state.bus.publish(Event::DetectionCreated(Arc::new(created(&d))));
+                    }
+                    self.record(worker, true, started);
+                }
+                Err(e) => {
+                    self.finish_failed(worker, job, JobError { message: e.to_string(), permanent: false }, started)
+                }
+            }
+        }
+    }
+
+    /// The chunk's 3 s windows at 48 kHz, with their start sample.
+    fn load_windows(&self, job: &Claimed) -> Result<Vec<(usize, Vec<f32>)>, JobError> {
+        let permanent = |message: String| JobError { message, permanent: true };
+        let path = self.state.objects.path_of(&job.storage_key).map_err(|e| permanent(e.to_string()))?;
+        let bytes = std::fs::read(&path).map_err(|e| permanent(format!("audio {}: {e}", job.storage_key)))?;
+        let decoded = audio::decode_wav(&bytes, 60.0).map_err(|e| permanent(e.to_string()))?;
+        let samples = audio::to_model_rate(decoded).map_err(|e| permanent(e.to_string()))?;
+        let windows = audio::windows(&samples, 0);
+        if windows.is_empty() {
+            return Err(permanent("the chunk holds no audio".into()));
+        }
+        Ok(windows)
+    }
+
+    /// Species above the threshold, each once per chunk at its best window. Non-species classes
+    /// of the model (human voice, dog, engine, noise ...) are not detections.
+    fn detections(&self, job: &Claimed, per_window: &[(usize, Vec<f32>)]) -> Vec<NewDetection> {
+        let threshold = self.state.settings.inference.threshold;
+        let labels = self.classifier.labels();
+        let recorded: chrono::DateTime<chrono::Utc> = job.recorded_at.parse().unwrap_or_else(|_| chrono::Utc::now());
+        let mut best: BTreeMap<usize, (f32, usize)> = BTreeMap::new();
+        for (start, logits) in per_window {
+            for p in predict::top(logits, labels, predict::DEFAULT_SENSITIVITY, threshold, 10) {
+                if p.scientific_name == p.common_name {
+                    continue;
+                }
+                let e = best.entry(p.index).or_insert((p.confidence, *start));
+                if p.confidence > e.0 {
+                    *e = (p.confidence, *start);
+                }
+            }
+        }
+        let scores = match (&self.filter, job.latitude, job.longitude) {
+            (Some(f), Some(lat), Some(lon)) => f.scores(lat, lon, range::week_of(recorded.date_naive())).ok(),
+            _ => None,
+        };
+        best.into_iter()
+            .filter_map(|(index, (confidence, start))| {
+                let label = labels.get(index)?;
+                let start_ms = (start as i64 * 1000) / i64::from(audio::SAMPLE_RATE);
+                Some(NewDetection {
+                    tenant_id: job.tenant_id,
+                    satellite_id: job.satellite_id,
+                    satellite_name: job.satellite_name.clone(),
+                    audio_chunk_id: job.chunk_id,
+                    model_id: self.classifier.model_id().into(),
+                    species_code: label.code.clone(),
+                    scientific_name: label.scientific.clone(),
+                    common_name: label.common.clone(),
+                    confidence,
+                    detected_at: crate::time::format(recorded + chrono::Duration::milliseconds(start_ms)),
+                    start_ms,
+                    end_ms: start_ms + 3000,
+                    expected_here: scores
+                        .as_ref()
+                        .map(|s| s.get(index).is_some_and(|v| *v >= range::DEFAULT_THRESHOLD)),
+                })
+            })
+            .collect()
+    }
+
+    fn finish_failed(&self, worker: &str, job: &Claimed, e: JobError, started: Instant) {
+        let retry = !e.permanent && job.attempts < MAX_ATTEMPTS;
+        let at = retry
+            .then(|| self.state.clock.in_str(chrono::Duration::seconds(5 << (job.attempts.saturating_sub(1)).min(6))));
+        tracing::warn!(job = %job.job_id, chunk = %job.chunk_id, attempts = job.attempts, retry, error = %e.message, "inference job failed");
+        let now = self.state.clock.now_str();
+        if let Err(err) =
+            self.state.store.call_blocking(|c| store::jobs::fail(c, &job.job_id, &e.message, at.as_deref(), &now))
+        {
+            tracing::error!(error = %err, "could not record a failed job");
+        }
+        self.record(worker, false, started);
+    }
+
+    fn record(&self, worker: &str, ok: bool, started: Instant) {
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        let now = self.state.clock.now_str();
+        self.state.workers.update(worker, |w| {
+            w.jobs_processed += 1;
+            if ok {
+                w.jobs_succeeded += 1;
+            } else {
+                w.jobs_failed += 1;
+            }
+            w.total_ms += ms;
+            w.avg_duration_ms = w.total_ms / w.jobs_processed as f64;
+            w.last_job_at = Some(now);
+        });
+    }
+}
+
+/// The bus event for a stored detection.
+fn created(d: &store::detections::Stored) -> DetectionCreated {
+    DetectionCreated {
+        id: d.id,
+        tenant_id: d.tenant_id,
+        satellite_id: d.satellite_id,
+        satellite_name: d.satellite_name.clone(),
+        species_code: d.species_code.clone(),
+        common_name: d.common_name.clone(),
+        scientific_name: d.scientific_name.clone(),
+        confidence: d.confidence as f32,
+        is_rare: d.is_rare,
+        is_first_of_day: d.is_first_of_day,
+        is_first_of_season: d.is_first_of_season,
+        rare_reason: d.rare_reason.clone(),
+        detected_at: d.detected_at.parse().unwrap_or_else(|_| chrono::Utc::now()),
+        audio_chunk_id: d.audio_chunk_id,
+    }
+}

@@ -1,0 +1,34 @@
+//! Housekeeping every hour: telemetry older than its retention, and rate-limit ledger rows older
+//! than a day, are deleted.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::{state::AppState, store};
+
+const EVERY: Duration = Duration::from_secs(3600);
+
+pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let mut tick = tokio::time::interval(EVERY);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            _ = tick.tick() => {}
+        }
+        let now = state.clock.now();
+        let telemetry_before = crate::time::format(now - chrono::Duration::days(store::telemetry::RETENTION_DAYS));
+        let ledger_before = crate::time::format(now - chrono::Duration::days(1));
+        let pruned = state
+            .store
+            .call(move |c| {
+                Ok((store::telemetry::prune(c, &telemetry_before)?, store::login_attempts::prune(c, &ledger_before)?))
+            })
+            .await;
+        match pruned {
+            Ok((t, l)) if t + l > 0 => tracing::info!(telemetry = t, ledger = l, "old rows pruned"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "pruning failed"),
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Who may connect to the embedded broker and where they may publish and subscribe (SPEC 5.5).
+//!
+//! Satellites log in with their UUID as username and the 32-byte hex password minted at
+//! registration (stored as SHA-256, checked against the database on every connect, so deletion or
+//! rotation takes effect at once). Their client id must be `satellite-{id}` or `mobile-{id}`.
+//! They are confined to `{root}/{tenant}/{satellite}/`. The hub's own clients (split mode) log in
+//! as `hub` with the internal API key and a `hub-` client id; no satellite can take those.
+
+use std::{
+    collections::HashMap,
+    future::Future,
+    net::SocketAddr,
+    pin::Pin,
+    sync::{Arc, Mutex},
+};
+
+use mqtt5::{
+    broker::{AuthProvider, AuthResult},
+    packet::connect::ConnectPacket,
+    protocol::v5::reason_codes::ReasonCode,
+};
+use subtle::ConstantTimeEq;
+
+use super::topics;
+use crate::{auth::tokens::sha256_hex, config::Secret, ids::SatelliteId, store::Store};
+
+/// The broker username of the hub's own clients.
+pub const HUB_USER: &str = "hub";
+/// Client ids starting with this are reserved for the hub.
+pub const HUB_CLIENT_PREFIX: &str = "hub-";
+
+/// What the broker remembers about a logged-in client, encoded in its user id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Identity {
+    Hub,
+    /// A satellite and the topic prefix it is confined to.
+    Satellite {
+        satellite: SatelliteId,
+        prefix: String,
+    },
+}
+
+impl Identity {
+    /// The broker's user id string: `hub`, or the satellite's own prefix.
+    fn user_id(&self) -> String {
+        match self {
+            Identity::Hub => HUB_USER.into(),
+            Identity::Satellite { prefix, .. } => prefix.clone(),
+        }
+    }
+
+    fn from_user_id(user_id: Option<&str>) -> Option<Identity> {
+        match user_id? {
+            HUB_USER => Some(Identity::Hub),
+            prefix => {
+                let sat = prefix.trim_end_matches('/').rsplit('/').next()?.parse().ok()?;
+                Some(Identity::Satellite { satellite: sat, prefix: prefix.to_owned() })
+            }
+        }
+    }
+
+    /// Whether this identity may publish to `topic` (no wildcards ever).
+    pub fn may_publish(&self, root: &str, topic: &str) -> bool {
+        if topic.contains(['+', '#']) {
+            return false;
+        }
+        match self {
+            Identity::Hub => topic.starts_with(&format!("{root}/")),
+            Identity::Satellite { prefix, .. } => topic.starts_with(prefix.as_str()) && topic.len() > prefix.len(),
+        }
+    }
+
+    /// Whether this identity may subscribe to `filter`: its own tree only, wildcards inside it.
+    pub fn may_subscribe(&self, root: &str, filter: &str) -> bool {
+        match self {
+            Identity::Hub => filter.starts_with(&format!("{root}/")),
+            Identity::Satellite { prefix, .. } => {
+                filter.starts_with(prefix.as_str()) && !filter[..prefix.len()].contains(['+', '#'])
+            }
+        }
+    }
+}
+
+pub struct BrokerAuth {
+    store: Store,
+    root: String,
+    internal_key: Secret,
+    /// MQTT protocol version per client id (3.1.1 clients need the consumer-side ACL, see ingest).
+    versions: Mutex<HashMap<String, u8>>,
+}
+
+impl BrokerAuth {
+    pub fn new(store: Store, root: &str, internal_key: Secret) -> Arc<Self> {
+        Arc::new(Self { store, root: root.into(), internal_key, versions: Mutex::new(HashMap::new()) })
+    }
+
+    /// Whether the client speaks MQTT 3.1.1 (protocol level 4).
+    pub fn is_v311(&self, client_id: &str) -> bool {
+        self.versions.lock().map(|v| v.get(client_id) == Some(&4)).unwrap_or(false)
+    }
+
+    async fn check(&self, connect: &ConnectPacket) -> Result<Identity, ReasonCode> {
+        let bad = ReasonCode::BadUsernameOrPassword;
+        let username = connect.username.as_deref().ok_or(bad)?;
+        let password = connect.password.as_deref().and_then(|p| std::str::from_utf8(p).ok()).ok_or(bad)?;
+        let cid = connect.client_id.as_str();
+        if username == HUB_USER {
+            return if self.internal_key.matches(password) && cid.starts_with(HUB_CLIENT_PREFIX) {
+                Ok(Identity::Hub)
+            } else {
+                Err(bad)
+            };
+        }
+        let satellite: SatelliteId = username.parse().map_err(|_| bad)?;
+        if cid != format!("satellite-{satellite}") && cid != format!("mobile-{satellite}") {
+            return Err(ReasonCode::ClientIdentifierNotValid);
+        }
+        let found =
+            self.store.call(move |c| crate::store::satellites::credential(c, satellite)).await.map_err(|e| {
+                tracing::error!(error = %e, "broker login lookup failed");
+                ReasonCode::ServerUnavailable
+            })?;
+        let (tenant, stored_hash) = found.ok_or(bad)?;
+        if !bool::from(sha256_hex(password).as_bytes().ct_eq(stored_hash.as_bytes())) {
+            return Err(bad);
+        }
+        let identity = Identity::Satellite { satellite, prefix: topics::prefix(&self.root, tenant, satellite) };
+        if connect.will.as_ref().is_some_and(|w| !identity.may_publish(&self.root, &w.topic)) {
+            return Err(ReasonCode::NotAuthorized);
+        }
+        Ok(identity)
+    }
+
+    /// The identity behind a broker user id (as set at login).
+    pub fn identity(user_id: Option<&str>) -> Option<Identity> {
+        Identity::from_user_id(user_id)
+    }
+}
+
+impl AuthProvider for BrokerAuth {
+    fn authenticate<'a>(
+        &'a self,
+        connect: &'a ConnectPacket,
+        addr: SocketAddr,
+    ) -> Pin<Box<dyn Future<Output = mqtt5::Result<AuthResult>> + Send + 'a>> {
+        Box::pin(async move {
+            match self.check(connect).await {
+                Ok(identity) => {
+                    if let Ok(mut v) = self.versions.lock() {
+                        v.insert(connect.client_id.clone(), connect.protocol_version);
+                    }
+                    Ok(AuthResult::success_with_user(identity.user_id()))
+                }
+                Err(code) => {
+                    tracing::info!(client_id = %connect.client_id, %addr, ?code, "broker login refused");
+                    Ok(AuthResult::fail(code))
+                }
+            }
+        })
+    }
+
+    fn authorize_publish<'a>(
+        &'a self,
+        client_id: &str,
+        user_id: Option<&'a str>,
+        topic: &'a str,
+    ) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
+        // A denied publish from a 3.1.1 client gets a malformed PUBACK from the broker; let it
+        // through here and drop it in the consumer instead (see `ingest`).
+        let v311 = self.is_v311(client_id);
+        Box::pin(
+            async move { v311 || Identity::from_user_id(user_id).is_some_and(|i| i.may_publish(&self.root, topic)) },
+        )
+    }
+
+    fn authorize_subscribe<'a>(
+        &'a self,
+        _client_id: &str,
+        user_id: Option<&'a str>,
+        filter: &'a str,
+    ) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
+        Box::pin(async move { Identity::from_user_id(user_id).is_some_and(|i| i.may_subscribe(&self.root, filter)) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::TenantId;
+
+    #[test]
+    fn satellites_stay_in_their_own_tree() {
+        let (t, s) = (TenantId::new(), SatelliteId::new());
+        let me = Identity::Satellite { satellite: s, prefix: topics::prefix("bh", t, s) };
+        let own = topics::topic("bh", t, s, topics::Channel::Audio);
+        let other = topics::topic("bh", t, SatelliteId::new(), topics::Channel::Audio);
+        assert!(me.may_publish("bh", &own));
+        assert!(!me.may_publish("bh", &other));
+        assert!(!me.may_publish("bh", &format!("bh/{t}/{s}/")));
+        assert!(!me.may_publish("bh", &format!("bh/{t}/{s}/+")));
+        assert!(me.may_subscribe("bh", &format!("bh/{t}/{s}/#")));
+        assert!(me.may_subscribe("bh", &format!("bh/{t}/{s}/config")));
+        assert!(!me.may_subscribe("bh", "#"));
+        assert!(!me.may_subscribe("bh", &format!("bh/{t}/+/config")));
+        assert!(!me.may_subscribe("bh", "bh/#"));
+        assert_eq!(Identity::from_user_id(Some(&me.user_id())), Some(me));
+        assert!(Identity::Hub.may_publish("bh", &own) && !Identity::Hub.may_publish("bh", "other/x"));
+    }
+}

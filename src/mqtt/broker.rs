@@ -1,0 +1,56 @@
+//! Starting the embedded broker: MQTT over TCP (3.1.1 and 5) and over WebSocket at `/mqtt`, with
+//! TLS on both when a certificate is configured. Sessions live in memory; audio is never retained.
+
+use std::{net::SocketAddr, path::PathBuf, sync::Arc};
+
+use anyhow::Context;
+use mqtt5::broker::{
+    BrokerConfig, BrokerShutdownHandle, MqttBroker, StorageBackendType, StorageConfig,
+    auth::{AuthRateLimiter, RateLimitedAuthProvider},
+    config::{TlsConfig, WebSocketConfig},
+};
+
+use super::{auth::BrokerAuth, ingest::Ingest};
+use crate::state::AppState;
+
+/// The largest MQTT packet accepted: a 3 s 48 kHz WAV is 288 KB, ~384 KB as base64 in JSON.
+pub const MAX_PACKET_BYTES: usize = 1 << 20;
+
+pub struct Broker {
+    pub tcp_addr: SocketAddr,
+    pub ws_addr: Option<SocketAddr>,
+    pub shutdown: BrokerShutdownHandle,
+    pub broker: MqttBroker,
+}
+
+/// Builds and binds the broker; `run` it on a task. Also points the hub's [`super::MqttHandle`] at it.
+pub async fn start(state: &AppState) -> anyhow::Result<Broker> {
+    let s = &state.settings.mqtt;
+    let auth = BrokerAuth::new(state.store.clone(), &s.topic_root, state.settings.security.internal_api_key.clone());
+    let ingest = Arc::new(Ingest::new(state.clone()));
+
+    let mut config = BrokerConfig::default()
+        .with_bind_address(s.bind)
+        .with_max_packet_size(MAX_PACKET_BYTES)
+        .with_sys_topics_enabled(false)
+        .with_storage(StorageConfig::new().with_backend(StorageBackendType::Memory).with_persistence(false))
+        .with_event_handler(ingest);
+    let tls = !s.tls_cert.is_empty() && !s.tls_key.is_empty();
+    let ws = WebSocketConfig::new().with_bind_address(s.ws_bind).with_path("/mqtt");
+    if tls {
+        config = config.with_tls(TlsConfig::new(PathBuf::from(&s.tls_cert), PathBuf::from(&s.tls_key)));
+        config = config.with_websocket_tls(ws.with_tls(true));
+    } else {
+        config = config.with_websocket(ws);
+    }
+    let limiter = Arc::new(AuthRateLimiter::new(30, 60, 60));
+    let broker = MqttBroker::with_config(config)
+        .await
+        .with_context(|| format!("starting the MQTT broker on {} (is the port free?)", s.bind))?
+        .with_auth_provider(Arc::new(RateLimitedAuthProvider::new(auth, limiter)));
+    let tcp_addr = broker.local_addr().context("the broker has no TCP listener")?;
+    let ws_addr = broker.ws_local_addr();
+    state.mqtt.set_router(broker.router());
+    tracing::info!(%tcp_addr, ?ws_addr, tls, "MQTT broker listening");
+    Ok(Broker { tcp_addr, ws_addr, shutdown: broker.shutdown_handle(), broker })
+}

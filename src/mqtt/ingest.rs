@@ -1,0 +1,296 @@
+//! The hub's side of the six satellite channels (SPEC 2.1-2.4, 4.15). The broker hands every
+//! publish to [`Ingest`] before acknowledging it, so a slow hub slows satellites down instead of
+//! losing data. Satellite messages are consumed here and never routed to other clients.
+
+use std::{future::Future, pin::Pin};
+
+use base64::Engine;
+use mqtt5::broker::{BrokerEventHandler, ClientDisconnectEvent, ClientPublishEvent, PublishAction};
+use serde::de::DeserializeOwned;
+
+use super::{
+    auth::{BrokerAuth, Identity},
+    protocol::{self, Ack},
+    publish, topics,
+    topics::Channel,
+};
+use crate::{
+    domain::{satellite_config::Overrides, settings::TenantSettings},
+    ids::{ChunkId, SatelliteId, TenantId},
+    inference::audio,
+    state::AppState,
+    store,
+};
+
+/// Chunk durations accepted (a standard chunk is 3 s).
+pub const MIN_CHUNK_MS: i64 = 500;
+pub const MAX_CHUNK_MS: i64 = 10_000;
+
+pub struct Ingest {
+    state: AppState,
+}
+
+/// A satellite message that was refused, with the reason the satellite is told.
+#[derive(Debug)]
+struct Refused(String);
+
+impl<E: std::fmt::Display> From<E> for Refused {
+    fn from(e: E) -> Self {
+        Refused(e.to_string())
+    }
+}
+
+impl Ingest {
+    pub fn new(state: AppState) -> Self {
+        Self { state }
+    }
+
+    async fn on_publish(&self, event: ClientPublishEvent) -> PublishAction {
+        let root = &self.state.settings.mqtt.topic_root;
+        let Some(identity) = BrokerAuth::identity(event.user_id.as_deref()) else { return PublishAction::Handled };
+        let satellite = match &identity {
+            Identity::Hub => return PublishAction::Continue, // the hub's own messages to satellites
+            Identity::Satellite { satellite, .. } => *satellite,
+        };
+        if !identity.may_publish(root, &event.topic) {
+            // Only reachable for 3.1.1 clients, whose denied publishes the broker lets through.
+            tracing::warn!(client_id = %event.client_id, topic = %event.topic, "dropped a publish outside the satellite's tree");
+            return PublishAction::Handled;
+        }
+        let Some(parsed) = topics::parse(root, &event.topic) else { return PublishAction::Handled };
+        let tenant = parsed.tenant;
+        match Channel::parse(parsed.channel) {
+            Some(Channel::Audio) => self.audio(tenant, satellite, &event.payload).await,
+            Some(Channel::Heartbeat) => {
+                self.log_refusal("heartbeat", &event, self.heartbeat(tenant, satellite, &event.payload).await)
+            }
+            Some(Channel::Telemetry) => {
+                self.log_refusal("telemetry", &event, self.telemetry(tenant, satellite, &event.payload).await)
+            }
+            Some(Channel::ConfigRequest) => {
+                self.log_refusal("config-request", &event, self.config_request(tenant, satellite, &event.payload).await)
+            }
+            Some(c @ (Channel::LiveAudio | Channel::LogResponse)) => {
+                tracing::debug!(
+                    channel = c.as_str(),
+                    bytes = event.payload.len(),
+                    "no live session or log request is waiting"
+                );
+            }
+            Some(c) => {
+                tracing::warn!(client_id = %event.client_id, channel = c.as_str(), "satellites may not publish on a hub channel")
+            }
+            None => {
+                tracing::warn!(client_id = %event.client_id, topic = %event.topic, "message on an unknown channel dropped")
+            }
+        }
+        PublishAction::Handled
+    }
+
+    fn log_refusal(&self, what: &str, event: &ClientPublishEvent, result: Result<(), Refused>) {
+        if let Err(Refused(why)) = result {
+            tracing::warn!(client_id = %event.client_id, what, reason = %why, "satellite message refused");
+        }
+    }
+
+    async fn audio(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) {
+        let chunk_hint = serde_json::from_slice::<protocol::Envelope>(payload)
+            .ok()
+            .and_then(|e| e.chunk_id)
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let ack = match self.store_audio(tenant, satellite, payload).await {
+            Ok(chunk) => Ack::stored(&chunk),
+            Err(Refused(why)) => {
+                tracing::warn!(%satellite, chunk = %chunk_hint, reason = %why, "audio chunk refused");
+                Ack::error(&chunk_hint, why)
+            }
+        };
+        let topic = topics::topic(&self.state.settings.mqtt.topic_root, tenant, satellite, Channel::Ack);
+        let body = serde_json::to_vec(&ack).unwrap_or_default();
+        if let Err(e) = self.state.mqtt.publish(topic, body, 1).await {
+            tracing::error!(%satellite, error = %e, "could not send an ack");
+        }
+    }
+
+    /// Validates, stores the WAV and commits the chunk with its job. Returns the chunk id.
+    async fn store_audio(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<String, Refused> {
+        let msg: protocol::Audio = parse(payload)?;
+        check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
+        let chunk: ChunkId = msg.chunk_id.parse().map_err(|_| Refused("chunkId is not a UUID".into()))?;
+        let recorded: chrono::DateTime<chrono::Utc> =
+            msg.recorded_at.parse().map_err(|_| Refused("recordedAt is not an ISO 8601 timestamp".into()))?;
+        let bad_location = |(lat, lon): (f64, f64)| !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lon);
+        if msg.latitude.zip(msg.longitude).is_some_and(bad_location) {
+            return Err(Refused("latitude/longitude out of range".into()));
+        }
+        let wav = base64::engine::general_purpose::STANDARD
+            .decode(msg.audio.trim())
+            .map_err(|e| Refused(format!("audio is not valid base64: {e}")))?;
+        let decoded = audio::decode_wav(&wav, MAX_CHUNK_MS as f64 / 1000.0)?;
+        if is_stereo(&wav) {
+            return Err(Refused("audio must be mono".into()));
+        }
+        let wav_ms = (decoded.duration_secs() * 1000.0).round() as i64;
+        if i64::from(decoded.sample_rate) != msg.sample_rate {
+            return Err(Refused(format!(
+                "sampleRate {} does not match the WAV's {} Hz",
+                msg.sample_rate, decoded.sample_rate
+            )));
+        }
+        if !(MIN_CHUNK_MS..=MAX_CHUNK_MS).contains(&wav_ms) {
+            return Err(Refused(format!("chunk is {wav_ms} ms; {MIN_CHUNK_MS} to {MAX_CHUNK_MS} ms accepted")));
+        }
+        if (wav_ms - msg.duration_ms).abs() > 100 {
+            return Err(Refused(format!("durationMs {} does not match the WAV's {wav_ms} ms", msg.duration_ms)));
+        }
+        if self.state.store.call(move |c| store::chunks::exists(c, chunk)).await? {
+            return Ok(chunk.to_string()); // a retry of a chunk we already hold
+        }
+        let key = format!("audio/{tenant}/{satellite}/{}/{chunk}.wav", recorded.format("%Y-%m-%d"));
+        let size = self.state.objects.put(&key, wav).await?;
+        let row = store::chunks::NewChunk {
+            id: chunk,
+            tenant_id: tenant,
+            satellite_id: satellite,
+            recorded_at: crate::time::format(recorded),
+            duration_ms: wav_ms,
+            sample_rate: msg.sample_rate,
+            latitude: msg.latitude,
+            longitude: msg.longitude,
+            storage_key: key.clone(),
+            size_bytes: size as i64,
+        };
+        let now = self.state.clock.now_str();
+        let location = msg.latitude.zip(msg.longitude);
+        let committed = self
+            .state
+            .store
+            .call(move |c| {
+                let inserted = store::chunks::insert_with_job(c, &row, &now)?;
+                if let (true, Some((lat, lon))) = (inserted, location) {
+                    store::satellites::set_location(c, satellite, lat, lon)?;
+                }
+                Ok(inserted)
+            })
+            .await;
+        match committed {
+            Ok(true) => self.state.job_signal.notify(),
+            Ok(false) => {} // raced with a concurrent retry, which stored the same WAV under the same key
+            Err(e) => {
+                let _ = self.state.objects.delete(&key).await; // nothing half-written remains
+                return Err(Refused(format!("the hub could not store the chunk ({e}); send it again")));
+            }
+        }
+        Ok(chunk.to_string())
+    }
+
+    async fn heartbeat(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<(), Refused> {
+        let msg: protocol::Heartbeat = parse(payload)?;
+        check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
+        if !protocol::HEARTBEAT_STATES.contains(&msg.state.as_str()) {
+            return Err(Refused(format!("unknown state {:?}", msg.state)));
+        }
+        if msg.stream.as_deref().is_some_and(|s| s != "satellite" && s != "mobile") {
+            return Err(Refused("stream must be satellite or mobile".into()));
+        }
+        let hb = store::satellites::Heartbeat {
+            state: msg.state,
+            uptime_seconds: msg.uptime_seconds,
+            noise_floor_rms: msg.noise_floor_rms,
+            version: msg.version,
+            stream: msg.stream,
+            filter_stats_json: msg.filter_stats.map(|v| v.to_string()),
+            outbox_stats_json: msg.outbox_stats.map(|v| v.to_string()),
+        };
+        let now = self.state.clock.now_str();
+        self.state.store.call(move |c| store::satellites::record_heartbeat(c, satellite, &hb, &now)).await?;
+        Ok(())
+    }
+
+    async fn telemetry(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<(), Refused> {
+        let msg: protocol::Telemetry = parse(payload)?;
+        check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
+        let at: chrono::DateTime<chrono::Utc> =
+            msg.timestamp.parse().map_err(|_| Refused("timestamp is not an ISO 8601 timestamp".into()))?;
+        let sample = store::telemetry::Sample {
+            recorded_at: crate::time::format(at),
+            battery_level: msg.battery_level,
+            storage_free_bytes: msg.storage_free_bytes,
+            cpu_temp: msg.cpu_temp,
+            network_latency_ms: msg.network_latency_ms,
+            packet_loss_pct: msg.packet_loss_pct,
+            uptime_seconds: msg.uptime_seconds,
+        };
+        let now = self.state.clock.now_str();
+        self.state
+            .store
+            .call(move |c| {
+                store::telemetry::insert(c, satellite, tenant, &sample, &now)?;
+                store::satellites::seen(c, satellite, &now)
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Applies non-empty overrides (unless the config is locked), then pushes the config.
+    async fn config_request(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<(), Refused> {
+        let msg: protocol::ConfigRequest = parse(payload)?;
+        check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
+        let non_empty = msg.overrides.as_object().is_some_and(|o| !o.is_empty());
+        if non_empty {
+            let scope = tenant.to_string();
+            let (sat, tenant_settings) = self
+                .state
+                .store
+                .call(move |c| {
+                    Ok((store::satellites::get(c, satellite)?, store::settings::load::<TenantSettings>(c, &scope)?))
+                })
+                .await?;
+            if sat.config_locked {
+                tracing::info!(%satellite, "config is locked; the satellite's overrides were ignored");
+            } else {
+                let next = Overrides::from_stored(&sat.overrides_json)
+                    .patched(&msg.overrides, &tenant_settings)
+                    .map_err(|e| Refused(format!("overrides refused: {e}")))?;
+                let (json, now) = (serde_json::to_string(&next)?, self.state.clock.now_str());
+                self.state.store.call(move |c| store::satellites::set_overrides(c, satellite, &json, &now)).await?;
+            }
+        }
+        publish::push_config(&self.state, satellite).await.map_err(Refused)
+    }
+}
+
+fn parse<T: DeserializeOwned>(payload: &[u8]) -> Result<T, Refused> {
+    serde_json::from_slice(payload).map_err(|e| Refused(format!("malformed message: {e}")))
+}
+
+/// The body must name the same tenant and satellite as the topic (and so the login).
+fn check_ids(tenant_id: &str, satellite_id: &str, tenant: TenantId, satellite: SatelliteId) -> Result<(), Refused> {
+    if tenant_id != tenant.to_string() || satellite_id != satellite.to_string() {
+        return Err(Refused("tenantId/satelliteId do not match the topic".into()));
+    }
+    Ok(())
+}
+
+fn is_stereo(wav: &[u8]) -> bool {
+    hound::WavReader::new(std::io::Cursor::new(wav)).map(|r| r.spec().channels != 1).unwrap_or(false)
+}
+
+impl BrokerEventHandler for Ingest {
+    fn on_client_publish<'a>(
+        &'a self,
+        event: ClientPublishEvent,
+    ) -> Pin<Box<dyn Future<Output = PublishAction> + Send + 'a>> {
+        Box::pin(self.on_publish(event))
+    }
+
+    fn on_client_disconnect<'a>(
+        &'a self,
+        event: ClientDisconnectEvent,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(async move {
+            tracing::debug!(client_id = %event.client_id, unexpected = event.unexpected, "MQTT client disconnected");
+        })
+    }
+}

@@ -1,0 +1,89 @@
+//! MQTT: the embedded broker (mqtt5) with per-satellite logins and topic ACL, the ingest of the
+//! six satellite channels, and everything the hub publishes (acks, config, detections).
+//!
+//! - [`broker`]: starting the broker on TCP and WebSocket (TLS optional).
+//! - [`auth`]: logins and the ACL.
+//! - [`ingest`]: audio, heartbeat, telemetry and config-request handling.
+//! - [`publish`]: config pushes, the detection publisher and revocation kicks.
+//! - [`client`]: the hub as an MQTT client of a dispatcher's broker (split mode).
+//! - [`protocol`], [`topics`]: message and topic shapes.
+//!
+//! [`MqttHandle`] is how the rest of the hub publishes, whichever way it is connected.
+
+pub mod auth;
+pub mod broker;
+pub mod client;
+pub mod ingest;
+pub mod protocol;
+pub mod publish;
+pub mod topics;
+
+use std::sync::{Arc, RwLock};
+
+use mqtt5::{QoS, broker::router::MessageRouter, packet::publish::PublishPacket};
+
+enum Outbound {
+    /// In-process: the embedded broker's router (modes `full` and `dispatcher`).
+    Router(Arc<MessageRouter>),
+    /// As a client of a dispatcher's broker (mode `api`).
+    Client(rumqttc::AsyncClient),
+}
+
+/// Publishes from anywhere in the hub. Cheap to clone; empty until the broker or client is up.
+#[derive(Clone, Default)]
+pub struct MqttHandle {
+    inner: Arc<RwLock<Option<Arc<Outbound>>>>,
+}
+
+impl MqttHandle {
+    pub fn set_router(&self, router: Arc<MessageRouter>) {
+        if let Ok(mut g) = self.inner.write() {
+            *g = Some(Arc::new(Outbound::Router(router)));
+        }
+    }
+
+    pub fn set_client(&self, client: rumqttc::AsyncClient) {
+        if let Ok(mut g) = self.inner.write() {
+            *g = Some(Arc::new(Outbound::Client(client)));
+        }
+    }
+
+    fn current(&self) -> Option<Arc<Outbound>> {
+        self.inner.read().ok().and_then(|g| g.clone())
+    }
+
+    /// Publishes `payload` on `topic` with QoS 0, 1 or 2.
+    pub async fn publish(&self, topic: String, payload: Vec<u8>, qos: u8) -> Result<(), String> {
+        match self.current().as_deref() {
+            None => Err("MQTT is not connected yet".into()),
+            Some(Outbound::Router(router)) => {
+                let qos = match qos {
+                    0 => QoS::AtMostOnce,
+                    1 => QoS::AtLeastOnce,
+                    _ => QoS::ExactlyOnce,
+                };
+                router.route_message(&PublishPacket::new(topic, payload, qos), None).await;
+                Ok(())
+            }
+            Some(Outbound::Client(client)) => {
+                let qos = match qos {
+                    0 => rumqttc::QoS::AtMostOnce,
+                    1 => rumqttc::QoS::AtLeastOnce,
+                    _ => rumqttc::QoS::ExactlyOnce,
+                };
+                client.publish(topic, qos, false, payload).await.map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// Drops a client's broker session (only possible in-process).
+    pub async fn disconnect(&self, client_id: &str) -> bool {
+        match self.current().as_deref() {
+            Some(Outbound::Router(router)) => {
+                router.disconnect_client(client_id).await;
+                true
+            }
+            _ => false,
+        }
+    }
+}

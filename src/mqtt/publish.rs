@@ -1,0 +1,92 @@
+//! What the hub publishes: config pushes (QoS 2), detection notifications (QoS 1), and dropping
+//! the sessions of revoked satellites. The tasks follow the event bus.
+
+use tokio_util::sync::CancellationToken;
+
+use super::topics::{self, Channel};
+use crate::{
+    domain::{
+        satellite_config::{self, Overrides, RecordingProfile},
+        settings::TenantSettings,
+    },
+    events::Event,
+    ids::SatelliteId,
+    state::AppState,
+    store,
+};
+
+/// Resolves a satellite's config and publishes it on its `config` channel (QoS 2).
+pub async fn push_config(state: &AppState, satellite: SatelliteId) -> Result<(), String> {
+    let (sat, tenant) = state
+        .store
+        .call(move |c| {
+            let sat = store::satellites::get(c, satellite)?;
+            let tenant: TenantSettings = store::settings::load(c, &sat.tenant_id.to_string())?;
+            Ok((sat, tenant))
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    let profile: Option<RecordingProfile> =
+        sat.recording_profile_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
+    let config = satellite_config::resolve(
+        &sat.id.to_string(),
+        &sat.tenant_id.to_string(),
+        &tenant,
+        &Overrides::from_stored(&sat.overrides_json),
+        profile,
+    );
+    let topic = topics::topic(&state.settings.mqtt.topic_root, sat.tenant_id, sat.id, Channel::Config);
+    let body = serde_json::to_vec(&config).map_err(|e| e.to_string())?;
+    state.mqtt.publish(topic, body, 2).await
+}
+
+/// Pushes config on every `ConfigChanged` (tenant settings or one satellite's overrides/profile).
+pub async fn run_config_pusher(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let mut events = state.bus.subscribe("config-pusher");
+    loop {
+        let event = tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            e = events.recv() => e,
+        };
+        let Some(event) = event else { return Ok(()) };
+        let Event::ConfigChanged { tenant_id, satellite_id } = event else { continue };
+        let targets = match satellite_id {
+            Some(s) => vec![s],
+            None => state.store.call(move |c| store::satellites::ids_of_tenant(c, tenant_id)).await.unwrap_or_default(),
+        };
+        for s in targets {
+            if let Err(e) = push_config(&state, s).await {
+                tracing::warn!(satellite = %s, error = %e, "config push failed");
+            }
+        }
+    }
+}
+
+/// Republishes each new detection on its satellite's `detection` channel (SPEC 2.7), and drops
+/// the broker sessions of satellites whose credentials were revoked.
+pub async fn run_detection_publisher(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let mut events = state.bus.subscribe("detection-publisher");
+    let root = state.settings.mqtt.topic_root.clone();
+    loop {
+        let event = tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            e = events.recv() => e,
+        };
+        match event {
+            None => return Ok(()),
+            Some(Event::DetectionCreated(d)) => {
+                let topic = topics::topic(&root, d.tenant_id, d.satellite_id, Channel::Detection);
+                let body = serde_json::to_vec(&*d).unwrap_or_default();
+                if let Err(e) = state.mqtt.publish(topic, body, 1).await {
+                    tracing::warn!(detection = %d.id, error = %e, "detection notification not sent");
+                }
+            }
+            Some(Event::SatelliteRevoked { satellite_id, .. }) => {
+                for prefix in ["satellite", "mobile"] {
+                    state.mqtt.disconnect(&format!("{prefix}-{satellite_id}")).await;
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! Audio chunks and their inference jobs, written together.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::Result;
+use crate::ids::{ChunkId, SatelliteId, TenantId};
+
+#[derive(Debug, Clone)]
+pub struct NewChunk {
+    pub id: ChunkId,
+    pub tenant_id: TenantId,
+    pub satellite_id: SatelliteId,
+    pub recorded_at: String,
+    pub duration_ms: i64,
+    pub sample_rate: i64,
+    pub latitude: Option<f64>,
+    pub longitude: Option<f64>,
+    pub storage_key: String,
+    pub size_bytes: i64,
+}
+
+pub fn exists(conn: &Connection, id: ChunkId) -> Result<bool> {
+    Ok(conn.query_row("SELECT 1 FROM audio_chunks WHERE id = ?1", [id], |_| Ok(())).optional()?.is_some())
+}
+
+/// Inserts the chunk and its queued job in one transaction. Returns false (and writes nothing)
+/// when the chunk id is already stored: a satellite retrying a chunk that was acknowledged.
+pub fn insert_with_job(conn: &mut Connection, c: &NewChunk, now: &str) -> Result<bool> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    if exists(&tx, c.id)? {
+        return Ok(false);
+    }
+    tx.execute(
+        "INSERT INTO audio_chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, latitude, longitude,
+             storage_key, size_bytes, received_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            c.id,
+            c.tenant_id,
+            c.satellite_id,
+            c.recorded_at,
+            c.duration_ms,
+            c.sample_rate,
+            c.latitude,
+            c.longitude,
+            c.storage_key,
+            c.size_bytes,
+            now
+        ],
+    )?;
+    tx.execute(
+        "INSERT INTO inference_jobs (id, chunk_id, tenant_id, status, run_after, created_at) VALUES (?1, ?2, ?3, 'queued', ?4, ?4)",
+        params![uuid::Uuid::new_v4().to_string(), c.id, c.tenant_id, now],
+    )?;
+    super::satellites::seen(&tx, c.satellite_id, now)?;
+    tx.commit()?;
+    Ok(true)
+}
+
+/// The storage key of a chunk of `tenant` (for streaming its audio).
+pub fn storage_key(conn: &Connection, tenant: TenantId, id: ChunkId) -> Result<Option<String>> {
+    Ok(conn
+        .query_row("SELECT storage_key FROM audio_chunks WHERE id = ?1 AND tenant_id = ?2", params![id, tenant], |r| {
+            r.get(0)
+        })
+        .optional()?)
+}
+
+pub fn count(conn: &Connection) -> Result<u64> {
+    let n: i64 = conn.query_row("SELECT count(*) FROM audio_chunks", [], |r| r.get(0))?;
+    Ok(n.max(0) as u64)
+}

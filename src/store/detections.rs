@@ -1,0 +1,184 @@
+//! Detections: written by inference workers with their first-of-day, first-of-season and rarity
+//! flags, read by the API.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+use super::Result;
+use crate::{
+    domain::season,
+    ids::{ChunkId, DetectionId, SatelliteId, TenantId},
+};
+
+/// A species found in a chunk, before the flags are worked out.
+#[derive(Debug, Clone)]
+pub struct NewDetection {
+    pub tenant_id: TenantId,
+    pub satellite_id: SatelliteId,
+    pub satellite_name: String,
+    pub audio_chunk_id: ChunkId,
+    pub model_id: String,
+    pub species_code: String,
+    pub scientific_name: String,
+    pub common_name: String,
+    pub confidence: f32,
+    pub detected_at: String,
+    pub start_ms: i64,
+    pub end_ms: i64,
+    /// From the range model; `None` when the chunk had no location.
+    pub expected_here: Option<bool>,
+}
+
+/// A stored detection as the API lists it (SPEC 2.9; snake_case like the SPEC's record fields).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stored {
+    pub id: DetectionId,
+    pub tenant_id: TenantId,
+    pub satellite_id: SatelliteId,
+    pub satellite_name: String,
+    pub audio_chunk_id: ChunkId,
+    pub model_id: String,
+    pub species_code: String,
+    pub scientific_name: String,
+    pub common_name: String,
+    pub confidence: f64,
+    pub detected_at: String,
+    pub start_ms: i64,
+    pub end_ms: i64,
+    pub is_rare: bool,
+    pub rare_reason: Option<String>,
+    pub is_first_of_day: bool,
+    pub is_first_of_season: bool,
+    pub expected_here: Option<bool>,
+    pub verification_status: String,
+    pub storage_key: String,
+    pub created_at: String,
+}
+
+const SELECT: &str = "SELECT d.id, d.tenant_id, d.satellite_id, s.name, d.audio_chunk_id, d.model_id, d.species_code,
+        d.scientific_name, d.common_name, d.confidence, d.detected_at, d.start_ms, d.end_ms, d.is_rare, d.rare_reason,
+        d.is_first_of_day, d.is_first_of_season, d.expected_here, d.verification_status, c.storage_key, d.created_at
+     FROM detections d JOIN satellites s ON s.id = d.satellite_id JOIN audio_chunks c ON c.id = d.audio_chunk_id";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
+    Ok(Stored {
+        id: r.get(0)?,
+        tenant_id: r.get(1)?,
+        satellite_id: r.get(2)?,
+        satellite_name: r.get(3)?,
+        audio_chunk_id: r.get(4)?,
+        model_id: r.get(5)?,
+        species_code: r.get(6)?,
+        scientific_name: r.get(7)?,
+        common_name: r.get(8)?,
+        confidence: r.get(9)?,
+        detected_at: r.get(10)?,
+        start_ms: r.get(11)?,
+        end_ms: r.get(12)?,
+        is_rare: r.get(13)?,
+        rare_reason: r.get(14)?,
+        is_first_of_day: r.get(15)?,
+        is_first_of_season: r.get(16)?,
+        expected_here: r.get(17)?,
+        verification_status: r.get(18)?,
+        storage_key: r.get(19)?,
+        created_at: r.get(20)?,
+    })
+}
+
+fn any_between(conn: &Connection, tenant: TenantId, species: &str, from: Option<&str>, to: &str) -> Result<bool> {
+    Ok(conn
+        .query_row(
+            "SELECT 1 FROM detections WHERE tenant_id = ?1 AND species_code = ?2 AND (?3 IS NULL OR detected_at >= ?3)
+             AND detected_at < ?4 LIMIT 1",
+            params![tenant, species, from, to],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}
+
+/// Inserts one detection with its flags. The rarity rule: a species this team has never detected
+/// before (`first_record_for_team`), or one the range model does not expect at this place and week
+/// (`not_expected_here`). Returns `None` when the chunk already has this species (a retried job).
+pub fn insert(conn: &Connection, d: &NewDetection, now: &str) -> Result<Option<Stored>> {
+    let at: chrono::DateTime<chrono::Utc> = d.detected_at.parse().unwrap_or_else(|_| chrono::Utc::now());
+    let (day_start, _) = season::day_bounds(at);
+    let (season_start, _) = season::season_bounds(at);
+    let fmt = crate::time::format;
+    let seen_before = any_between(conn, d.tenant_id, &d.species_code, None, &d.detected_at)?;
+    let seen_today = any_between(conn, d.tenant_id, &d.species_code, Some(&fmt(day_start)), &d.detected_at)?;
+    let seen_season = any_between(conn, d.tenant_id, &d.species_code, Some(&fmt(season_start)), &d.detected_at)?;
+    let rare_reason = if !seen_before {
+        Some("first_record_for_team")
+    } else if d.expected_here == Some(false) {
+        Some("not_expected_here")
+    } else {
+        None
+    };
+    let id = DetectionId::new();
+    let inserted = conn.execute(
+        "INSERT OR IGNORE INTO detections (id, tenant_id, satellite_id, audio_chunk_id, model_id, species_code, scientific_name,
+             common_name, confidence, detected_at, start_ms, end_ms, is_rare, rare_reason, is_first_of_day, is_first_of_season,
+             expected_here, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+        params![
+            id,
+            d.tenant_id,
+            d.satellite_id,
+            d.audio_chunk_id,
+            d.model_id,
+            d.species_code,
+            d.scientific_name,
+            d.common_name,
+            f64::from(d.confidence),
+            d.detected_at,
+            d.start_ms,
+            d.end_ms,
+            rare_reason.is_some(),
+            rare_reason,
+            !seen_today,
+            !seen_season,
+            d.expected_here,
+            now
+        ],
+    )?;
+    if inserted == 0 {
+        return Ok(None);
+    }
+    Ok(Some(conn.query_row(&format!("{SELECT} WHERE d.id = ?1"), [id], from_row)?))
+}
+
+pub fn get(conn: &Connection, tenant: TenantId, id: DetectionId) -> Result<Stored> {
+    Ok(conn.query_row(&format!("{SELECT} WHERE d.id = ?1 AND d.tenant_id = ?2"), params![id, tenant], from_row)?)
+}
+
+/// Filters of the basic list.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub satellite_id: Option<SatelliteId>,
+    pub species_code: Option<String>,
+    pub limit: u32,
+    pub offset: u32,
+}
+
+/// Newest first, with the total.
+pub fn list(conn: &Connection, tenant: TenantId, f: &Filter) -> Result<(Vec<Stored>, u64)> {
+    let filter = "d.tenant_id = ?1 AND (?2 IS NULL OR d.satellite_id = ?2) AND (?3 IS NULL OR d.species_code = ?3)";
+    let total: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM detections d WHERE {filter}"),
+        params![tenant, f.satellite_id, f.species_code],
+        |r| r.get(0),
+    )?;
+    let mut stmt =
+        conn.prepare(&format!("{SELECT} WHERE {filter} ORDER BY d.detected_at DESC, d.id LIMIT ?4 OFFSET ?5"))?;
+    let rows = stmt
+        .query_map(params![tenant, f.satellite_id, f.species_code, f.limit, f.offset], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((rows, total.max(0) as u64))
+}
+
+pub fn count(conn: &Connection) -> Result<u64> {
+    let n: i64 = conn.query_row("SELECT count(*) FROM detections", [], |r| r.get(0))?;
+    Ok(n.max(0) as u64)
+}

@@ -1,0 +1,181 @@
+//! The durable inference queue: jobs live in SQLite, are claimed atomically, and are finished in
+//! the same transaction that writes their detections, so a crash never loses or doubles work.
+
+use rusqlite::{Connection, Row, TransactionBehavior, params};
+use serde::Serialize;
+
+use super::{Result, detections};
+use crate::ids::{ChunkId, SatelliteId, TenantId};
+
+/// A job taken by a worker, with what it needs to classify the chunk.
+#[derive(Debug, Clone)]
+pub struct Claimed {
+    pub job_id: String,
+    pub chunk_id: ChunkId,
+    pub tenant_id: TenantId,
+    pub satellite_id: SatelliteId,
+    pub satellite_name: String,
+    pub attempts: u32,
+    pub storage_key: String,
+    pub recorded_at: String,
+    pub latitude: Option<f64>,
+    pub longitude: Option<f64>,
+}
+
+/// After a crash or restart nothing is running: put those jobs back in the queue.
+pub fn requeue_running(conn: &Connection) -> Result<usize> {
+    Ok(conn.execute("UPDATE inference_jobs SET status = 'queued', worker_id = NULL WHERE status = 'running'", [])?)
+}
+
+/// Claims up to `max` due jobs for `worker`, oldest first.
+pub fn claim(conn: &mut Connection, worker: &str, max: u32, now: &str) -> Result<Vec<Claimed>> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let claimed = {
+        let mut stmt = tx.prepare(
+            "UPDATE inference_jobs SET status = 'running', claimed_at = ?1, worker_id = ?2, attempts = attempts + 1
+             WHERE id IN (SELECT id FROM inference_jobs WHERE status = 'queued' AND run_after <= ?1
+                          ORDER BY run_after, created_at LIMIT ?3)
+             RETURNING id",
+        )?;
+        let ids: Vec<String> =
+            stmt.query_map(params![now, worker, max], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            out.push(tx.query_row(
+                "SELECT j.id, j.chunk_id, j.tenant_id, c.satellite_id, s.name, j.attempts, c.storage_key, c.recorded_at,
+                        c.latitude, c.longitude
+                 FROM inference_jobs j JOIN audio_chunks c ON c.id = j.chunk_id JOIN satellites s ON s.id = c.satellite_id
+                 WHERE j.id = ?1",
+                [id],
+                claimed_row,
+            )?);
+        }
+        out
+    };
+    tx.commit()?;
+    Ok(claimed)
+}
+
+fn claimed_row(r: &Row<'_>) -> rusqlite::Result<Claimed> {
+    Ok(Claimed {
+        job_id: r.get(0)?,
+        chunk_id: r.get(1)?,
+        tenant_id: r.get(2)?,
+        satellite_id: r.get(3)?,
+        satellite_name: r.get(4)?,
+        attempts: r.get(5)?,
+        storage_key: r.get(6)?,
+        recorded_at: r.get(7)?,
+        latitude: r.get(8)?,
+        longitude: r.get(9)?,
+    })
+}
+
+/// Writes the detections and marks the job done, atomically. If the job is no longer running
+/// (it was requeued after a restart and finished elsewhere), nothing is written.
+pub fn complete(
+    conn: &mut Connection,
+    job_id: &str,
+    found: &[detections::NewDetection],
+    duration_ms: i64,
+    now: &str,
+) -> Result<Vec<detections::Stored>> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let running: bool =
+        tx.query_row("SELECT status = 'running' FROM inference_jobs WHERE id = ?1", [job_id], |r| r.get(0))?;
+    if !running {
+        return Ok(Vec::new());
+    }
+    let mut stored = Vec::with_capacity(found.len());
+    for d in found {
+        if let Some(s) = detections::insert(&tx, d, now)? {
+            stored.push(s);
+        }
+    }
+    tx.execute(
+        "UPDATE inference_jobs SET status = 'done', finished_at = ?2, duration_ms = ?3, error = NULL WHERE id = ?1",
+        params![job_id, now, duration_ms],
+    )?;
+    tx.commit()?;
+    Ok(stored)
+}
+
+/// Records a failure: back to the queue at `retry_at`, or failed for good when `None`.
+pub fn fail(conn: &Connection, job_id: &str, error: &str, retry_at: Option<&str>, now: &str) -> Result<()> {
+    match retry_at {
+        Some(at) => conn.execute(
+            "UPDATE inference_jobs SET status = 'queued', run_after = ?2, error = ?3, worker_id = NULL WHERE id = ?1",
+            params![job_id, at, error],
+        )?,
+        None => conn.execute(
+            "UPDATE inference_jobs SET status = 'failed', error = ?2, finished_at = ?3 WHERE id = ?1",
+            params![job_id, error, now],
+        )?,
+    };
+    Ok(())
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueStats {
+    pub queued: u64,
+    pub running: u64,
+    pub done: u64,
+    pub failed: u64,
+}
+
+pub fn stats(conn: &Connection) -> Result<QueueStats> {
+    let mut s = QueueStats::default();
+    let mut stmt = conn.prepare("SELECT status, count(*) FROM inference_jobs GROUP BY status")?;
+    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+        let (status, n) = row?;
+        let n = n.max(0) as u64;
+        match status.as_str() {
+            "queued" => s.queued = n,
+            "running" => s.running = n,
+            "done" => s.done = n,
+            _ => s.failed = n,
+        }
+    }
+    Ok(s)
+}
+
+/// A finished (done or failed) job, for `GET /workers/jobs`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finished {
+    pub id: String,
+    pub chunk_id: ChunkId,
+    pub tenant_id: TenantId,
+    pub status: String,
+    pub attempts: u32,
+    pub worker_id: Option<String>,
+    pub error: Option<String>,
+    pub duration_ms: Option<i64>,
+    pub created_at: String,
+    pub finished_at: Option<String>,
+}
+
+/// The most recently finished jobs; platform-wide when `tenant` is `None`.
+pub fn recent(conn: &Connection, tenant: Option<TenantId>, limit: u32) -> Result<Vec<Finished>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, chunk_id, tenant_id, status, attempts, worker_id, error, duration_ms, created_at, finished_at
+         FROM inference_jobs WHERE status IN ('done', 'failed') AND (?1 IS NULL OR tenant_id = ?1)
+         ORDER BY finished_at DESC LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![tenant, limit], |r| {
+        Ok(Finished {
+            id: r.get(0)?,
+            chunk_id: r.get(1)?,
+            tenant_id: r.get(2)?,
+            status: r.get(3)?,
+            attempts: r.get(4)?,
+            worker_id: r.get(5)?,
+            error: r.get(6)?,
+            duration_ms: r.get(7)?,
+            created_at: r.get(8)?,
+            finished_at: r.get(9)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
