@@ -5,16 +5,21 @@ mod admin_members;
 mod admin_users;
 mod api_keys;
 mod auth;
+mod detections;
 mod error;
 mod extract;
 pub mod files;
 pub mod health;
 mod invites;
 mod me;
+mod satellite_config;
+pub mod satellites;
 mod session;
 mod settings;
 mod tenants;
 pub mod views;
+mod workers;
+pub mod ws;
 
 use axum::{Router, extract::DefaultBodyLimit, response::IntoResponse};
 use tower_http::{catch_panic::CatchPanicLayer, compression::CompressionLayer, trace::TraceLayer};
@@ -36,6 +41,11 @@ pub fn router(state: AppState) -> Router {
         .merge(api_keys::router())
         .merge(admin_users::router())
         .merge(admin_members::router())
+        .merge(satellites::router())
+        .merge(satellite_config::router())
+        .merge(detections::router())
+        .merge(workers::router())
+        .merge(ws::router())
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed);
 

@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod context;
+pub mod device_rule;
 pub mod guard;
 pub mod ip;
 pub mod limits;

@@ -50,7 +50,7 @@ pub async fn start(state: &AppState) -> anyhow::Result<Broker> {
         .with_auth_provider(Arc::new(RateLimitedAuthProvider::new(auth, limiter)));
     let tcp_addr = broker.local_addr().context("the broker has no TCP listener")?;
     let ws_addr = broker.ws_local_addr();
-    state.mqtt.set_router(broker.router());
+    state.mqtt.set_router(broker.router(), tcp_addr);
     tracing::info!(%tcp_addr, ?ws_addr, tls, "MQTT broker listening");
     Ok(Broker { tcp_addr, ws_addr, shutdown: broker.shutdown_handle(), broker })
 }

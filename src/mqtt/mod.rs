@@ -33,13 +33,20 @@ enum Outbound {
 #[derive(Clone, Default)]
 pub struct MqttHandle {
     inner: Arc<RwLock<Option<Arc<Outbound>>>>,
+    /// The embedded broker's TCP address, for the `brokerUrl` handed out at registration.
+    tcp_addr: Arc<std::sync::OnceLock<std::net::SocketAddr>>,
 }
 
 impl MqttHandle {
-    pub fn set_router(&self, router: Arc<MessageRouter>) {
+    pub fn set_router(&self, router: Arc<MessageRouter>, tcp_addr: std::net::SocketAddr) {
+        let _ = self.tcp_addr.set(tcp_addr);
         if let Ok(mut g) = self.inner.write() {
             *g = Some(Arc::new(Outbound::Router(router)));
         }
+    }
+
+    pub fn tcp_addr(&self) -> Option<std::net::SocketAddr> {
+        self.tcp_addr.get().copied()
     }
 
     pub fn set_client(&self, client: rumqttc::AsyncClient) {

@@ -124,10 +124,12 @@ pub struct QueueStats {
     pub failed: u64,
 }
 
-pub fn stats(conn: &Connection) -> Result<QueueStats> {
+/// Jobs per status, for one team or (with `None`) the whole hub.
+pub fn stats(conn: &Connection, tenant: Option<TenantId>) -> Result<QueueStats> {
     let mut s = QueueStats::default();
-    let mut stmt = conn.prepare("SELECT status, count(*) FROM inference_jobs GROUP BY status")?;
-    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+    let mut stmt = conn
+        .prepare("SELECT status, count(*) FROM inference_jobs WHERE (?1 IS NULL OR tenant_id = ?1) GROUP BY status")?;
+    for row in stmt.query_map([tenant], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
         let (status, n) = row?;
         let n = n.max(0) as u64;
         match status.as_str() {

@@ -1,0 +1,145 @@
+//! A satellite's configuration (SPEC 4.4, 2.5, 2.11): `GET/PUT /satellites/:id/config` and
+//! `POST /satellites/:id/profile`. Changes are pushed to the device over MQTT (QoS 2).
+
+use axum::{
+    Router,
+    extract::State,
+    routing::{get, post},
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ApiError, Json, Path};
+use crate::{
+    auth::{
+        Audit, Authenticated, ClientIp,
+        device_rule::{self, DeviceAction},
+    },
+    domain::{
+        Role,
+        satellite_config::{self, Overrides, RecordingProfile},
+        settings::TenantSettings,
+    },
+    events::Event,
+    ids::SatelliteId,
+    state::AppState,
+    store::{self, satellites::Satellite},
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/satellites/{id}/config", get(get_config).put(put_config))
+        .route("/satellites/{id}/profile", post(set_profile))
+}
+
+fn effective(sat: &Satellite, settings: &TenantSettings) -> Value {
+    let overrides = Overrides::from_stored(&sat.overrides_json);
+    let profile: Option<RecordingProfile> =
+        sat.recording_profile_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
+    let config =
+        satellite_config::resolve(&sat.id.to_string(), &sat.tenant_id.to_string(), settings, &overrides, profile);
+    json!({ "satelliteId": sat.id, "configLocked": sat.config_locked, "overrides": overrides, "config": config })
+}
+
+async fn get_config(
+    State(state): State<AppState>,
+    Authenticated(ctx): Authenticated,
+    Path(id): Path<SatelliteId>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let (sat, _, settings) = device_rule::check(&state, &ctx, id, DeviceAction::View).await?;
+    Ok(axum::Json(effective(&sat, &settings)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigBody {
+    config_locked: Option<bool>,
+    overrides: Option<Value>,
+}
+
+/// Changes overrides (`null` inherits again) and/or the lock. Only admins (of the team or the
+/// platform) may change `configLocked`, and only they may change a locked config.
+async fn put_config(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Authenticated(ctx): Authenticated,
+    Path(id): Path<SatelliteId>,
+    Json(body): Json<ConfigBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let (sat, rel, settings) = device_rule::check(&state, &ctx, id, DeviceAction::SelfService).await?;
+    let admin = rel.sees_all || rel.role == Some(Role::Admin);
+    if body.config_locked.is_some() && !admin {
+        return Err(ApiError::Forbidden(
+            "admin_required",
+            "only admins may lock or unlock a satellite's config".into(),
+        ));
+    }
+    if sat.config_locked && !admin && body.overrides.is_some() {
+        return Err(ApiError::Forbidden("config_locked", "this satellite's config is locked by an admin".into()));
+    }
+    let overrides = match &body.overrides {
+        Some(patch) => Some(
+            Overrides::from_stored(&sat.overrides_json)
+                .patched(patch, &settings)
+                .map_err(|e| ApiError::Unprocessable("invalid_overrides", e))?,
+        ),
+        None => None,
+    };
+    if overrides.is_none() && body.config_locked.is_none() {
+        return Err(ApiError::Unprocessable("nothing_to_change", "send overrides and/or configLocked".into()));
+    }
+    let json = overrides.as_ref().map(serde_json::to_string).transpose().map_err(ApiError::internal)?;
+    let (now, lock) = (state.clock.now_str(), body.config_locked);
+    let updated = state
+        .store
+        .call(move |c| {
+            if let Some(j) = &json {
+                store::satellites::set_overrides(c, id, j, &now)?;
+            }
+            if let Some(l) = lock {
+                store::satellites::set_config_locked(c, id, l, &now)?;
+            }
+            store::satellites::get(c, id)
+        })
+        .await?;
+    state.bus.publish(Event::ConfigChanged { tenant_id: sat.tenant_id, satellite_id: Some(id) });
+    Audit::new("admin.satellite_config_changed")
+        .actor(&ctx)
+        .tenant(sat.tenant_id)
+        .target("satellite", id)
+        .ip(&ip)
+        .details(json!({ "overrides": body.overrides, "configLocked": body.config_locked }))
+        .write(&state)
+        .await;
+    Ok(axum::Json(effective(&updated, &settings)))
+}
+
+/// Sets the recording profile (the `recordingProfile` object of SPEC 2.5) and pushes it.
+async fn set_profile(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Authenticated(ctx): Authenticated,
+    Path(id): Path<SatelliteId>,
+    Json(profile): Json<RecordingProfile>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let (sat, _, settings) = device_rule::check(&state, &ctx, id, DeviceAction::Manage).await?;
+    profile.validate().map_err(|e| ApiError::Unprocessable("invalid_profile", e))?;
+    let (json, now) = (serde_json::to_string(&profile).map_err(ApiError::internal)?, state.clock.now_str());
+    let updated = state
+        .store
+        .call(move |c| {
+            store::satellites::set_profile(c, id, &json, &now)?;
+            store::satellites::get(c, id)
+        })
+        .await?;
+    state.bus.publish(Event::ConfigChanged { tenant_id: sat.tenant_id, satellite_id: Some(id) });
+    Audit::new("admin.satellite_profile_changed")
+        .actor(&ctx)
+        .tenant(sat.tenant_id)
+        .target("satellite", id)
+        .ip(&ip)
+        .details(json!({ "type": profile.kind }))
+        .write(&state)
+        .await;
+    Ok(axum::Json(effective(&updated, &settings)))
+}

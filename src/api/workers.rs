@@ -1,0 +1,26 @@
+//! Inference workers (SPEC 4.12): `GET /workers` (queue counts and this hub's workers with
+//! `jobsProcessed`, `jobsSucceeded`, `jobsFailed`, `avgDurationMs`) and `GET /workers/jobs`
+//! (the 50 most recently finished jobs). Admin+; counts are the team's own.
+
+use axum::{Router, extract::State, routing::get};
+use serde_json::{Value, json};
+
+use super::ApiError;
+use crate::{auth::Admin, state::AppState, store};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/workers", get(workers)).route("/workers/jobs", get(jobs))
+}
+
+async fn workers(State(state): State<AppState>, Admin(access): Admin) -> Result<axum::Json<Value>, ApiError> {
+    let tenant = access.tenant_id;
+    let queue = state.store.call(move |c| store::jobs::stats(c, Some(tenant))).await?;
+    let workers = state.workers.snapshot();
+    Ok(axum::Json(json!({ "queue": queue, "workers": workers, "instanceId": state.instance_id })))
+}
+
+async fn jobs(State(state): State<AppState>, Admin(access): Admin) -> Result<axum::Json<Value>, ApiError> {
+    let tenant = access.tenant_id;
+    let jobs = state.store.call(move |c| store::jobs::recent(c, Some(tenant), 50)).await?;
+    Ok(axum::Json(json!({ "jobs": jobs })))
+}
