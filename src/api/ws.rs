@@ -98,10 +98,10 @@ async fn stream(state: AppState, mut socket: WebSocket, tenant: TenantId) {
             },
             _ = ping.tick() => Some(Message::Ping(Vec::new().into())),
         };
-        if let Some(message) = outgoing {
-            if socket.send(message).await.is_err() {
-                return;
-            }
+        if let Some(message) = outgoing
+            && socket.send(message).await.is_err()
+        {
+            return;
         }
     }
 }
