@@ -13,8 +13,10 @@ use mqtt5::broker::{
 use super::{auth::BrokerAuth, ingest::Ingest};
 use crate::state::AppState;
 
-/// The largest MQTT packet accepted: a 3 s 48 kHz WAV is 288 KB, ~384 KB as base64 in JSON.
-pub const MAX_PACKET_BYTES: usize = 1 << 20;
+/// The largest MQTT packet the broker accepts. A 3 s 48 kHz WAV is 288 KB (~384 KB as base64
+/// in JSON); ingest refuses audio messages over [`super::ingest::MAX_AUDIO_MESSAGE_BYTES`] with an
+/// error ack, and anything beyond this limit is refused by the broker itself.
+pub const MAX_PACKET_BYTES: usize = 4 << 20;
 
 pub struct Broker {
     pub tcp_addr: SocketAddr,

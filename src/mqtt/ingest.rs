@@ -25,6 +25,8 @@ use crate::{
 /// Chunk durations accepted (a standard chunk is 3 s).
 pub const MIN_CHUNK_MS: i64 = 500;
 pub const MAX_CHUNK_MS: i64 = 10_000;
+/// The largest `audio` message accepted (10 s of 48 kHz 16-bit mono is ~1.3 MB as base64).
+pub const MAX_AUDIO_MESSAGE_BYTES: usize = 2 << 20;
 
 pub struct Ingest {
     state: AppState,
@@ -115,6 +117,12 @@ impl Ingest {
 
     /// Validates, stores the WAV and commits the chunk with its job. Returns the chunk id.
     async fn store_audio(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<String, Refused> {
+        if payload.len() > MAX_AUDIO_MESSAGE_BYTES {
+            return Err(Refused(format!(
+                "message too large: {} bytes, at most {MAX_AUDIO_MESSAGE_BYTES}",
+                payload.len()
+            )));
+        }
         let msg: protocol::Audio = parse(payload)?;
         check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
         let chunk: ChunkId = msg.chunk_id.parse().map_err(|_| Refused("chunkId is not a UUID".into()))?;
