@@ -15,7 +15,9 @@ async fn registration_returns_credentials_once_and_follows_the_policy() {
     let admin = hub.login(&owner.email).await;
     let member = hub.login("member@example.org").await;
 
-    let (status, body) = member.post("/satellites", json!({"name": "garden", "deviceId": "pi-1", "latitude": 40.8, "longitude": -77.9})).await;
+    let (status, body) = member
+        .post("/satellites", json!({"name": "garden", "deviceId": "pi-1", "latitude": 40.8, "longitude": -77.9}))
+        .await;
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["mqtt"]["username"], body["id"]);
     assert_eq!(body["mqtt"]["password"].as_str().map(str::len), Some(64));
@@ -31,9 +33,17 @@ async fn registration_returns_credentials_once_and_follows_the_policy() {
     let (_, as_viewer) = hub.login("viewer@example.org").await.get(&format!("/satellites/{id}")).await;
     assert_eq!(as_viewer["can_manage"], false);
 
-    assert_error(&hub.login("viewer@example.org").await.post("/satellites", json!({"name": "x"})).await, 403, "insufficient_role");
+    assert_error(
+        &hub.login("viewer@example.org").await.post("/satellites", json!({"name": "x"})).await,
+        403,
+        "insufficient_role",
+    );
     assert_error(&member.post("/satellites", json!({"name": ""})).await, 422, "invalid_name");
-    assert_error(&member.post("/satellites", json!({"name": "y", "deviceId": "bad id!"})).await, 422, "invalid_device_id");
+    assert_error(
+        &member.post("/satellites", json!({"name": "y", "deviceId": "bad id!"})).await,
+        422,
+        "invalid_device_id",
+    );
     assert_error(&member.post("/satellites", json!({"name": "y", "kind": "drone"})).await, 422, "invalid_kind");
 
     assert_eq!(admin.put("/settings/tenant", json!({"device_policy": "admins"})).await.0, 200);
@@ -54,7 +64,11 @@ async fn re_registration_and_adoption_rules() {
     let bob = hub.login("bob@example.org").await;
 
     let first = sat::register(&ann, json!({"name": "pond", "deviceId": "pi-7"})).await;
-    assert_error(&bob.post("/satellites", json!({"name": "other", "deviceId": "pi-7"})).await, 403, "device_registered_by_another");
+    assert_error(
+        &bob.post("/satellites", json!({"name": "other", "deviceId": "pi-7"})).await,
+        403,
+        "device_registered_by_another",
+    );
     assert_error(&bob.post("/satellites", json!({"name": "pond"})).await, 409, "name_taken");
     let (status, again) = ann.post("/satellites", json!({"name": "pond", "deviceId": "pi-7"})).await;
     assert_eq!((status.as_u16(), again["id"].as_str()), (200, Some(first.id.as_str())), "the registrant re-registers");
@@ -63,7 +77,9 @@ async fn re_registration_and_adoption_rules() {
 
     // A team-owned device (its registrant left) can be claimed by any member re-registering it.
     let (_, members) = admin.get("/auth/members").await;
-    let ann_member = members["members"].as_array().expect("m").iter().find(|m| m["email"] == "ann@example.org").expect("ann")["id"].clone();
+    let ann_member =
+        members["members"].as_array().expect("m").iter().find(|m| m["email"] == "ann@example.org").expect("ann")["id"]
+            .clone();
     hub.user("root@example.org", true).await;
     let root = hub.login("root@example.org").await;
     assert_eq!(root.delete(&format!("/admin/members/{}?devices=keep", ann_member.as_str().expect("id"))).await.0, 204);
@@ -93,21 +109,41 @@ async fn the_device_rule_answers_404_for_invisible_and_403_for_unmanageable() {
         ("other member", hub.login("mate@example.org").await, 403),
     ];
     for (who, api, status) in &callers {
-        assert_eq!(api.send(reqwest::Method::PATCH, &format!("/satellites/{id}"), Some(json!({"name": "x"}))).await.0.as_u16(), *status, "{who} rename");
+        assert_eq!(
+            api.send(reqwest::Method::PATCH, &format!("/satellites/{id}"), Some(json!({"name": "x"}))).await.0.as_u16(),
+            *status,
+            "{who} rename"
+        );
         assert_eq!(api.delete(&format!("/satellites/{id}")).await.0.as_u16(), *status, "{who} delete");
-        assert_eq!(api.put(&format!("/satellites/{id}/config"), json!({"overrides": {}})).await.0.as_u16(), *status, "{who} config");
-        assert_eq!(api.post_empty(&format!("/satellites/{id}/rotate-api-key")).await.0.as_u16(), *status, "{who} rotate");
+        assert_eq!(
+            api.put(&format!("/satellites/{id}/config"), json!({"overrides": {}})).await.0.as_u16(),
+            *status,
+            "{who} config"
+        );
+        assert_eq!(
+            api.post_empty(&format!("/satellites/{id}/rotate-api-key")).await.0.as_u16(),
+            *status,
+            "{who} rotate"
+        );
     }
     assert_error(&callers[0].1.get(&format!("/satellites/{id}")).await, 404, "satellite_not_found");
     assert_error(&callers[0].1.get(&format!("/satellites/{}", uuid::Uuid::new_v4())).await, 404, "satellite_not_found");
 
     // The device's own key: rename, rotate, push config; nothing else.
-    let (status, renamed) = own_key.send(reqwest::Method::PATCH, &format!("/satellites/{id}"), Some(json!({"name": "garden-2"}))).await;
+    let (status, renamed) =
+        own_key.send(reqwest::Method::PATCH, &format!("/satellites/{id}"), Some(json!({"name": "garden-2"}))).await;
     assert_eq!((status.as_u16(), renamed["name"].clone()), (200, json!("garden-2")));
-    assert_eq!(own_key.put(&format!("/satellites/{id}/config"), json!({"overrides": {"filter_enabled": false}})).await.0, 200);
+    assert_eq!(
+        own_key.put(&format!("/satellites/{id}/config"), json!({"overrides": {"filter_enabled": false}})).await.0,
+        200
+    );
     assert_error(&own_key.post(&format!("/satellites/{id}/profile"), json!({"type": "x", "schedule": [], "sampleRate": 48000, "chunkDurationMs": 3000, "overlapMs": 0, "gain": 1.0})).await, 403, "device_not_manageable");
     assert_error(&own_key.delete(&format!("/satellites/{id}")).await, 403, "device_not_manageable");
-    assert_error(&own_key.put(&format!("/satellites/{id}/config"), json!({"configLocked": true})).await, 403, "admin_required");
+    assert_error(
+        &own_key.put(&format!("/satellites/{id}/config"), json!({"configLocked": true})).await,
+        403,
+        "admin_required",
+    );
     let (status, rotated) = own_key.post_empty(&format!("/satellites/{id}/rotate-api-key")).await;
     assert_eq!(status, 200);
     assert_eq!(own_key.get(&format!("/satellites/{id}")).await.0, 401, "the previous key expired");
@@ -116,25 +152,41 @@ async fn the_device_rule_answers_404_for_invisible_and_403_for_unmanageable() {
 
     // The registrant and admins manage; platform admins too.
     assert_eq!(reg.post(&format!("/satellites/{id}/profile"), json!({"type": "dawn", "schedule": [], "sampleRate": 48000, "chunkDurationMs": 3000, "overlapMs": 0, "gain": 1.0})).await.0, 200);
-    assert_error(&reg.put(&format!("/satellites/{id}/config"), json!({"configLocked": true})).await, 403, "admin_required");
+    assert_error(
+        &reg.put(&format!("/satellites/{id}/config"), json!({"configLocked": true})).await,
+        403,
+        "admin_required",
+    );
     let admin = hub.login(&owner.email).await;
     assert_eq!(admin.put(&format!("/satellites/{id}/config"), json!({"configLocked": true})).await.0, 200);
-    assert_error(&reg.put(&format!("/satellites/{id}/config"), json!({"overrides": {"filter_enabled": true}})).await, 403, "config_locked");
-    assert_error(&admin.put(&format!("/satellites/{id}/config"), json!({"overrides": {"nope": 1}})).await, 422, "invalid_overrides");
+    assert_error(
+        &reg.put(&format!("/satellites/{id}/config"), json!({"overrides": {"filter_enabled": true}})).await,
+        403,
+        "config_locked",
+    );
+    assert_error(
+        &admin.put(&format!("/satellites/{id}/config"), json!({"overrides": {"nope": 1}})).await,
+        422,
+        "invalid_overrides",
+    );
     assert_eq!(hub.login("root@example.org").await.delete(&format!("/satellites/{id}")).await.0, 204);
     assert_error(&admin.get(&format!("/satellites/{id}")).await, 404, "satellite_not_found");
     let audits: Vec<String> = hub.sql(|c| {
-        let mut s = c.prepare("SELECT action FROM audit_log WHERE action LIKE 'admin.satellite_%' ORDER BY id").expect("q");
+        let mut s =
+            c.prepare("SELECT action FROM audit_log WHERE action LIKE 'admin.satellite_%' ORDER BY id").expect("q");
         s.query_map([], |r| r.get(0)).expect("rows").map(|r| r.expect("row")).collect()
     });
-    assert_eq!(audits, [
-        "admin.satellite_renamed",
-        "admin.satellite_config_changed",
-        "admin.satellite_api_key_rotated",
-        "admin.satellite_profile_changed",
-        "admin.satellite_config_changed",
-        "admin.satellite_deleted",
-    ]);
+    assert_eq!(
+        audits,
+        [
+            "admin.satellite_renamed",
+            "admin.satellite_config_changed",
+            "admin.satellite_api_key_rotated",
+            "admin.satellite_profile_changed",
+            "admin.satellite_config_changed",
+            "admin.satellite_deleted",
+        ]
+    );
 }
 
 #[tokio::test]

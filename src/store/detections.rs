@@ -86,11 +86,13 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
     })
 }
 
-fn any_between(conn: &Connection, tenant: TenantId, species: &str, from: Option<&str>, to: &str) -> Result<bool> {
+/// Whether the team already has this species in `[from, to)` (any time when `None`).
+fn any_in(conn: &Connection, tenant: TenantId, species: &str, range: Option<(&str, &str)>) -> Result<bool> {
+    let (from, to) = range.unzip();
     Ok(conn
         .query_row(
-            "SELECT 1 FROM detections WHERE tenant_id = ?1 AND species_code = ?2 AND (?3 IS NULL OR detected_at >= ?3)
-             AND detected_at < ?4 LIMIT 1",
+            "SELECT 1 FROM detections WHERE tenant_id = ?1 AND species_code = ?2
+             AND (?3 IS NULL OR (detected_at >= ?3 AND detected_at < ?4)) LIMIT 1",
             params![tenant, species, from, to],
             |_| Ok(()),
         )
@@ -98,17 +100,20 @@ fn any_between(conn: &Connection, tenant: TenantId, species: &str, from: Option<
         .is_some())
 }
 
-/// Inserts one detection with its flags. The rarity rule: a species this team has never detected
-/// before (`first_record_for_team`), or one the range model does not expect at this place and week
-/// (`not_expected_here`). Returns `None` when the chunk already has this species (a retried job).
+/// Inserts one detection with its flags, judged against what the team already has when it arrives:
+/// first of day (no other of the species that UTC day), first of season (none that meteorological
+/// season), and rare: a species this team has never detected before (`first_record_for_team`), or
+/// one the range model does not expect at this place and week (`not_expected_here`).
+/// Returns `None` when the chunk already has this species (a retried job).
 pub fn insert(conn: &Connection, d: &NewDetection, now: &str) -> Result<Option<Stored>> {
     let at: chrono::DateTime<chrono::Utc> = d.detected_at.parse().unwrap_or_else(|_| chrono::Utc::now());
-    let (day_start, _) = season::day_bounds(at);
-    let (season_start, _) = season::season_bounds(at);
-    let fmt = crate::time::format;
-    let seen_before = any_between(conn, d.tenant_id, &d.species_code, None, &d.detected_at)?;
-    let seen_today = any_between(conn, d.tenant_id, &d.species_code, Some(&fmt(day_start)), &d.detected_at)?;
-    let seen_season = any_between(conn, d.tenant_id, &d.species_code, Some(&fmt(season_start)), &d.detected_at)?;
+    let fmt = |(a, b): (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>)| {
+        (crate::time::format(a), crate::time::format(b))
+    };
+    let (day, season) = (fmt(season::day_bounds(at)), fmt(season::season_bounds(at)));
+    let seen_before = any_in(conn, d.tenant_id, &d.species_code, None)?;
+    let seen_today = any_in(conn, d.tenant_id, &d.species_code, Some((&day.0, &day.1)))?;
+    let seen_season = any_in(conn, d.tenant_id, &d.species_code, Some((&season.0, &season.1)))?;
     let rare_reason = if !seen_before {
         Some("first_record_for_team")
     } else if d.expected_here == Some(false) {

@@ -162,7 +162,11 @@ pub async fn spawn_hub() -> TestHub {
 
 /// Like [`spawn_hub`], after letting the caller adjust the settings.
 pub async fn spawn_hub_with(adjust: impl FnOnce(&mut Settings)) -> TestHub {
-    let dir = tempfile::tempdir().expect("tempdir");
+    spawn_hub_in(tempfile::tempdir().expect("tempdir"), adjust).await
+}
+
+/// A hub on a given data dir (split-mode tests run two hubs on one).
+pub async fn spawn_hub_in(dir: tempfile::TempDir, adjust: impl FnOnce(&mut Settings)) -> TestHub {
     let mut settings = test_settings(dir.path());
     adjust(&mut settings);
     let hub = birdhub::app::start(settings).await.expect("hub starts");
