@@ -44,6 +44,7 @@ fn default_config_prints_a_parsable_documented_file() {
     let table: toml::Table = stdout.parse().expect("valid TOML");
     assert_eq!(table["http"]["bind"].as_str(), Some("0.0.0.0:8080"));
     assert_eq!(table["mode"].as_str(), Some("full"));
+    assert_eq!(table["mqtt"]["bind"].as_str(), Some("0.0.0.0:1883"));
     assert!(stdout.contains("MFA_ENCRYPTION_KEY"), "the SPEC env names are documented");
 }
 

@@ -147,7 +147,7 @@ impl Default for Settings {
         Self {
             data_dir: PathBuf::from("./data"),
             mode: Mode::Full,
-            log_level: "info".into(),
+            log_level: "info,mqtt5=warn".into(),
             http: HttpSettings {
                 bind: SocketAddr::from(([0, 0, 0, 0], 8080)),
                 max_body_bytes: 2 * 1024 * 1024,
