@@ -19,7 +19,9 @@ fn model_dir() -> ModelDir {
 
 fn classifier() -> &'static Classifier {
     static C: OnceLock<Classifier> = OnceLock::new();
-    C.get_or_init(|| Classifier::load(&model_dir(), ClassifierOptions { threads: 2 }).expect("load classifier"))
+    C.get_or_init(|| {
+        Classifier::load(&model_dir(), ClassifierOptions { threads: 2, spin: true }).expect("load classifier")
+    })
 }
 
 fn birds_10s() -> Audio {

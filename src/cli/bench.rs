@@ -80,7 +80,7 @@ fn run(settings: &Settings, args: &InferenceArgs) -> anyhow::Result<ExitCode> {
     let mut rows = Vec::new();
     let (mut model_load_ms, mut front_end_ms, mut rss_after_load, mut peak_one) = (0.0, 0.0, 0.0, 0.0);
     for (i, &threads) in args.threads.iter().enumerate() {
-        let classifier = Classifier::load(&dir, ClassifierOptions { threads })?;
+        let classifier = Classifier::load(&dir, ClassifierOptions { threads, spin: true })?;
         if i == 0 {
             model_load_ms = classifier.load_ms;
             rss_after_load = mb(resident_memory_bytes());

@@ -99,7 +99,7 @@ fn classify(settings: &Settings, args: &ClassifyArgs) -> anyhow::Result<ExitCode
     let dir = ModelDir::locate(&settings.inference.model_dir)?;
     let threads =
         if settings.inference.workers == 0 { ClassifierOptions::default().threads } else { settings.inference.workers };
-    let classifier = Classifier::load(&dir, ClassifierOptions { threads })?;
+    let classifier = Classifier::load(&dir, ClassifierOptions { threads, spin: true })?;
     let location = match (args.lat, args.lon) {
         (Some(latitude), Some(longitude)) => {
             let date = args.date.unwrap_or_else(|| chrono::Utc::now().date_naive());

@@ -5,6 +5,7 @@
 mod admin;
 mod bench;
 mod bench_auth;
+mod bench_pipeline;
 mod classify;
 mod model;
 
@@ -76,6 +77,8 @@ pub enum BenchCommand {
     Inference(bench::InferenceArgs),
     /// argon2 parameters, hash cost and login latency against a real local hub.
     Auth(bench_auth::AuthArgs),
+    /// Simulated satellites through the broker: ack latency, end-to-end vs bare model, WebSocket latency.
+    Pipeline(bench_pipeline::PipelineArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -170,6 +173,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Classify(args) => classify::run(&settings, args).await,
         Command::Bench(BenchCommand::Inference(args)) => bench::inference(&settings, args).await,
         Command::Bench(BenchCommand::Auth(args)) => bench_auth::run(args).await,
+        Command::Bench(BenchCommand::Pipeline(args)) => bench_pipeline::run(&settings, args).await,
         Command::Model(ModelCommand::Fetch { .. }) => unreachable!("handled before settings are loaded"),
         Command::Model(ModelCommand::Status) => model::status(&settings),
     }

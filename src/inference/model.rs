@@ -35,7 +35,7 @@ pub fn init_runtime(library: &Path) -> Result<&'static Environment, ModelError> 
 }
 
 /// Opens an ONNX model with `threads` intra-op threads.
-pub fn open_session(env: &Environment, path: &Path, threads: usize) -> Result<Session, ModelError> {
+pub fn open_session(env: &Environment, path: &Path, threads: usize, spin: bool) -> Result<Session, ModelError> {
     if !path.is_file() {
         return Err(ModelError::Missing { what: "model file", path: path.to_owned() });
     }
@@ -47,6 +47,8 @@ pub fn open_session(env: &Environment, path: &Path, threads: usize) -> Result<Se
         .map_err(ModelError::runtime)?
         .with_inter_threads(1)
         .map_err(ModelError::runtime)?
+        .with_intra_op_spinning(spin)
+        .map_err(ModelError::runtime)?
         .commit_from_file(path)
         .map_err(|e| ModelError::invalid(path, e))
 }
@@ -54,20 +56,40 @@ pub fn open_session(env: &Environment, path: &Path, threads: usize) -> Result<Se
 /// How to load the classifier.
 #[derive(Debug, Clone, Copy)]
 pub struct ClassifierOptions {
-    /// ONNX Runtime intra-op threads.
+    /// ONNX Runtime intra-op threads, and the threads one `logits` call spreads a batch's
+    /// spectrograms over.
     pub threads: usize,
+    /// Let ONNX Runtime's threads spin between calls: fastest alone, wasteful when the cores
+    /// are shared with other work.
+    pub spin: bool,
+}
+
+impl ClassifierOptions {
+    /// One thread per core.
+    pub fn all_cores() -> Self {
+        Self { threads: std::thread::available_parallelism().map_or(1, |n| n.get()), spin: true }
+    }
+}
+
+/// Options for `workers` threads sharing one classifier: the network keeps every core (calls
+/// are serialised) without spinning; each worker spreads its batch's spectrograms over its share
+/// of the cores. Returns the options and the front-end threads per worker.
+pub fn pool_options(workers: usize) -> (ClassifierOptions, usize) {
+    let all = ClassifierOptions { spin: false, ..ClassifierOptions::all_cores() };
+    let share = (all.threads / workers.max(1)).max(1);
+    (all, share)
 }
 
 impl Default for ClassifierOptions {
     fn default() -> Self {
-        Self { threads: std::thread::available_parallelism().map_or(1, |n| n.get()) }
+        Self::all_cores()
     }
 }
 
 /// The loaded classifier: front end + network + English labels.
 pub struct Classifier {
     frontend: Frontend,
-    /// Threads for the front end of a batch (the same count ONNX Runtime uses).
+    /// Threads for the front end of a batch (by default the count ONNX Runtime uses).
     threads: usize,
     net: Mutex<Session>,
     labels: Labels,
@@ -82,7 +104,7 @@ impl Classifier {
         let env = init_runtime(&dir.runtime_library())?;
         let frontend = Frontend::load(&dir.path)?;
         let labels = Labels::load(&dir.file("labels/en.txt"))?;
-        let net = open_session(env, &dir.file("birdnet_net.onnx"), options.threads)?;
+        let net = open_session(env, &dir.file("birdnet_net.onnx"), options.threads, options.spin)?;
         let outputs = net.outputs().len();
         if outputs != 1 {
             return Err(ModelError::invalid(&dir.file("birdnet_net.onnx"), format!("{outputs} outputs, expected 1")));
@@ -94,6 +116,12 @@ impl Classifier {
             labels,
             load_ms: started.elapsed().as_secs_f64() * 1e3,
         })
+    }
+
+    /// Sets how many threads one call spreads a batch's spectrograms over.
+    pub fn with_frontend_threads(mut self, n: usize) -> Self {
+        self.threads = n.max(1);
+        self
     }
 
     pub fn labels(&self) -> &Labels {

@@ -35,7 +35,7 @@ pub struct RangeFilter {
 impl RangeFilter {
     pub fn load(dir: &ModelDir, threshold: f32) -> Result<Self, ModelError> {
         let env = model::init_runtime(&dir.runtime_library())?;
-        let session = model::open_session(env, &dir.file("meta_model.onnx"), 1)?;
+        let session = model::open_session(env, &dir.file("meta_model.onnx"), 1, false)?;
         Ok(Self { session: Mutex::new(session), cache: Mutex::new(HashMap::new()), threshold })
     }
 

@@ -17,7 +17,7 @@ use std::{
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{Classifier, ClassifierOptions, ModelDir, RangeFilter, audio, predict, range};
+use super::{Classifier, ModelDir, RangeFilter, audio, predict, range};
 use crate::{
     events::{DetectionCreated, Event},
     state::AppState,
@@ -26,7 +26,7 @@ use crate::{
 
 pub const MAX_ATTEMPTS: u32 = 5;
 /// Jobs one worker claims at a time (they are classified as one batch).
-pub const BATCH: u32 = 4;
+pub const BATCH: u32 = 8;
 const MODEL_RETRY: Duration = Duration::from_secs(30);
 
 /// Wakes idle workers when a chunk is queued.
@@ -102,10 +102,12 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
     };
     let (classifier, filter) = loop {
         let dir = state.settings.inference.model_dir.clone();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Workers overlap: one computes spectrograms (on its own thread) while another runs the
+        // network (on every core, one call at a time).
+        let (options, frontend_threads) = super::model::pool_options(count);
         let loaded = tokio::task::spawn_blocking(move || {
             let dir = ModelDir::locate(&dir)?;
-            let classifier = Classifier::load(&dir, ClassifierOptions { threads })?;
+            let classifier = Classifier::load(&dir, options)?.with_frontend_threads(frontend_threads);
             let filter = RangeFilter::load(&dir, range::DEFAULT_THRESHOLD).ok();
             Ok::<_, super::ModelError>((classifier, filter))
         })
@@ -207,22 +209,29 @@ impl Shared {
             }
         };
         let mut logits = logits.into_iter();
-        for (job, windows) in &prepared {
-            let per_window: Vec<(usize, Vec<f32>)> =
-                windows.iter().map(|(start, _)| (*start, logits.next().unwrap_or_default())).collect();
-            let found = self.detections(job, &per_window);
-            let elapsed = started.elapsed().as_millis() as i64;
-            let now = self.state.clock.now_str();
-            let done = self.state.store.call_blocking(|c| store::jobs::complete(c, &job.job_id, &found, elapsed, &now));
-            match done {
-                Ok(stored) => {
-                    for d in stored {
-                        self.state.bus.publish(Event::DetectionCreated(Arc::new(created(&d))));
-                    }
+        let results: Vec<(String, Vec<NewDetection>)> = prepared
+            .iter()
+            .map(|(job, windows)| {
+                let per_window: Vec<(usize, Vec<f32>)> =
+                    windows.iter().map(|(start, _)| (*start, logits.next().unwrap_or_default())).collect();
+                (job.job_id.clone(), self.detections(job, &per_window))
+            })
+            .collect();
+        // One transaction for the whole batch: each job's detections and its `done` together.
+        let elapsed = (started.elapsed().as_millis() as usize / prepared.len().max(1)) as i64;
+        let now = self.state.clock.now_str();
+        match self.state.store.call_blocking(|c| store::jobs::complete_many(c, &results, elapsed, &now)) {
+            Ok(stored) => {
+                for d in stored {
+                    self.state.bus.publish(Event::DetectionCreated(Arc::new(created(&d))));
+                }
+                for _ in &prepared {
                     self.record(worker, true, started);
                 }
-                Err(e) => {
-                    self.finish_failed(worker, job, JobError { message: e.to_string(), permanent: false }, started)
+            }
+            Err(e) => {
+                for (job, _) in &prepared {
+                    self.finish_failed(worker, job, JobError { message: e.to_string(), permanent: false }, started);
                 }
             }
         }

@@ -135,10 +135,10 @@ impl Ingest {
         let wav = base64::engine::general_purpose::STANDARD
             .decode(msg.audio.trim())
             .map_err(|e| Refused(format!("audio is not valid base64: {e}")))?;
-        let decoded = audio::decode_wav(&wav, MAX_CHUNK_MS as f64 / 1000.0)?;
         if is_stereo(&wav) {
             return Err(Refused("audio must be mono".into()));
         }
+        let decoded = audio::decode_wav(&wav, MAX_CHUNK_MS as f64 / 1000.0)?;
         let wav_ms = (decoded.duration_secs() * 1000.0).round() as i64;
         if i64::from(decoded.sample_rate) != msg.sample_rate {
             return Err(Refused(format!(

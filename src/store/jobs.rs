@@ -71,31 +71,33 @@ fn claimed_row(r: &Row<'_>) -> rusqlite::Result<Claimed> {
     })
 }
 
-/// Writes the detections and marks the job done, atomically. If the job is no longer running
-/// (it was requeued after a restart and finished elsewhere), nothing is written.
-pub fn complete(
+/// Writes each job's detections and marks it done, all in one transaction (one commit per worker
+/// batch). A job that is no longer running (requeued after a restart and finished elsewhere) is
+/// skipped, so a chunk's detections are never written twice.
+pub fn complete_many(
     conn: &mut Connection,
-    job_id: &str,
-    found: &[detections::NewDetection],
+    jobs: &[(String, Vec<detections::NewDetection>)],
     duration_ms: i64,
     now: &str,
 ) -> Result<Vec<detections::Stored>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let running: bool =
-        tx.query_row("SELECT status = 'running' FROM inference_jobs WHERE id = ?1", [job_id], |r| r.get(0))?;
-    if !running {
-        return Ok(Vec::new());
-    }
-    let mut stored = Vec::with_capacity(found.len());
-    for d in found {
-        if let Some(s) = detections::insert(&tx, d, now)? {
-            stored.push(s);
+    let mut stored = Vec::new();
+    for (job_id, found) in jobs {
+        let running: bool =
+            tx.query_row("SELECT status = 'running' FROM inference_jobs WHERE id = ?1", [job_id], |r| r.get(0))?;
+        if !running {
+            continue;
         }
+        for d in found {
+            if let Some(s) = detections::insert(&tx, d, now)? {
+                stored.push(s);
+            }
+        }
+        tx.execute(
+            "UPDATE inference_jobs SET status = 'done', finished_at = ?2, duration_ms = ?3, error = NULL WHERE id = ?1",
+            params![job_id, now, duration_ms],
+        )?;
     }
-    tx.execute(
-        "UPDATE inference_jobs SET status = 'done', finished_at = ?2, duration_ms = ?3, error = NULL WHERE id = ?1",
-        params![job_id, now, duration_ms],
-    )?;
     tx.commit()?;
     Ok(stored)
 }

@@ -1,0 +1,470 @@
+//! `birdhub bench pipeline`: simulated satellites drive a real hub (in this process, loopback
+//! ports, a temp data dir) through the embedded broker, and the figures of the satellites issue
+//! are printed: ack latency with inference off, end-to-end chunks/s against the bare model's in the
+//! same run, detection-to-WebSocket latency, and peak RSS.
+
+use std::{
+    collections::HashMap,
+    process::ExitCode,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use anyhow::Context;
+use base64::Engine;
+use futures_util::StreamExt;
+use rumqttc::{AsyncClient, Event as MqttEvent, MqttOptions, Packet, QoS};
+use serde_json::json;
+
+use super::bench::peak_rss_mb;
+use crate::{
+    app,
+    auth::tokens,
+    config::Settings,
+    events::Event,
+    ids::{SatelliteId, TenantId},
+    inference::{Classifier, ClassifierOptions, ModelDir, audio, worker},
+    store,
+};
+
+#[derive(Debug, clap::Args)]
+pub struct PipelineArgs {
+    /// Simulated satellites.
+    #[arg(long, default_value_t = 20)]
+    pub satellites: usize,
+    /// Seconds of real-rate traffic (one chunk per satellite every 3 s) for the ack latency.
+    #[arg(long, default_value_t = 15)]
+    pub seconds: u64,
+    /// Backlog chunks per satellite for the throughput run.
+    #[arg(long, default_value_t = 8)]
+    pub backlog: usize,
+}
+
+struct Sat {
+    id: SatelliteId,
+    tenant: TenantId,
+    password: String,
+}
+
+pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(args.satellites > 0 && args.backlog > 0, "--satellites and --backlog must be positive");
+    let dir = ModelDir::locate(&settings.inference.model_dir)?;
+    let wav = fixture_wav(&dir)?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+
+    println!("birdhub bench pipeline: {} satellites, {threads} cores", args.satellites);
+    let bare_before = bare_model(&dir, &wav, threads).await?;
+
+    // 1. Ack latency at real rate, inference off (the model directory is hidden from this hub).
+    let (acks, ingest_rate) = {
+        let hub = start_hub(settings, false).await?;
+        let sats = make_satellites(&hub, args.satellites).await?;
+        let (acks, _) = real_rate(&hub, &sats, &wav, args.seconds).await?;
+        let ingest = ingest_backlog(&hub, &sats, &wav, args.backlog).await?;
+        hub.stop().await?;
+        (acks, ingest)
+    };
+    println!("ingest capacity:            {ingest_rate:.1} chunks/s acknowledged (backlog, no inference)");
+    println!(
+        "ack latency (no inference): p50 {:.1} ms   p99 {:.1} ms   ({} chunks at one per satellite per 3 s)",
+        pct(&acks, 50.0),
+        pct(&acks, 99.0),
+        acks.len()
+    );
+
+    // 2. Throughput and WebSocket latency with the real model, both ways: chunks arriving while
+    //    the model works (ingest and inference share the cores), and a queued backlog drained.
+    let hub = start_hub(settings, true).await?;
+    let sats = make_satellites(&hub, args.satellites).await?;
+    let (mixed_rate, _) = backlog(&hub, &sats, &wav, args.backlog).await?;
+    hub.stop().await?;
+    let data = std::env::temp_dir().join(format!("birdhub-bench-{}", uuid::Uuid::new_v4()));
+    let queued = start_hub_in(settings, false, data.clone()).await?;
+    let sats = make_satellites(&queued, args.satellites).await?;
+    ingest_backlog(&queued, &sats, &wav, args.backlog).await?;
+    queued.stop().await?;
+    let hub = start_hub_in(settings, true, data).await?;
+    let (rate, ws_latency) = drain(&hub, sats.len() * args.backlog).await?;
+    hub.stop().await?;
+    // The bare model before and after the hub ran; the better figure is the one compared.
+    let bare = bare_model(&dir, &wav, threads).await?.max(bare_before);
+    println!(
+        "bare model:                 {bare:.1} chunks/s (batch {}, {threads} threads, best of two runs)",
+        worker::BATCH
+    );
+    println!(
+        "end to end (queue drained): {rate:.1} chunks/s   ratio to the bare model {:.2}   (SQLite queue, WAV from disk, detections written and sent over MQTT and WebSocket)",
+        rate / bare
+    );
+    println!(
+        "end to end (ingest + model):{mixed_rate:.1} chunks/s   ratio {:.2}   (chunks arriving over MQTT while the model works; both on these {threads} cores)",
+        mixed_rate / bare
+    );
+    println!(
+        "detection to WebSocket:     p50 {:.2} ms   p99 {:.2} ms   ({} detections)",
+        pct(&ws_latency, 50.0),
+        pct(&ws_latency, 99.0),
+        ws_latency.len()
+    );
+    println!(
+        "peak RSS:                   {:.0} MB (whole process, both hubs and the bare model in turn)",
+        peak_rss_mb()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The classifier alone, loaded and dropped: chunks/s at the workers' batch size on all cores.
+async fn bare_model(dir: &ModelDir, wav: &[u8], threads: usize) -> anyhow::Result<f64> {
+    let dir = dir.clone();
+    let samples = audio::to_model_rate(audio::decode_wav(wav, 10.0)?)?;
+    tokio::task::spawn_blocking(move || -> anyhow::Result<f64> {
+        let classifier = Classifier::load(&dir, ClassifierOptions { threads, spin: true })?;
+        let window = audio::pad(&samples);
+        let batch: Vec<&[f32]> = (0..worker::BATCH).map(|_| window.as_slice()).collect();
+        for _ in 0..3 {
+            classifier.logits(&batch)?;
+        }
+        let started = Instant::now();
+        let rounds = 40;
+        for _ in 0..rounds {
+            classifier.logits(&batch)?;
+        }
+        Ok((rounds * batch.len()) as f64 / started.elapsed().as_secs_f64())
+    })
+    .await?
+}
+
+fn fixture_wav(dir: &ModelDir) -> anyhow::Result<Vec<u8>> {
+    let path = dir.file("fixtures/birds_10s.wav");
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let samples = audio::to_model_rate(audio::decode_wav(&bytes, 60.0)?)?;
+    Ok(audio::encode_wav_i16(&samples[144_000..288_000], 48_000))
+}
+
+async fn start_hub(base: &Settings, with_model: bool) -> anyhow::Result<app::Hub> {
+    start_hub_in(base, with_model, std::env::temp_dir().join(format!("birdhub-bench-{}", uuid::Uuid::new_v4()))).await
+}
+
+async fn start_hub_in(base: &Settings, with_model: bool, data: std::path::PathBuf) -> anyhow::Result<app::Hub> {
+    let mut s = Settings { data_dir: data.clone(), log_level: "error".into(), ..base.clone() };
+    s.http.bind = "127.0.0.1:0".parse()?;
+    s.mqtt.bind = "127.0.0.1:0".parse()?;
+    s.mqtt.ws_bind = "127.0.0.1:0".parse()?;
+    if !with_model {
+        s.inference.model_dir = data.join("no-model").display().to_string();
+    } else if s.inference.model_dir.is_empty() {
+        s.inference.model_dir = ModelDir::locate("")?.path.display().to_string();
+    }
+    app::start(s).await
+}
+
+async fn make_satellites(hub: &app::Hub, n: usize) -> anyhow::Result<Vec<Sat>> {
+    let new = store::users::NewUser {
+        email: "bench@example.org".into(),
+        name: "Bench".into(),
+        password_hash: "!".into(),
+        is_platform_admin: false,
+    };
+    let created = hub.state.store.call(move |c| store::users::create_with_team(c, &new, "bench")).await?;
+    let mut sats = Vec::with_capacity(n);
+    for i in 0..n {
+        let password = tokens::random_hex(32);
+        let hash = tokens::sha256_hex(&password);
+        let tenant = created.tenant_id;
+        let user = created.user_id;
+        let id = hub
+            .state
+            .store
+            .call(move |c| {
+                store::satellites::insert(
+                    c,
+                    &store::satellites::NewSatellite {
+                        tenant_id: tenant,
+                        name: &format!("sim-{i}"),
+                        device_id: None,
+                        kind: "satellite",
+                        registered_by: Some(user),
+                        mqtt_password_hash: &hash,
+                        latitude: Some(40.8),
+                        longitude: Some(-77.9),
+                    },
+                )
+            })
+            .await?;
+        sats.push(Sat { id, tenant, password });
+    }
+    Ok(sats)
+}
+
+/// A connected satellite client; incoming publishes go to `on_message`.
+async fn connect(
+    hub: &app::Hub,
+    s: &Sat,
+    on_message: impl Fn(String, Vec<u8>) + Send + 'static,
+) -> anyhow::Result<AsyncClient> {
+    let port = hub.mqtt_addr.context("no broker")?.port();
+    let mut options = MqttOptions::new(format!("satellite-{}", s.id), "127.0.0.1", port);
+    options.set_credentials(s.id.to_string(), s.password.clone());
+    options.set_max_packet_size(8 << 20, 8 << 20);
+    options.set_keep_alive(Duration::from_secs(60));
+    let (client, mut eventloop) = AsyncClient::new(options, 256);
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let mut ready = Some(ready_tx);
+        loop {
+            match eventloop.poll().await {
+                Ok(MqttEvent::Incoming(Packet::SubAck(_))) => {
+                    if let Some(r) = ready.take() {
+                        let _ = r.send(());
+                    }
+                }
+                Ok(MqttEvent::Incoming(Packet::Publish(p))) => on_message(p.topic, p.payload.to_vec()),
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        }
+    });
+    let root = &hub.state.settings.mqtt.topic_root;
+    client.subscribe(format!("{}#", crate::mqtt::topics::prefix(root, s.tenant, s.id)), QoS::AtLeastOnce).await?;
+    tokio::time::timeout(Duration::from_secs(10), ready_rx).await.context("no SUBACK")??;
+    Ok(client)
+}
+
+/// An `audio` message; `audio_b64` is encoded once by the caller so the bench measures the hub.
+fn message(s: &Sat, chunk: &str, audio_b64: &str) -> Vec<u8> {
+    json!({
+        "chunkId": chunk, "satelliteId": s.id, "tenantId": s.tenant, "recordedAt": crate::time::now(),
+        "durationMs": 3000, "sampleRate": 48000, "latitude": 40.8, "longitude": -77.9,
+        "audio": audio_b64,
+    })
+    .to_string()
+    .into_bytes()
+}
+
+type Pending = Arc<Mutex<HashMap<String, Instant>>>;
+
+/// Every satellite sends one chunk every 3 s; returns ack latencies in ms.
+async fn real_rate(hub: &app::Hub, sats: &[Sat], wav: &[u8], seconds: u64) -> anyhow::Result<(Vec<f64>, usize)> {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(wav);
+    let pending: Pending = Arc::default();
+    let latencies = Arc::new(Mutex::new(Vec::new()));
+    let mut clients = Vec::new();
+    for s in sats {
+        let (p, l) = (pending.clone(), latencies.clone());
+        clients.push(connect(hub, s, move |topic, payload| record_ack(&p, &l, &topic, &payload)).await?);
+    }
+    let rounds = seconds.div_ceil(3).max(1);
+    let spacing = Duration::from_millis(3000 / sats.len().max(1) as u64);
+    for _ in 0..rounds {
+        for (s, c) in sats.iter().zip(&clients) {
+            let chunk = uuid::Uuid::new_v4().to_string();
+            pending.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.insert(chunk.clone(), Instant::now());
+            let topic = crate::mqtt::topics::topic(
+                &hub.state.settings.mqtt.topic_root,
+                s.tenant,
+                s.id,
+                crate::mqtt::topics::Channel::Audio,
+            );
+            c.publish(topic, QoS::AtLeastOnce, false, message(s, &chunk, &b64)).await?;
+            tokio::time::sleep(spacing).await; // spread each round over 3 s, like real devices
+        }
+    }
+    let expected = rounds as usize * sats.len();
+    for _ in 0..200 {
+        if latencies.lock().map(|l| l.len()).unwrap_or(0) >= expected {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut out = latencies.lock().map(|l| l.clone()).unwrap_or_default();
+    out.sort_by(f64::total_cmp);
+    Ok((out, expected))
+}
+
+fn record_ack(pending: &Pending, latencies: &Arc<Mutex<Vec<f64>>>, topic: &str, payload: &[u8]) {
+    if !topic.ends_with("/ack") {
+        return;
+    }
+    let Ok(ack) = serde_json::from_slice::<serde_json::Value>(payload) else { return };
+    let Some(chunk) = ack["chunkId"].as_str() else { return };
+    if let (Ok(mut p), Ok(mut l)) = (pending.lock(), latencies.lock())
+        && let Some(sent) = p.remove(chunk)
+    {
+        l.push(sent.elapsed().as_secs_f64() * 1e3);
+    }
+}
+
+/// Every satellite sends `backlog` chunks at once; returns how fast they are acknowledged.
+async fn ingest_backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize) -> anyhow::Result<f64> {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(wav);
+    let acked = Arc::new(Mutex::new(0usize));
+    let mut clients = Vec::new();
+    for s in sats {
+        let a = acked.clone();
+        let client = connect(hub, s, move |topic, _| {
+            if topic.ends_with("/ack")
+                && let Ok(mut n) = a.lock()
+            {
+                *n += 1;
+            }
+        });
+        // A second connection per satellite would replace the first; reuse ids with a fresh session.
+        clients.push(client.await?);
+    }
+    let total = sats.len() * backlog;
+    let started = Instant::now();
+    for (s, c) in sats.iter().zip(&clients) {
+        for _ in 0..backlog {
+            let topic = crate::mqtt::topics::topic(
+                &hub.state.settings.mqtt.topic_root,
+                s.tenant,
+                s.id,
+                crate::mqtt::topics::Channel::Audio,
+            );
+            c.publish(topic, QoS::AtLeastOnce, false, message(s, &uuid::Uuid::new_v4().to_string(), &b64)).await?;
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while acked.lock().map(|n| *n).unwrap_or(0) < total {
+        anyhow::ensure!(Instant::now() < deadline, "acks did not all arrive");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(total as f64 / started.elapsed().as_secs_f64())
+}
+
+/// A hub started on a queue of `total` chunks: the drain rate from the first job claimed to the
+/// last job committed (WAV read, classified, detections written and published), by the hub's own
+/// timestamps, and the bus-to-WebSocket latencies seen meanwhile.
+async fn drain(hub: &app::Hub, total: usize) -> anyhow::Result<(f64, Vec<f64>)> {
+    let (_bus_times, ws_latency) = watch_websocket(hub).await?;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let stats = hub.state.store.call(|c| store::jobs::stats(c, None)).await?;
+        if stats.done + stats.failed >= total as u64 {
+            break;
+        }
+        anyhow::ensure!(Instant::now() < deadline, "the queue did not drain within 5 minutes ({stats:?})");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await; // the last frames
+    let (first, last): (String, String) = hub
+        .state
+        .store
+        .call(|c| {
+            Ok(c.query_row("SELECT min(claimed_at), max(finished_at) FROM inference_jobs", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?)
+        })
+        .await?;
+    let span = first
+        .parse::<chrono::DateTime<chrono::Utc>>()?
+        .signed_duration_since(last.parse::<chrono::DateTime<chrono::Utc>>()?);
+    let seconds = (-span.num_milliseconds()) as f64 / 1e3;
+    let mut lat = ws_latency.lock().map(|l| l.clone()).unwrap_or_default();
+    lat.sort_by(f64::total_cmp);
+    Ok((total as f64 / seconds.max(1e-3), lat))
+}
+
+type Times = Arc<Mutex<HashMap<String, Instant>>>;
+
+/// A WebSocket client of the bench team and a bus listener: the latency from each detection's
+/// publication on the bus to its frame arriving at the client.
+async fn watch_websocket(hub: &app::Hub) -> anyhow::Result<(Times, Arc<Mutex<Vec<f64>>>)> {
+    let user =
+        hub.state.store.call(|c| store::users::find_by_email(c, "bench@example.org")).await?.context("bench user")?;
+    let (uid, now) = (user.id, hub.state.clock.now());
+    let exp = crate::time::format(now + chrono::Duration::hours(1));
+    let sid = hub.state.store.call(move |c| store::sessions::create(c, uid, "127.0.0.1", None, &exp)).await?;
+    let claims = tokens::Claims {
+        sub: uid,
+        sid,
+        typ: tokens::TokenKind::Session,
+        iat: now.timestamp(),
+        exp: now.timestamp() + 3600,
+    };
+    let token = tokens::sign(hub.state.settings.security.jwt_secret.expose(), &claims)?;
+    let (ws, _) =
+        tokio_tungstenite::connect_async(format!("ws://{}/api/ws/events?token={token}", hub.http_addr)).await?;
+    let bus_times: Times = Arc::default();
+    let ws_latency = Arc::new(Mutex::new(Vec::new()));
+    let (bt, mut events) = (bus_times.clone(), hub.state.bus.subscribe("bench"));
+    tokio::spawn(async move {
+        while let Some(e) = events.recv().await {
+            if let Event::DetectionCreated(d) = e
+                && let Ok(mut m) = bt.lock()
+            {
+                m.insert(d.id.to_string(), Instant::now());
+            }
+        }
+    });
+    let (bt, wl) = (bus_times.clone(), ws_latency.clone());
+    tokio::spawn(async move {
+        let mut ws = ws;
+        while let Some(Ok(msg)) = ws.next().await {
+            let received = Instant::now();
+            let Ok(text) = msg.into_text() else { continue };
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { continue };
+            let Some(id) = v["data"]["id"].as_str() else { continue };
+            let sent = bt.lock().ok().and_then(|m| m.get(id).copied());
+            if let (Some(sent), Ok(mut l)) = (sent, wl.lock()) {
+                l.push(received.duration_since(sent).as_secs_f64() * 1e3);
+            }
+        }
+    });
+    Ok((bus_times, ws_latency))
+}
+
+/// Every satellite sends `backlog` chunks at once; returns end-to-end chunks/s (first publish to
+/// the last detection arriving on the satellites' topics) and bus-to-WebSocket latencies.
+async fn backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize) -> anyhow::Result<(f64, Vec<f64>)> {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(wav);
+    let total = sats.len() * backlog;
+    let detections = Arc::new(Mutex::new(0usize));
+    let mut clients = Vec::new();
+    for s in sats {
+        let d = detections.clone();
+        clients.push(
+            connect(hub, s, move |topic, _| {
+                if topic.ends_with("/detection")
+                    && let Ok(mut n) = d.lock()
+                {
+                    *n += 1;
+                }
+            })
+            .await?,
+        );
+    }
+    let (_bus_times, ws_latency) = watch_websocket(hub).await?;
+    let started = Instant::now();
+    for (s, c) in sats.iter().zip(&clients) {
+        for _ in 0..backlog {
+            let topic = crate::mqtt::topics::topic(
+                &hub.state.settings.mqtt.topic_root,
+                s.tenant,
+                s.id,
+                crate::mqtt::topics::Channel::Audio,
+            );
+            c.publish(topic, QoS::AtLeastOnce, false, message(s, &uuid::Uuid::new_v4().to_string(), &b64)).await?;
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while detections.lock().map(|n| *n).unwrap_or(0) < total {
+        anyhow::ensure!(Instant::now() < deadline, "detections did not all arrive within 5 minutes");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let rate = total as f64 / started.elapsed().as_secs_f64();
+    for _ in 0..100 {
+        if ws_latency.lock().map(|l| l.len()).unwrap_or(0) >= total {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut lat = ws_latency.lock().map(|l| l.clone()).unwrap_or_default();
+    lat.sort_by(f64::total_cmp);
+    Ok((rate, lat))
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * (sorted.len().saturating_sub(1)) as f64).round() as usize;
+    sorted.get(rank).copied().unwrap_or(0.0)
+}
