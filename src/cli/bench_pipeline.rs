@@ -86,19 +86,26 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     let hub = start_hub_in(settings, true, data).await?;
     let (rate, ws_latency) = drain(&hub, sats.len() * args.backlog).await?;
     hub.stop().await?;
-    // The bare model before and after the hub ran; the better figure is the one compared.
-    let bare = bare_model(&dir, &wav, threads).await?.max(bare_before);
+    // The bare model before and after the hubs ran (this machine's speed drifts): the ratios are
+    // given against the mean, with the range against either run.
+    let bare_after = bare_model(&dir, &wav, threads).await?;
+    let bare = (bare_before + bare_after) / 2.0;
+    let (lo, hi) = (bare_before.max(bare_after), bare_before.min(bare_after));
     println!(
-        "bare model:                 {bare:.1} chunks/s (batch {}, {threads} threads, best of two runs)",
+        "bare model:                 {bare:.1} chunks/s (batch {}, {threads} threads; {bare_before:.1} before, {bare_after:.1} after)",
         worker::BATCH
     );
     println!(
-        "end to end (queue drained): {rate:.1} chunks/s   ratio to the bare model {:.2}   (SQLite queue, WAV from disk, detections written and sent over MQTT and WebSocket)",
-        rate / bare
+        "end to end (queue drained): {rate:.1} chunks/s   ratio to the bare model {:.2} ({:.2}-{:.2})   (SQLite queue, WAV from disk, detections written and sent over MQTT and WebSocket)",
+        rate / bare,
+        rate / lo,
+        rate / hi
     );
     println!(
-        "end to end (ingest + model):{mixed_rate:.1} chunks/s   ratio {:.2}   (chunks arriving over MQTT while the model works; both on these {threads} cores)",
-        mixed_rate / bare
+        "end to end (ingest + model):{mixed_rate:.1} chunks/s   ratio {:.2} ({:.2}-{:.2})   (chunks arriving over MQTT while the model works; both on these {threads} cores)",
+        mixed_rate / bare,
+        mixed_rate / lo,
+        mixed_rate / hi
     );
     println!(
         "detection to WebSocket:     p50 {:.2} ms   p99 {:.2} ms   ({} detections)",
