@@ -315,27 +315,12 @@ async fn ingest_backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize
                 *n += 1;
             }
         });
-        // A second connection per satellite would replace the first; reuse ids with a fresh session.
         clients.push(client.await?);
     }
     let total = sats.len() * backlog;
     let started = Instant::now();
-    for (s, c) in sats.iter().zip(&clients) {
-        for _ in 0..backlog {
-            let topic = crate::mqtt::topics::topic(
-                &hub.state.settings.mqtt.topic_root,
-                s.tenant,
-                s.id,
-                crate::mqtt::topics::Channel::Audio,
-            );
-            c.publish(topic, QoS::AtLeastOnce, false, message(s, &uuid::Uuid::new_v4().to_string(), &b64)).await?;
-        }
-    }
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while acked.lock().map(|n| *n).unwrap_or(0) < total {
-        anyhow::ensure!(Instant::now() < deadline, "acks did not all arrive");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    publish_backlog(hub, sats, &clients, backlog, &b64).await?;
+    wait_count(&acked, total, "acks").await?;
     Ok(total as f64 / started.elapsed().as_secs_f64())
 }
 
@@ -443,22 +428,8 @@ async fn backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize) -> an
     }
     let (_bus_times, ws_latency) = watch_websocket(hub).await?;
     let started = Instant::now();
-    for (s, c) in sats.iter().zip(&clients) {
-        for _ in 0..backlog {
-            let topic = crate::mqtt::topics::topic(
-                &hub.state.settings.mqtt.topic_root,
-                s.tenant,
-                s.id,
-                crate::mqtt::topics::Channel::Audio,
-            );
-            c.publish(topic, QoS::AtLeastOnce, false, message(s, &uuid::Uuid::new_v4().to_string(), &b64)).await?;
-        }
-    }
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while detections.lock().map(|n| *n).unwrap_or(0) < total {
-        anyhow::ensure!(Instant::now() < deadline, "detections did not all arrive within 5 minutes");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    publish_backlog(hub, sats, &clients, backlog, &b64).await?;
+    wait_count(&detections, total, "detections").await?;
     let rate = total as f64 / started.elapsed().as_secs_f64();
     for _ in 0..100 {
         if ws_latency.lock().map(|l| l.len()).unwrap_or(0) >= total {
@@ -469,6 +440,34 @@ async fn backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize) -> an
     let mut lat = ws_latency.lock().map(|l| l.clone()).unwrap_or_default();
     lat.sort_by(f64::total_cmp);
     Ok((rate, lat))
+}
+
+/// Each satellite publishes `backlog` chunks at once.
+async fn publish_backlog(
+    hub: &app::Hub,
+    sats: &[Sat],
+    clients: &[AsyncClient],
+    backlog: usize,
+    b64: &str,
+) -> anyhow::Result<()> {
+    let root = &hub.state.settings.mqtt.topic_root;
+    for (s, c) in sats.iter().zip(clients) {
+        for _ in 0..backlog {
+            let topic = crate::mqtt::topics::topic(root, s.tenant, s.id, crate::mqtt::topics::Channel::Audio);
+            c.publish(topic, QoS::AtLeastOnce, false, message(s, &uuid::Uuid::new_v4().to_string(), b64)).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Waits (at most 5 minutes) until `counter` reaches `total`.
+async fn wait_count(counter: &Mutex<usize>, total: usize, what: &str) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while counter.lock().map(|n| *n).unwrap_or(0) < total {
+        anyhow::ensure!(Instant::now() < deadline, "{what} did not all arrive within 5 minutes");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(())
 }
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
