@@ -187,3 +187,106 @@ pub fn count(conn: &Connection) -> Result<u64> {
     let n: i64 = conn.query_row("SELECT count(*) FROM detections", [], |r| r.get(0))?;
     Ok(n.max(0) as u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{chunks, satellites, testing, users};
+
+    async fn fixture() -> (crate::store::Store, tempfile::TempDir, TenantId, SatelliteId) {
+        let (store, dir) = testing::store().await;
+        let ids = store
+            .call(|c| {
+                let new = users::NewUser {
+                    email: "a@b.org".into(),
+                    name: "A".into(),
+                    password_hash: "x".into(),
+                    is_platform_admin: false,
+                };
+                let created = users::create_with_team(c, &new, "t")?;
+                let sat = satellites::insert(
+                    c,
+                    &satellites::NewSatellite {
+                        tenant_id: created.tenant_id,
+                        name: "s",
+                        device_id: None,
+                        kind: "satellite",
+                        registered_by: None,
+                        mqtt_password_hash: "h",
+                        latitude: None,
+                        longitude: None,
+                    },
+                )?;
+                Ok((created.tenant_id, sat))
+            })
+            .await
+            .expect("fixture");
+        (store, dir, ids.0, ids.1)
+    }
+
+    fn found(tenant: TenantId, sat: SatelliteId, chunk: ChunkId, at: &str, expected: Option<bool>) -> NewDetection {
+        NewDetection {
+            tenant_id: tenant,
+            satellite_id: sat,
+            satellite_name: "s".into(),
+            audio_chunk_id: chunk,
+            model_id: "m".into(),
+            species_code: "turdus_migratorius".into(),
+            scientific_name: "Turdus migratorius".into(),
+            common_name: "American Robin".into(),
+            confidence: 0.9,
+            detected_at: at.into(),
+            start_ms: 0,
+            end_ms: 3000,
+            expected_here: expected,
+        }
+    }
+
+    #[tokio::test]
+    async fn flags_follow_day_season_and_range() {
+        let (store, _dir, tenant, sat) = fixture().await;
+        let flags = store
+            .call(move |c| {
+                let mut out = Vec::new();
+                for (at, expected) in [
+                    ("2026-02-27T06:00:00.000Z", Some(true)), // first ever: rare, first of day and season
+                    ("2026-02-27T07:00:00.000Z", Some(true)), // same day
+                    ("2026-02-28T07:00:00.000Z", Some(false)), // next day, out of range: rare again
+                    ("2026-03-01T07:00:00.000Z", Some(true)), // spring starts
+                ] {
+                    let chunk = ChunkId::new();
+                    chunks::insert_with_job(
+                        c,
+                        &chunks::NewChunk {
+                            id: chunk,
+                            tenant_id: tenant,
+                            satellite_id: sat,
+                            recorded_at: at.into(),
+                            duration_ms: 3000,
+                            sample_rate: 48_000,
+                            latitude: None,
+                            longitude: None,
+                            storage_key: format!("audio/{chunk}.wav"),
+                            size_bytes: 1,
+                        },
+                        at,
+                    )?;
+                    let d = insert(c, &found(tenant, sat, chunk, at, expected), at)?.expect("inserted");
+                    assert!(insert(c, &found(tenant, sat, chunk, at, expected), at)?.is_none(), "once per chunk");
+                    out.push((d.is_first_of_day, d.is_first_of_season, d.rare_reason));
+                }
+                Ok(out)
+            })
+            .await
+            .expect("insert");
+        assert_eq!(
+            flags,
+            [
+                (true, true, Some("first_record_for_team".into())),
+                (false, false, None),
+                (true, false, Some("not_expected_here".into())),
+                (true, true, None),
+            ]
+        );
+    }
+}
