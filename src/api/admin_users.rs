@@ -18,7 +18,7 @@ use super::{
 };
 use crate::{
     auth::{Audit, ClientIp, PlatformAdmin},
-    domain::{Role, validate},
+    domain::Role,
     ids::{TenantId, UserId},
     state::AppState,
     store,
@@ -106,13 +106,7 @@ async fn edit(
     Path(id): Path<UserId>,
     Json(body): Json<EditBody>,
 ) -> Result<axum::Json<UserView>, ApiError> {
-    let name = body
-        .name
-        .map(|n| validate::name(&n, "name"))
-        .transpose()
-        .map_err(|e| ApiError::Unprocessable("invalid_name", e))?;
-    let email =
-        body.email.map(|e| validate::email(&e)).transpose().map_err(|e| ApiError::Unprocessable("invalid_email", e))?;
+    let (name, email) = super::views::profile_fields(body.name, body.email)?;
     let admin = body.is_platform_admin;
     let now = state.clock.now_str();
     let details = json!({ "name": name.is_some(), "email": email.is_some(), "isPlatformAdmin": admin });

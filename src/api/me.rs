@@ -16,7 +16,7 @@ use super::{
 };
 use crate::{
     auth::{Audit, Authenticated, ClientIp, Principal, password},
-    domain::{preferences::Preferences, settings, validate},
+    domain::{preferences::Preferences, settings},
     state::AppState,
     store,
 };
@@ -80,13 +80,7 @@ async fn profile(
     Json(body): Json<ProfileBody>,
 ) -> Result<axum::Json<UserView>, ApiError> {
     let id = ctx.require_user()?;
-    let name = body
-        .name
-        .map(|n| validate::name(&n, "name"))
-        .transpose()
-        .map_err(|e| ApiError::Unprocessable("invalid_name", e))?;
-    let email =
-        body.email.map(|e| validate::email(&e)).transpose().map_err(|e| ApiError::Unprocessable("invalid_email", e))?;
+    let (name, email) = super::views::profile_fields(body.name, body.email)?;
     if name.is_none() && email.is_none() {
         return Err(ApiError::Unprocessable("nothing_to_change", "send name and/or email".into()));
     }

@@ -62,6 +62,23 @@ impl TenantView {
     }
 }
 
+/// Checks the optional `name` and `email` of a profile change (own or by an admin).
+pub fn profile_fields(
+    name: Option<String>,
+    email: Option<String>,
+) -> Result<(Option<String>, Option<String>), super::ApiError> {
+    use crate::domain::validate;
+    let name = name
+        .map(|n| validate::name(&n, "name"))
+        .transpose()
+        .map_err(|e| super::ApiError::Unprocessable("invalid_name", e))?;
+    let email = email
+        .map(|e| validate::email(&e))
+        .transpose()
+        .map_err(|e| super::ApiError::Unprocessable("invalid_email", e))?;
+    Ok((name, email))
+}
+
 /// `limit`/`offset` of list endpoints: default 50, at most 500.
 #[derive(Debug, Clone, Copy, serde::Deserialize)]
 pub struct Page {
