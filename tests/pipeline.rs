@@ -151,4 +151,18 @@ async fn split_mode_api_and_dispatcher_work_together() {
     let frame = next_json(&mut ws, 60).await.expect("detection on the api's WebSocket");
     assert_eq!(frame["data"]["commonName"], "Tennessee Warbler");
     assert_eq!(api.get("/detections").await.1["total"], 1);
+
+    // Deleting the satellite on the api side drops its live session on the dispatcher's broker.
+    assert_eq!(api.delete(&format!("/satellites/{}", r.id)).await.0, 204);
+    let mut dropped = false;
+    for _ in 0..8 {
+        match c.next(5).await {
+            Some(sat::Seen::Disconnected(_)) => {
+                dropped = true;
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert!(dropped, "the dispatcher kicked the deleted satellite");
 }

@@ -24,7 +24,7 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
     options.set_keep_alive(Duration::from_secs(30));
     options.set_max_packet_size(super::broker::MAX_PACKET_BYTES, super::broker::MAX_PACKET_BYTES);
     let (client, mut eventloop) = AsyncClient::new(options, 64);
-    state.mqtt.set_client(client.clone());
+    state.mqtt.set_client(client.clone(), &state.settings.mqtt.topic_root);
     let root = state.settings.mqtt.topic_root.clone();
     let detections = format!("{root}/+/+/{}", Channel::Detection.as_str());
     loop {

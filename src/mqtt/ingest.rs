@@ -51,6 +51,14 @@ impl Ingest {
         let root = &self.state.settings.mqtt.topic_root;
         let Some(identity) = BrokerAuth::identity(event.user_id.as_deref()) else { return PublishAction::Handled };
         let satellite = match &identity {
+            Identity::Hub
+                if event.topic.strip_prefix(root.as_str()).and_then(|t| t.strip_prefix('/'))
+                    == Some(super::DISCONNECT_TOPIC) =>
+            {
+                let client_id = String::from_utf8_lossy(&event.payload).into_owned();
+                self.state.mqtt.disconnect(&client_id).await;
+                return PublishAction::Handled;
+            }
             Identity::Hub => return PublishAction::Continue, // the hub's own messages to satellites
             Identity::Satellite { satellite, .. } => *satellite,
         };

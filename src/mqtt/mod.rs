@@ -22,11 +22,15 @@ use std::sync::{Arc, RwLock};
 
 use mqtt5::{QoS, broker::router::MessageRouter, packet::publish::PublishPacket};
 
+/// The hub-internal topic (under the topic root) on which an `api` process asks the dispatcher
+/// to drop a client's session; only the `hub` identity may publish there.
+pub const DISCONNECT_TOPIC: &str = "_hub/disconnect";
+
 enum Outbound {
     /// In-process: the embedded broker's router (modes `full` and `dispatcher`).
     Router(Arc<MessageRouter>),
-    /// As a client of a dispatcher's broker (mode `api`).
-    Client(rumqttc::AsyncClient),
+    /// As a client of a dispatcher's broker (mode `api`), under this topic root.
+    Client(rumqttc::AsyncClient, String),
 }
 
 /// Publishes from anywhere in the hub. Cheap to clone; empty until the broker or client is up.
@@ -49,9 +53,9 @@ impl MqttHandle {
         self.tcp_addr.get().copied()
     }
 
-    pub fn set_client(&self, client: rumqttc::AsyncClient) {
+    pub fn set_client(&self, client: rumqttc::AsyncClient, topic_root: &str) {
         if let Ok(mut g) = self.inner.write() {
-            *g = Some(Arc::new(Outbound::Client(client)));
+            *g = Some(Arc::new(Outbound::Client(client, topic_root.to_owned())));
         }
     }
 
@@ -72,7 +76,7 @@ impl MqttHandle {
                 router.route_message(&PublishPacket::new(topic, payload, qos), None).await;
                 Ok(())
             }
-            Some(Outbound::Client(client)) => {
+            Some(Outbound::Client(client, _)) => {
                 let qos = match qos {
                     0 => rumqttc::QoS::AtMostOnce,
                     1 => rumqttc::QoS::AtLeastOnce,
@@ -83,14 +87,23 @@ impl MqttHandle {
         }
     }
 
-    /// Drops a client's broker session (only possible in-process).
+    /// Drops a client's broker session: directly in-process, or by asking the dispatcher.
     pub async fn disconnect(&self, client_id: &str) -> bool {
         match self.current().as_deref() {
             Some(Outbound::Router(router)) => {
                 router.disconnect_client(client_id).await;
                 true
             }
-            _ => false,
+            Some(Outbound::Client(client, root)) => client
+                .publish(
+                    format!("{root}/{DISCONNECT_TOPIC}"),
+                    rumqttc::QoS::AtLeastOnce,
+                    false,
+                    client_id.as_bytes().to_vec(),
+                )
+                .await
+                .is_ok(),
+            None => false,
         }
     }
 }

@@ -40,7 +40,8 @@ pub async fn push_config(state: &AppState, satellite: SatelliteId) -> Result<(),
     state.mqtt.publish(topic, body, 2).await
 }
 
-/// Pushes config on every `ConfigChanged` (tenant settings or one satellite's overrides/profile).
+/// Pushes config on every `ConfigChanged` (tenant settings or one satellite's overrides/profile),
+/// and drops the broker sessions of satellites whose credentials were revoked.
 pub async fn run_config_pusher(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
     let mut events = state.bus.subscribe("config-pusher");
     loop {
@@ -49,6 +50,12 @@ pub async fn run_config_pusher(state: AppState, shutdown: CancellationToken) -> 
             e = events.recv() => e,
         };
         let Some(event) = event else { return Ok(()) };
+        if let Event::SatelliteRevoked { satellite_id, .. } = event {
+            for prefix in ["satellite", "mobile"] {
+                state.mqtt.disconnect(&format!("{prefix}-{satellite_id}")).await;
+            }
+            continue;
+        }
         let Event::ConfigChanged { tenant_id, satellite_id } = event else { continue };
         let targets = match satellite_id {
             Some(s) => vec![s],
@@ -62,8 +69,7 @@ pub async fn run_config_pusher(state: AppState, shutdown: CancellationToken) -> 
     }
 }
 
-/// Republishes each new detection on its satellite's `detection` channel (SPEC 2.7), and drops
-/// the broker sessions of satellites whose credentials were revoked.
+/// Republishes each new detection on its satellite's `detection` channel (SPEC 2.7).
 pub async fn run_detection_publisher(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
     let mut events = state.bus.subscribe("detection-publisher");
     let root = state.settings.mqtt.topic_root.clone();
@@ -79,11 +85,6 @@ pub async fn run_detection_publisher(state: AppState, shutdown: CancellationToke
                 let body = serde_json::to_vec(&*d).unwrap_or_default();
                 if let Err(e) = state.mqtt.publish(topic, body, 1).await {
                     tracing::warn!(detection = %d.id, error = %e, "detection notification not sent");
-                }
-            }
-            Some(Event::SatelliteRevoked { satellite_id, .. }) => {
-                for prefix in ["satellite", "mobile"] {
-                    state.mqtt.disconnect(&format!("{prefix}-{satellite_id}")).await;
                 }
             }
             Some(_) => {}
