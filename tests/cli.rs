@@ -54,6 +54,7 @@ async fn serve_answers_health_and_stops_cleanly_on_sigterm() {
     let port = free_port();
     let bind = format!("127.0.0.1:{port}");
     let mut child = birdhub(dir.path(), &["serve", "--http-bind", &bind, "--mqtt-bind", "127.0.0.1:0"])
+        .env("BIRDHUB_MQTT__WS_BIND", "127.0.0.1:0")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
