@@ -67,12 +67,9 @@ async fn deleting_a_satellite_revokes_its_login_and_drops_its_session() {
     assert_eq!(status, 204);
     let mut dropped = false;
     for _ in 0..20 {
-        match ca.next(5).await {
-            Some(Seen::Disconnected(_)) => {
-                dropped = true;
-                break;
-            }
-            _ => {}
+        if let Some(Seen::Disconnected(_)) = ca.next(5).await {
+            dropped = true;
+            break;
         }
     }
     assert!(dropped, "the live session ends");

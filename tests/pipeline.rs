@@ -156,12 +156,9 @@ async fn split_mode_api_and_dispatcher_work_together() {
     assert_eq!(api.delete(&format!("/satellites/{}", r.id)).await.0, 204);
     let mut dropped = false;
     for _ in 0..8 {
-        match c.next(5).await {
-            Some(sat::Seen::Disconnected(_)) => {
-                dropped = true;
-                break;
-            }
-            _ => {}
+        if let Some(sat::Seen::Disconnected(_)) = c.next(5).await {
+            dropped = true;
+            break;
         }
     }
     assert!(dropped, "the dispatcher kicked the deleted satellite");
