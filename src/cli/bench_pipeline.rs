@@ -126,8 +126,9 @@ async fn bare_model(dir: &ModelDir, wav: &[u8], threads: usize) -> anyhow::Resul
     let samples = audio::to_model_rate(audio::decode_wav(wav, 10.0)?)?;
     tokio::task::spawn_blocking(move || -> anyhow::Result<f64> {
         let classifier = Classifier::load(&dir, ClassifierOptions { threads, spin: true })?;
-        let window = audio::pad(&samples);
-        let batch: Vec<&[f32]> = (0..worker::BATCH).map(|_| window.as_slice()).collect();
+        // Separate buffers per slot, as the workers have (one shared buffer would stay in cache).
+        let windows: Vec<Vec<f32>> = (0..worker::BATCH).map(|_| audio::pad(&samples)).collect();
+        let batch: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
         for _ in 0..3 {
             classifier.logits(&batch)?;
         }
