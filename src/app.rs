@@ -136,12 +136,18 @@ fn report_model_status(settings: &Settings) {
     }
 }
 
-/// Opens the database (migrating it) and the object store under the data dir.
-pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
-    let data = &settings.data_dir;
+/// Creates the data dir if needed, opens `birdhub.db` in it and applies pending migrations.
+pub async fn open_store(data: &std::path::Path) -> anyhow::Result<(Store, store::migrate::Report)> {
     std::fs::create_dir_all(data).with_context(|| format!("creating data dir {}", data.display()))?;
     let store = Store::open(&data.join("birdhub.db")).context("opening the database")?;
     let report = store.migrate().await.context("migrating the database")?;
+    Ok((store, report))
+}
+
+/// Opens the database (migrating it) and the object store under the data dir.
+pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
+    let data = &settings.data_dir;
+    let (store, report) = open_store(data).await?;
     if !report.applied.is_empty() {
         tracing::info!(from = report.from, to = report.to, "database migrated");
     }

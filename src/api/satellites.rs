@@ -315,8 +315,8 @@ async fn register(
         }
     };
     if !created {
-        state.mqtt.disconnect(&format!("satellite-{}", sat.id)).await; // the old password is void
-        state.mqtt.disconnect(&format!("mobile-{}", sat.id)).await;
+        // The old password is void: its session is dropped like any revoked one.
+        state.bus.publish(Event::SatelliteRevoked { tenant_id: sat.tenant_id, satellite_id: sat.id });
     }
     Audit::new(if created { "satellite.registered" } else { "satellite.reregistered" })
         .actor(&ctx)
@@ -456,9 +456,6 @@ async fn remove(
         })
         .await?;
     state.bus.publish(Event::SatelliteRevoked { tenant_id: sat.tenant_id, satellite_id: id });
-    for prefix in ["satellite", "mobile"] {
-        state.mqtt.disconnect(&format!("{prefix}-{id}")).await;
-    }
     Audit::new("admin.satellite_deleted")
         .actor(&ctx)
         .tenant(sat.tenant_id)

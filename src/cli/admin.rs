@@ -2,25 +2,10 @@
 
 use std::{process::ExitCode, time::Duration};
 
-use anyhow::Context;
-
-use crate::{
-    auth::password,
-    config::Settings,
-    domain::validate,
-    store::{self, Store},
-};
-
-async fn open_store(settings: &Settings) -> anyhow::Result<(Store, store::migrate::Report)> {
-    let dir = &settings.data_dir;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating data dir {}", dir.display()))?;
-    let store = Store::open(&dir.join("birdhub.db"))?;
-    let report = store.migrate().await?;
-    Ok((store, report))
-}
+use crate::{auth::password, config::Settings, domain::validate, store};
 
 pub async fn migrate(settings: &Settings) -> anyhow::Result<ExitCode> {
-    let (_, report) = open_store(settings).await?;
+    let (_, report) = crate::app::open_store(&settings.data_dir).await?;
     if report.applied.is_empty() {
         println!("database is up to date at schema version {}", report.to);
     } else {
@@ -41,7 +26,7 @@ pub async fn create_user(
     if let Some(p) = &given_password {
         password::check_strength(p)?;
     }
-    let (store, _) = open_store(settings).await?;
+    let (store, _) = crate::app::open_store(&settings.data_dir).await?;
     let first = store.call(|c| store::users::count(c)).await? == 0;
     let shown = given_password.is_none();
     let plain = given_password.unwrap_or_else(password::generate);

@@ -167,7 +167,8 @@ fn print_table(r: &Report) {
     println!("peak RSS:        {:.0} MB over the whole bench (a classifier per thread count)", r.peak_rss_mb);
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// The `p`th percentile of sorted values (nearest rank); 0 when empty.
+pub(super) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -5,6 +5,7 @@ use std::{process::ExitCode, time::Instant};
 
 use argon2::Params;
 
+use super::bench::percentile;
 use crate::{
     app,
     auth::password,
@@ -37,7 +38,7 @@ pub async fn run(args: AuthArgs) -> anyhow::Result<ExitCode> {
         hashes.push(ms(t));
     }
     hashes.sort_by(f64::total_cmp);
-    println!("hash (one password):  p50 {:.1} ms   p99 {:.1} ms", pct(&hashes, 50.0), pct(&hashes, 99.0));
+    println!("hash (one password):  p50 {:.1} ms   p99 {:.1} ms", percentile(&hashes, 50.0), percentile(&hashes, 99.0));
 
     let dir = tempfile_dir()?;
     let mut settings = Settings { data_dir: dir.clone(), log_level: "error".into(), ..Settings::default() };
@@ -68,8 +69,8 @@ pub async fn run(args: AuthArgs) -> anyhow::Result<ExitCode> {
     logins.sort_by(f64::total_cmp);
     println!(
         "POST /api/auth/login:  p50 {:.1} ms   p99 {:.1} ms   ({} logins over loopback)",
-        pct(&logins, 50.0),
-        pct(&logins, 99.0),
+        percentile(&logins, 50.0),
+        percentile(&logins, 99.0),
         logins.len()
     );
     hub.stop().await?;
@@ -85,9 +86,4 @@ fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
-}
-
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * (sorted.len().saturating_sub(1)) as f64).round() as usize;
-    sorted.get(rank).copied().unwrap_or(0.0)
 }

@@ -16,7 +16,7 @@ use futures_util::StreamExt;
 use rumqttc::{AsyncClient, Event as MqttEvent, MqttOptions, Packet, QoS};
 use serde_json::json;
 
-use super::bench::peak_rss_mb;
+use super::bench::{peak_rss_mb, percentile};
 use crate::{
     app,
     auth::tokens,
@@ -67,8 +67,8 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     println!("ingest capacity:            {ingest_rate:.1} chunks/s acknowledged (backlog, no inference)");
     println!(
         "ack latency (no inference): p50 {:.1} ms   p99 {:.1} ms   ({} chunks at one per satellite per 3 s)",
-        pct(&acks, 50.0),
-        pct(&acks, 99.0),
+        percentile(&acks, 50.0),
+        percentile(&acks, 99.0),
         acks.len()
     );
 
@@ -109,8 +109,8 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     );
     println!(
         "detection to WebSocket:     p50 {:.2} ms   p99 {:.2} ms   ({} detections)",
-        pct(&ws_latency, 50.0),
-        pct(&ws_latency, 99.0),
+        percentile(&ws_latency, 50.0),
+        percentile(&ws_latency, 99.0),
         ws_latency.len()
     );
     println!(
@@ -469,9 +469,4 @@ async fn wait_count(counter: &Mutex<usize>, total: usize, what: &str) -> anyhow:
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     Ok(())
-}
-
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * (sorted.len().saturating_sub(1)) as f64).round() as usize;
-    sorted.get(rank).copied().unwrap_or(0.0)
 }
