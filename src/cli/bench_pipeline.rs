@@ -35,8 +35,9 @@ pub struct PipelineArgs {
     /// Seconds of real-rate traffic (one chunk per satellite every 3 s) for the ack latency.
     #[arg(long, default_value_t = 15)]
     pub seconds: u64,
-    /// Backlog chunks per satellite for the throughput run.
-    #[arg(long, default_value_t = 8)]
+    /// Backlog chunks per satellite for the throughput runs (20 x 30 keeps the model busy for
+    /// several seconds, long enough for a stable rate on a machine whose speed drifts).
+    #[arg(long, default_value_t = 30)]
     pub backlog: usize,
 }
 
