@@ -141,6 +141,11 @@ pub async fn open_store(data: &std::path::Path) -> anyhow::Result<(Store, store:
     std::fs::create_dir_all(data).with_context(|| format!("creating data dir {}", data.display()))?;
     let store = Store::open(&data.join("birdhub.db")).context("opening the database")?;
     let report = store.migrate().await.context("migrating the database")?;
+    // Chunks stored before sessions were kept (or by an older hub) get theirs now.
+    let placed = store.call(store::recording_sessions::backfill).await.context("placing chunks in sessions")?;
+    if placed > 0 {
+        tracing::info!(chunks = placed, "recording sessions rebuilt for older chunks");
+    }
     Ok((store, report))
 }
 

@@ -17,6 +17,7 @@
 //! - [`events`]: the typed in-process event bus.
 //! - [`auth`]: passwords and, later, tokens, keys, MFA and the role checks.
 //! - [`api`]: the axum router under `/api`, `ApiError` and the extractors.
+//! - [`media`]: pictures made from audio (the spectrogram PNG).
 //! - [`inference`]: the classifier (ONNX Runtime), audio decoding, labels and the range filter.
 //! - [`jobs`]: background tasks (service registry refresh; later monitors, exports, retention).
 //! - [`ids`]: typed identifiers so a tenant id is never passed where a satellite id belongs.
@@ -35,6 +36,7 @@ pub mod ids;
 pub mod inference;
 pub mod jobs;
 pub mod mail;
+pub mod media;
 pub mod mqtt;
 pub mod objects;
 pub mod state;

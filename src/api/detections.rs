@@ -1,20 +1,41 @@
-//! Detections (SPEC 4.2): the list and the detail. Newest first; filters `satelliteId` and
-//! `species` (species code); `limit` (default 50, at most 500) and `offset`.
+//! Detections (SPEC 4.2): the list with its filters and sorts, the detail, and votes.
+//!
+//! `GET /detections`: `limit` defaults to 50 and may be 1 to 500; `withCount=false` skips the
+//! total (`total: null`). `GET /detections/votes?ids=a,b,c` returns the caller's votes for up to
+//! 500 detection ids (ids of other teams are left out).
 
-use axum::{Router, extract::State, routing::get};
-use serde::Deserialize;
+use axum::{Router, extract::State, routing::get, routing::post};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{ApiError, Path, Query, not_found, views::Page};
+use super::{ApiError, Json, Path, Query, not_found, views::Page};
 use crate::{
-    auth::Viewer,
-    ids::{DetectionId, SatelliteId},
+    auth::{Member, Viewer, audit::Audit, ip::ClientIp},
+    domain::consensus::{STATUSES, Vote},
+    ids::{DetectionId, SatelliteId, TenantId},
     state::AppState,
-    store::{self, detections::Stored},
+    store::{self, detection_list, detections::Stored, votes::Tally},
 };
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/detections", get(list)).route("/detections/{id}", get(detail))
+    Router::new()
+        .route("/detections", get(list))
+        .route("/detections/votes", get(my_votes))
+        .route("/detections/{id}", get(detail))
+        .route("/detections/{id}/verify", post(verify))
+}
+
+/// The detection `id` of `tenant` with its calibrated confidence, or 404.
+pub(super) async fn find(state: &AppState, tenant: TenantId, id: DetectionId) -> Result<Stored, ApiError> {
+    state
+        .store
+        .call(move |c| {
+            let mut d = store::detections::get(c, tenant, id)?;
+            store::calibration::apply(c, tenant, std::slice::from_mut(&mut d))?;
+            Ok(d)
+        })
+        .await
+        .map_err(not_found("detection_not_found", "no such detection in this team"))
 }
 
 #[derive(Debug, Deserialize)]
@@ -22,6 +43,71 @@ pub fn router() -> Router<AppState> {
 struct ListQuery {
     satellite_id: Option<SatelliteId>,
     species: Option<String>,
+    species_search: Option<String>,
+    min_confidence: Option<f64>,
+    verification_status: Option<String>,
+    sort_by: Option<String>,
+    sort_dir: Option<String>,
+    with_count: Option<bool>,
+}
+
+fn non_empty(s: Option<String>) -> Option<String> {
+    s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+}
+
+/// `asc`/`desc` (default `desc`) as "descending".
+pub(super) fn descending(dir: Option<&str>) -> Result<bool, ApiError> {
+    match dir {
+        None | Some("desc") => Ok(true),
+        Some("asc") => Ok(false),
+        Some(other) => Err(ApiError::BadRequest("invalid_sort", format!("sortDir must be asc or desc, not {other:?}"))),
+    }
+}
+
+impl ListQuery {
+    fn into_query(self, page: Page) -> Result<detection_list::Query, ApiError> {
+        let sort_by = match self.sort_by.as_deref() {
+            None | Some("date") => detection_list::SortBy::Date,
+            Some("confidence") => detection_list::SortBy::Confidence,
+            Some("species") => detection_list::SortBy::Species,
+            Some(other) => {
+                return Err(ApiError::BadRequest(
+                    "invalid_sort",
+                    format!("sortBy must be date, confidence or species, not {other:?}"),
+                ));
+            }
+        };
+        if let Some(m) = self.min_confidence
+            && !(0.0..=1.0).contains(&m)
+        {
+            return Err(ApiError::BadRequest("invalid_confidence", "minConfidence must be between 0 and 1".into()));
+        }
+        let status = non_empty(self.verification_status);
+        if let Some(s) = &status
+            && !STATUSES.contains(&s.as_str())
+        {
+            return Err(ApiError::BadRequest(
+                "invalid_status",
+                format!("verificationStatus must be one of {}, not {s:?}", STATUSES.join(", ")),
+            ));
+        }
+        let search = non_empty(self.species_search);
+        if search.as_ref().is_some_and(|s| s.chars().count() > 100) {
+            return Err(ApiError::BadRequest("invalid_search", "speciesSearch is at most 100 characters".into()));
+        }
+        Ok(detection_list::Query {
+            satellite_id: self.satellite_id,
+            species_code: non_empty(self.species),
+            species_search: search,
+            min_confidence: self.min_confidence,
+            verification_status: status,
+            sort_by,
+            descending: descending(self.sort_dir.as_deref())?,
+            limit: page.limit,
+            offset: page.offset,
+            with_count: self.with_count.unwrap_or(true),
+        })
+    }
 }
 
 async fn list(
@@ -30,28 +116,98 @@ async fn list(
     Query(q): Query<ListQuery>,
     Query(page): Query<Page>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let page = page.checked()?;
+    let query = q.into_query(page.checked()?)?;
     let tenant = access.tenant_id;
-    let filter = store::detections::Filter {
-        satellite_id: q.satellite_id,
-        species_code: q.species.filter(|s| !s.is_empty()),
-        limit: page.limit,
-        offset: page.offset,
-    };
-    let (rows, total) = state.store.call(move |c| store::detections::list(c, tenant, &filter)).await?;
-    Ok(axum::Json(json!({ "detections": rows, "total": total })))
+    let (rows, total) = state.store.call(move |c| detection_list::list(c, tenant, &query)).await?;
+    Ok(axum::Json(json!({ "detections": rows, "total": total, "limit": page.limit, "offset": page.offset })))
+}
+
+/// The detail: the listed fields, the storage key and the vote counts.
+#[derive(Debug, Serialize)]
+struct Detail {
+    #[serde(flatten)]
+    detection: Stored,
+    votes: Tally,
 }
 
 async fn detail(
     State(state): State<AppState>,
     Viewer(access): Viewer,
     Path(id): Path<DetectionId>,
-) -> Result<axum::Json<Stored>, ApiError> {
+) -> Result<axum::Json<Detail>, ApiError> {
+    let detection = find(&state, access.tenant_id, id).await?;
+    let votes = state.store.call(move |c| store::votes::tally(c, id)).await?;
+    Ok(axum::Json(Detail { detection, votes }))
+}
+
+#[derive(Debug, Deserialize)]
+struct VotesQuery {
+    ids: Option<String>,
+}
+
+async fn my_votes(
+    State(state): State<AppState>,
+    Viewer(access): Viewer,
+    Query(q): Query<VotesQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let user = access.ctx.require_user()?;
+    let raw = q.ids.unwrap_or_default();
+    let ids = raw
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<DetectionId>().map_err(|_| ApiError::BadRequest("invalid_id", format!("{s:?} is not a UUID"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    if ids.len() > super::views::MAX_LIMIT as usize {
+        return Err(ApiError::BadRequest("too_many_ids", format!("at most {} ids", super::views::MAX_LIMIT)));
+    }
     let tenant = access.tenant_id;
-    let found = state
-        .store
-        .call(move |c| store::detections::get(c, tenant, id))
-        .await
-        .map_err(not_found("detection_not_found", "no such detection"))?;
-    Ok(axum::Json(found))
+    let votes = state.store.call(move |c| store::votes::mine(c, tenant, user, &ids)).await?;
+    Ok(axum::Json(json!({ "votes": votes })))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VoteBody {
+    vote: String,
+}
+
+/// Parses a vote value into a 422 naming the allowed ones.
+pub(super) fn parse_vote(raw: &str) -> Result<Vote, ApiError> {
+    raw.parse().map_err(|e| ApiError::Unprocessable("invalid_vote", e))
+}
+
+async fn verify(
+    State(state): State<AppState>,
+    Member(access): Member,
+    ClientIp(ip): ClientIp,
+    Path(id): Path<DetectionId>,
+    Json(body): Json<VoteBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let user = access.ctx.require_user()?;
+    let vote = parse_vote(&body.vote)?;
+    let tenant = access.tenant_id;
+    find(&state, tenant, id).await?;
+    let prefs = state.store.call(move |c| store::users::get(c, user)).await?;
+    let mode = crate::domain::preferences::Preferences::from_stored(&prefs.preferences_json).voting_mode;
+    if mode == "detailed" {
+        return Err(ApiError::Unprocessable(
+            "annotation_required",
+            "your voting mode is detailed: vote with POST /api/detections/:id/annotate (or switch votingMode to simple)"
+                .into(),
+        ));
+    }
+    let now = crate::time::format(state.clock.now());
+    let (status, tally) = state.store.call(move |c| store::votes::cast(c, tenant, id, user, vote, None, &now)).await?;
+    Audit::new("detection.voted")
+        .actor(&access.ctx)
+        .tenant(tenant)
+        .target("detection", id)
+        .ip(&ip)
+        .details(json!({ "vote": vote, "verificationStatus": status.as_str() }))
+        .write(&state)
+        .await;
+    Ok(axum::Json(json!({
+        "detectionId": id, "vote": vote, "verificationStatus": status.as_str(), "votes": tally
+    })))
 }

@@ -4,7 +4,10 @@
 mod admin_members;
 mod admin_users;
 mod api_keys;
+mod audio;
 mod auth;
+mod calibration;
+mod detection_notes;
 mod detections;
 mod error;
 mod extract;
@@ -15,14 +18,23 @@ mod me;
 mod satellite_config;
 pub mod satellites;
 mod session;
+mod sessions;
 mod settings;
+mod share;
 mod tenants;
 pub mod views;
 mod workers;
 pub mod ws;
 
 use axum::{Router, extract::DefaultBodyLimit, response::IntoResponse};
-use tower_http::{catch_panic::CatchPanicLayer, compression::CompressionLayer, trace::TraceLayer};
+use tower_http::{
+    catch_panic::CatchPanicLayer,
+    compression::{
+        CompressionLayer,
+        predicate::{DefaultPredicate, NotForContentType, Predicate},
+    },
+    trace::TraceLayer,
+};
 
 pub use error::{ApiError, ErrorBody, not_found};
 pub use extract::{Json, Path, Query};
@@ -44,6 +56,11 @@ pub fn router(state: AppState) -> Router {
         .merge(satellites::router())
         .merge(satellite_config::router())
         .merge(detections::router())
+        .merge(detection_notes::router())
+        .merge(share::router())
+        .merge(audio::router())
+        .merge(sessions::router())
+        .merge(calibration::router())
         .merge(workers::router())
         .merge(ws::router())
         .fallback(unknown_route)
@@ -53,7 +70,12 @@ pub fn router(state: AppState) -> Router {
         .nest("/api", api)
         .fallback(unknown_route)
         .layer(DefaultBodyLimit::max(state.settings.http.max_body_bytes))
-        .layer(CompressionLayer::new().gzip(true))
+        // Audio is served with byte ranges for seeking; compressing it would break them.
+        .layer(
+            CompressionLayer::new()
+                .gzip(true)
+                .compress_when(DefaultPredicate::new().and(NotForContentType::const_new("audio/"))),
+        )
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::Internal(anyhow::anyhow!("a request handler panicked")).into_response()
         }))

@@ -8,6 +8,7 @@ pub mod guard;
 pub mod ip;
 pub mod limits;
 pub mod password;
+pub mod share;
 pub mod tokens;
 
 pub use audit::Audit;

@@ -52,6 +52,7 @@ pub fn insert_with_job(conn: &mut Connection, c: &NewChunk, now: &str) -> Result
         "INSERT INTO inference_jobs (id, chunk_id, tenant_id, status, run_after, created_at) VALUES (?1, ?2, ?3, 'queued', ?4, ?4)",
         params![uuid::Uuid::new_v4().to_string(), c.id, c.tenant_id, now],
     )?;
+    super::recording_sessions::add_chunk(&tx, c.id, c.tenant_id, c.satellite_id, &c.recorded_at, c.duration_ms)?;
     super::satellites::seen(&tx, c.satellite_id, now)?;
     tx.commit()?;
     Ok(true)
@@ -69,4 +70,23 @@ pub fn storage_key(conn: &Connection, tenant: TenantId, id: ChunkId) -> Result<O
 pub fn count(conn: &Connection) -> Result<u64> {
     let n: i64 = conn.query_row("SELECT count(*) FROM audio_chunks", [], |r| r.get(0))?;
     Ok(n.max(0) as u64)
+}
+
+/// What the API needs of a stored chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkMeta {
+    pub duration_ms: i64,
+    pub sample_rate: i64,
+    pub storage_key: String,
+}
+
+/// The chunk `id` of `tenant`, if any.
+pub fn meta(conn: &Connection, tenant: TenantId, id: ChunkId) -> Result<Option<ChunkMeta>> {
+    Ok(conn
+        .query_row(
+            "SELECT duration_ms, sample_rate, storage_key FROM audio_chunks WHERE id = ?1 AND tenant_id = ?2",
+            params![id, tenant],
+            |r| Ok(ChunkMeta { duration_ms: r.get(0)?, sample_rate: r.get(1)?, storage_key: r.get(2)? }),
+        )
+        .optional()?)
 }

@@ -53,14 +53,17 @@ pub struct Stored {
     pub verification_status: String,
     pub storage_key: String,
     pub created_at: String,
+    /// The team's isotonic calibration of `confidence` for this model (SPEC 4.10); `null` until
+    /// a curve has been fitted. Filled per page by [`super::detection_list`], never per row.
+    pub calibrated_confidence: Option<f64>,
 }
 
-const SELECT: &str = "SELECT d.id, d.tenant_id, d.satellite_id, s.name, d.audio_chunk_id, d.model_id, d.species_code,
+pub(super) const SELECT: &str = "SELECT d.id, d.tenant_id, d.satellite_id, s.name, d.audio_chunk_id, d.model_id, d.species_code,
         d.scientific_name, d.common_name, d.confidence, d.detected_at, d.start_ms, d.end_ms, d.is_rare, d.rare_reason,
         d.is_first_of_day, d.is_first_of_season, d.expected_here, d.verification_status, c.storage_key, d.created_at
      FROM detections d JOIN satellites s ON s.id = d.satellite_id JOIN audio_chunks c ON c.id = d.audio_chunk_id";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
+pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
     Ok(Stored {
         id: r.get(0)?,
         tenant_id: r.get(1)?,
@@ -83,19 +86,18 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
         verification_status: r.get(18)?,
         storage_key: r.get(19)?,
         created_at: r.get(20)?,
+        calibrated_confidence: None,
     })
 }
 
-/// Whether the team already has this species in `[from, to)` (any time when `None`).
-fn any_in(conn: &Connection, tenant: TenantId, species: &str, range: Option<(&str, &str)>) -> Result<bool> {
-    let (from, to) = range.unzip();
+/// Whether the team already has this species in `[from, to)`.
+fn any_in(conn: &Connection, tenant: TenantId, species: &str, (from, to): (&str, &str)) -> Result<bool> {
     Ok(conn
-        .query_row(
+        .prepare_cached(
             "SELECT 1 FROM detections WHERE tenant_id = ?1 AND species_code = ?2
-             AND (?3 IS NULL OR (detected_at >= ?3 AND detected_at < ?4)) LIMIT 1",
-            params![tenant, species, from, to],
-            |_| Ok(()),
-        )
+             AND detected_at >= ?3 AND detected_at < ?4 LIMIT 1",
+        )?
+        .query_row(params![tenant, species, from, to], |_| Ok(()))
         .optional()?
         .is_some())
 }
@@ -111,9 +113,13 @@ pub fn insert(conn: &Connection, d: &NewDetection, now: &str) -> Result<Option<S
         (crate::time::format(a), crate::time::format(b))
     };
     let (day, season) = (fmt(season::day_bounds(at)), fmt(season::season_bounds(at)));
-    let seen_before = any_in(conn, d.tenant_id, &d.species_code, None)?;
-    let seen_today = any_in(conn, d.tenant_id, &d.species_code, Some((&day.0, &day.1)))?;
-    let seen_season = any_in(conn, d.tenant_id, &d.species_code, Some((&season.0, &season.1)))?;
+    let seen_before = conn
+        .prepare_cached("SELECT 1 FROM tenant_species WHERE tenant_id = ?1 AND species_code = ?2")?
+        .query_row(params![d.tenant_id, d.species_code], |_| Ok(()))
+        .optional()?
+        .is_some();
+    let seen_today = any_in(conn, d.tenant_id, &d.species_code, (&day.0, &day.1))?;
+    let seen_season = any_in(conn, d.tenant_id, &d.species_code, (&season.0, &season.1))?;
     let rare_reason = if !seen_before {
         Some("first_record_for_team")
     } else if d.expected_here == Some(false) {
@@ -151,6 +157,7 @@ pub fn insert(conn: &Connection, d: &NewDetection, now: &str) -> Result<Option<S
     if inserted == 0 {
         return Ok(None);
     }
+    super::recording_sessions::add_detection(conn, d.audio_chunk_id, &d.species_code, &d.common_name, &d.scientific_name)?;
     Ok(Some(conn.query_row(&format!("{SELECT} WHERE d.id = ?1"), [id], from_row)?))
 }
 
@@ -158,29 +165,9 @@ pub fn get(conn: &Connection, tenant: TenantId, id: DetectionId) -> Result<Store
     Ok(conn.query_row(&format!("{SELECT} WHERE d.id = ?1 AND d.tenant_id = ?2"), params![id, tenant], from_row)?)
 }
 
-/// Filters of the basic list.
-#[derive(Debug, Clone, Default)]
-pub struct Filter {
-    pub satellite_id: Option<SatelliteId>,
-    pub species_code: Option<String>,
-    pub limit: u32,
-    pub offset: u32,
-}
-
-/// Newest first, with the total.
-pub fn list(conn: &Connection, tenant: TenantId, f: &Filter) -> Result<(Vec<Stored>, u64)> {
-    let filter = "d.tenant_id = ?1 AND (?2 IS NULL OR d.satellite_id = ?2) AND (?3 IS NULL OR d.species_code = ?3)";
-    let total: i64 = conn.query_row(
-        &format!("SELECT count(*) FROM detections d WHERE {filter}"),
-        params![tenant, f.satellite_id, f.species_code],
-        |r| r.get(0),
-    )?;
-    let mut stmt =
-        conn.prepare(&format!("{SELECT} WHERE {filter} ORDER BY d.detected_at DESC, d.id LIMIT ?4 OFFSET ?5"))?;
-    let rows = stmt
-        .query_map(params![tenant, f.satellite_id, f.species_code, f.limit, f.offset], from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok((rows, total.max(0) as u64))
+/// A detection of any team (share links, which carry their own proof).
+pub fn get_any(conn: &Connection, id: DetectionId) -> Result<Stored> {
+    Ok(conn.query_row(&format!("{SELECT} WHERE d.id = ?1"), [id], from_row)?)
 }
 
 pub fn count(conn: &Connection) -> Result<u64> {

@@ -3,20 +3,27 @@
 //! One file per aggregate (`users.rs`, ...). Handlers never touch rusqlite: they call
 //! [`Store::call`] with a function from one of these files, and it runs on a blocking thread.
 
+pub mod annotations;
 pub mod api_keys;
 pub mod audit;
 pub mod chunks;
+pub mod calibration;
+pub mod comments;
+pub mod detection_list;
 pub mod detections;
 pub mod invites;
 pub mod jobs;
 pub mod login_attempts;
 pub mod mail_log;
 pub mod migrate;
+pub mod recording_sessions;
 pub mod resets;
 pub mod satellites;
 pub mod sessions;
 pub mod settings;
 pub mod telemetry;
+pub mod timeline;
+pub mod votes;
 pub mod tenants;
 pub mod users;
 

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod sat;
+pub mod seed;
 pub mod smtp;
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};

@@ -1,0 +1,181 @@
+//! What people add to a detection (SPEC 4.2): comments and annotations.
+//!
+//! Comments: 1 to 2000 characters; members write; the author, or a team admin, deletes.
+//! Annotations (SPEC 2.10): `timeStartMs < timeEndMs` within the chunk, `freqLowHz < freqHighHz`
+//! within 0 Hz and the chunk's Nyquist frequency, `notes` up to 2000 characters. Each one also
+//! records the author's vote (replacing an earlier one), so the consensus moves.
+
+use axum::{
+    Router,
+    extract::State,
+    http::StatusCode,
+    routing::{delete, get},
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ApiError, Json, Path, detections::find, detections::parse_vote};
+use crate::{
+    auth::{Member, Viewer, audit::Audit, ip::ClientIp},
+    domain::Role,
+    ids::DetectionId,
+    state::AppState,
+    store::{self, annotations::NewAnnotation},
+};
+
+const MAX_TEXT: usize = 2000;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/detections/{id}/comments", get(comments).post(add_comment))
+        .route("/detections/{id}/comments/{comment_id}", delete(delete_comment))
+        .route("/detections/{id}/annotations", get(annotations))
+        .route("/detections/{id}/annotate", axum::routing::post(annotate))
+}
+
+async fn comments(
+    State(state): State<AppState>,
+    Viewer(access): Viewer,
+    Path(id): Path<DetectionId>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let tenant = access.tenant_id;
+    find(&state, tenant, id).await?;
+    let list = state.store.call(move |c| store::comments::list(c, tenant, id)).await?;
+    Ok(axum::Json(json!({ "comments": list })))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommentBody {
+    body: String,
+}
+
+async fn add_comment(
+    State(state): State<AppState>,
+    Member(access): Member,
+    Path(id): Path<DetectionId>,
+    Json(b): Json<CommentBody>,
+) -> Result<(StatusCode, axum::Json<store::comments::Comment>), ApiError> {
+    let user = access.ctx.require_user()?;
+    let text = b.body.trim().to_owned();
+    if text.is_empty() || text.chars().count() > MAX_TEXT {
+        return Err(ApiError::Unprocessable("invalid_comment", format!("body must be 1 to {MAX_TEXT} characters")));
+    }
+    let tenant = access.tenant_id;
+    find(&state, tenant, id).await?;
+    let now = crate::time::format(state.clock.now());
+    let comment = state.store.call(move |c| store::comments::add(c, tenant, id, user, &text, &now)).await?;
+    Ok((StatusCode::CREATED, axum::Json(comment)))
+}
+
+async fn delete_comment(
+    State(state): State<AppState>,
+    Member(access): Member,
+    Path((id, comment_id)): Path<(DetectionId, uuid::Uuid)>,
+) -> Result<StatusCode, ApiError> {
+    let tenant = access.tenant_id;
+    let comment_id = comment_id.to_string();
+    let key = comment_id.clone();
+    let found = state.store.call(move |c| store::comments::get(c, tenant, id, &key)).await?;
+    let comment = found.ok_or_else(|| ApiError::NotFound("comment_not_found", "no such comment".into()))?;
+    let own = comment.user_id.is_some() && comment.user_id == access.ctx.user_id();
+    if !own && access.role != Role::Admin {
+        return Err(ApiError::Forbidden("not_your_comment", "only the author or a team admin may delete it".into()));
+    }
+    state.store.call(move |c| store::comments::delete(c, &comment_id)).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn annotations(
+    State(state): State<AppState>,
+    Viewer(access): Viewer,
+    Path(id): Path<DetectionId>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let tenant = access.tenant_id;
+    find(&state, tenant, id).await?;
+    let list = state.store.call(move |c| store::annotations::list(c, tenant, id)).await?;
+    Ok(axum::Json(json!({ "annotations": list })))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AnnotationBody {
+    vote: String,
+    time_start_ms: i64,
+    time_end_ms: i64,
+    freq_low_hz: Option<f64>,
+    freq_high_hz: Option<f64>,
+    notes: Option<String>,
+}
+
+fn invalid(message: String) -> ApiError {
+    ApiError::Unprocessable("invalid_annotation", message)
+}
+
+/// Checks the box against the chunk it is drawn on.
+fn checked(b: AnnotationBody, duration_ms: i64, sample_rate: i64) -> Result<NewAnnotation, ApiError> {
+    let vote = parse_vote(&b.vote)?;
+    if b.time_start_ms < 0 || b.time_start_ms >= b.time_end_ms || b.time_end_ms > duration_ms {
+        return Err(invalid(format!(
+            "need 0 <= timeStartMs < timeEndMs <= {duration_ms} (the chunk's length in ms), got {}..{}",
+            b.time_start_ms, b.time_end_ms
+        )));
+    }
+    let nyquist = sample_rate as f64 / 2.0;
+    for f in [b.freq_low_hz, b.freq_high_hz].into_iter().flatten() {
+        if !f.is_finite() || !(0.0..=nyquist).contains(&f) {
+            return Err(invalid(format!("frequencies must be within 0 and {nyquist} Hz (the chunk's Nyquist), got {f}")));
+        }
+    }
+    if let (Some(lo), Some(hi)) = (b.freq_low_hz, b.freq_high_hz)
+        && lo >= hi
+    {
+        return Err(invalid(format!("need freqLowHz < freqHighHz, got {lo} and {hi}")));
+    }
+    let notes = b.notes.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty());
+    if notes.as_ref().is_some_and(|n| n.chars().count() > MAX_TEXT) {
+        return Err(invalid(format!("notes are at most {MAX_TEXT} characters")));
+    }
+    Ok(NewAnnotation {
+        vote,
+        time_start_ms: b.time_start_ms,
+        time_end_ms: b.time_end_ms,
+        freq_low_hz: b.freq_low_hz,
+        freq_high_hz: b.freq_high_hz,
+        notes,
+    })
+}
+
+async fn annotate(
+    State(state): State<AppState>,
+    Member(access): Member,
+    ClientIp(ip): ClientIp,
+    Path(id): Path<DetectionId>,
+    Json(body): Json<AnnotationBody>,
+) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
+    let user = access.ctx.require_user()?;
+    let tenant = access.tenant_id;
+    let detection = find(&state, tenant, id).await?;
+    let chunk = detection.audio_chunk_id;
+    let meta = state
+        .store
+        .call(move |c| store::chunks::meta(c, tenant, chunk))
+        .await?
+        .ok_or_else(|| ApiError::NotFound("chunk_not_found", "the detection's audio is gone".into()))?;
+    let new = checked(body, meta.duration_ms, meta.sample_rate)?;
+    let now = crate::time::format(state.clock.now());
+    let (annotation, status, tally) =
+        state.store.call(move |c| store::annotations::add(c, tenant, id, user, &new, &now)).await?;
+    Audit::new("detection.annotated")
+        .actor(&access.ctx)
+        .tenant(tenant)
+        .target("detection", id)
+        .ip(&ip)
+        .details(json!({ "annotationId": annotation.id, "vote": annotation.vote, "verificationStatus": status.as_str() }))
+        .write(&state)
+        .await;
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(json!({ "annotation": annotation, "verificationStatus": status.as_str(), "votes": tally })),
+    ))
+}

@@ -1,0 +1,84 @@
+//! Share links (SPEC 4.2): `GET /detections/:id/share` makes a link that works without an
+//! account for 30 days ([`crate::auth::share`]); the public routes show the detection and stream
+//! its audio. A forged, altered or expired token answers 404, like an unknown detection.
+
+use axum::{
+    Router,
+    extract::{Request, State},
+    http::HeaderMap,
+    response::Response,
+    routing::get,
+};
+use serde_json::{Value, json};
+
+use super::{ApiError, Path, detections::find, files::serve_object};
+use crate::{
+    auth::{Viewer, share},
+    ids::DetectionId,
+    state::AppState,
+    store,
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/detections/{id}/share", get(create))
+        .route("/share/detection/{id}/{token}", get(shared_detection))
+        .route("/share/audio/{id}/{token}", get(shared_audio))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    Viewer(access): Viewer,
+    headers: HeaderMap,
+    Path(id): Path<DetectionId>,
+) -> Result<axum::Json<Value>, ApiError> {
+    find(&state, access.tenant_id, id).await?;
+    let expires = state.clock.now() + chrono::Duration::days(share::SHARE_DAYS);
+    let token = share::sign(state.settings.security.jwt_secret.expose(), id, expires.timestamp());
+    let base = super::session::base_url(&state, &headers);
+    Ok(axum::Json(json!({
+        "token": token,
+        "expiresAt": crate::time::format(expires),
+        "url": format!("{base}/api/share/detection/{id}/{token}"),
+        "audioUrl": format!("{base}/api/share/audio/{id}/{token}"),
+    })))
+}
+
+/// The shared detection, or 404 when the token does not verify.
+async fn shared(state: &AppState, id: DetectionId, token: &str) -> Result<store::detections::Stored, ApiError> {
+    let gone = || ApiError::NotFound("share_not_found", "this share link is invalid or has expired".into());
+    if !share::verify(state.settings.security.jwt_secret.expose(), id, token, state.clock.now().timestamp()) {
+        return Err(gone());
+    }
+    state.store.call(move |c| store::detections::get_any(c, id)).await.map_err(|_| gone())
+}
+
+async fn shared_detection(
+    State(state): State<AppState>,
+    Path((id, token)): Path<(DetectionId, String)>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let d = shared(&state, id, &token).await?;
+    // What a stranger may see: no team, satellite or storage ids.
+    Ok(axum::Json(json!({
+        "id": d.id,
+        "species_code": d.species_code,
+        "common_name": d.common_name,
+        "scientific_name": d.scientific_name,
+        "confidence": d.confidence,
+        "detected_at": d.detected_at,
+        "start_ms": d.start_ms,
+        "end_ms": d.end_ms,
+        "verification_status": d.verification_status,
+        "satellite_name": d.satellite_name,
+        "audio_url": format!("/api/share/audio/{id}/{token}"),
+    })))
+}
+
+async fn shared_audio(
+    State(state): State<AppState>,
+    Path((id, token)): Path<(DetectionId, String)>,
+    req: Request,
+) -> Result<Response, ApiError> {
+    let d = shared(&state, id, &token).await?;
+    serve_object(&state.objects, &d.storage_key, "audio/wav", req).await
+}

@@ -1,0 +1,98 @@
+//! `GET /sessions/timeline`: the chunks and detections of a time range, capped so a busy range
+//! cannot produce an unbounded answer.
+
+use rusqlite::{Connection, params};
+use serde::Serialize;
+
+use super::Result;
+use crate::ids::{ChunkId, DetectionId, SatelliteId, TenantId};
+
+/// At most this many chunks, and this many detections, per answer.
+pub const MAX_ROWS: u32 = 5_000;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Chunk {
+    pub id: ChunkId,
+    pub satellite_id: SatelliteId,
+    pub session_id: Option<String>,
+    pub recorded_at: String,
+    pub duration_ms: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Detection {
+    pub id: DetectionId,
+    pub audio_chunk_id: ChunkId,
+    pub satellite_id: SatelliteId,
+    pub species_code: String,
+    pub common_name: String,
+    pub scientific_name: String,
+    pub confidence: f64,
+    pub detected_at: String,
+    pub verification_status: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timeline {
+    pub from: String,
+    pub to: String,
+    pub chunks: Vec<Chunk>,
+    pub detections: Vec<Detection>,
+    /// True when the range held more than [`MAX_ROWS`] chunks or detections (the earliest are
+    /// given); ask for a shorter range.
+    pub truncated: bool,
+}
+
+/// Chunks recorded, and detections made, in `[from, to)`, oldest first.
+pub fn range(
+    conn: &Connection,
+    tenant: TenantId,
+    satellite: Option<SatelliteId>,
+    from: &str,
+    to: &str,
+) -> Result<Timeline> {
+    let cap = MAX_ROWS + 1;
+    let chunks = conn
+        .prepare_cached(
+            "SELECT id, satellite_id, session_id, recorded_at, duration_ms FROM audio_chunks
+             WHERE tenant_id = ?1 AND (?2 IS NULL OR satellite_id = ?2) AND recorded_at >= ?3 AND recorded_at < ?4
+             ORDER BY recorded_at, rowid LIMIT ?5",
+        )?
+        .query_map(params![tenant, satellite, from, to, cap], |r| {
+            Ok(Chunk {
+                id: r.get(0)?,
+                satellite_id: r.get(1)?,
+                session_id: r.get(2)?,
+                recorded_at: r.get(3)?,
+                duration_ms: r.get(4)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let detections = conn
+        .prepare_cached(
+            "SELECT id, audio_chunk_id, satellite_id, species_code, common_name, scientific_name, confidence,
+                 detected_at, verification_status
+             FROM detections
+             WHERE tenant_id = ?1 AND (?2 IS NULL OR satellite_id = ?2) AND detected_at >= ?3 AND detected_at < ?4
+             ORDER BY detected_at, rowid LIMIT ?5",
+        )?
+        .query_map(params![tenant, satellite, from, to, cap], |r| {
+            Ok(Detection {
+                id: r.get(0)?,
+                audio_chunk_id: r.get(1)?,
+                satellite_id: r.get(2)?,
+                species_code: r.get(3)?,
+                common_name: r.get(4)?,
+                scientific_name: r.get(5)?,
+                confidence: r.get(6)?,
+                detected_at: r.get(7)?,
+                verification_status: r.get(8)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let truncated = chunks.len() > MAX_ROWS as usize || detections.len() > MAX_ROWS as usize;
+    let mut t = Timeline { from: from.into(), to: to.into(), chunks, detections, truncated };
+    t.chunks.truncate(MAX_ROWS as usize);
+    t.detections.truncate(MAX_ROWS as usize);
+    Ok(t)
+}

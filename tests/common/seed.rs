@@ -1,0 +1,118 @@
+//! Test data written through the hub's own store functions (the same paths ingest and the
+//! inference workers use): satellites, chunks with real WAV files, detections.
+
+
+use birdhub::{
+    ids::{ChunkId, DetectionId, SatelliteId, TenantId},
+    store,
+};
+
+use super::TestHub;
+
+/// A satellite of `tenant`, made directly in the store.
+pub async fn satellite(hub: &TestHub, tenant: TenantId, name: &str) -> SatelliteId {
+    let name = name.to_owned();
+    hub.state()
+        .store
+        .call(move |c| {
+            store::satellites::insert(
+                c,
+                &store::satellites::NewSatellite {
+                    tenant_id: tenant,
+                    name: &name,
+                    device_id: None,
+                    kind: "satellite",
+                    registered_by: None,
+                    mqtt_password_hash: "!",
+                    latitude: None,
+                    longitude: None,
+                },
+            )
+        })
+        .await
+        .expect("satellite")
+}
+
+/// A stored 3 s chunk recorded at `at` (a 48 kHz tone WAV in the object store).
+pub async fn chunk(hub: &TestHub, tenant: TenantId, sat: SatelliteId, at: &str) -> ChunkId {
+    let id = ChunkId::new();
+    let wav = super::sat::tone_wav(48_000, 3.0);
+    let key = format!("audio/{tenant}/{id}.wav");
+    hub.state().objects.put(&key, wav.clone()).await.expect("wav");
+    let new = store::chunks::NewChunk {
+        id,
+        tenant_id: tenant,
+        satellite_id: sat,
+        recorded_at: at.to_owned(),
+        duration_ms: 3000,
+        sample_rate: 48_000,
+        latitude: None,
+        longitude: None,
+        storage_key: key,
+        size_bytes: wav.len() as i64,
+    };
+    let stored = hub
+        .state()
+        .store
+        .call(move |c| store::chunks::insert_with_job(c, &new, "2026-01-01T00:00:00.000Z"))
+        .await
+        .expect("chunk");
+    assert!(stored);
+    id
+}
+
+/// A species: (code, common name, scientific name).
+pub type Species = (&'static str, &'static str, &'static str);
+
+pub const ROBIN: Species = ("turdus-migratorius", "American Robin", "Turdus migratorius");
+pub const WREN: Species = ("troglodytes-aedon", "House Wren", "Troglodytes aedon");
+pub const WARBLER: Species = ("leiothlypis-peregrina", "Tennessee Warbler", "Leiothlypis peregrina");
+pub const BLACKBURNIAN: Species = ("setophaga-fusca", "Blackburnian Warbler", "Setophaga fusca");
+
+/// A detection of `species` in `chunk` (recorded at `at`) with `confidence`.
+pub async fn detection(
+    hub: &TestHub,
+    tenant: TenantId,
+    sat: SatelliteId,
+    chunk: ChunkId,
+    at: &str,
+    species: Species,
+    confidence: f32,
+) -> DetectionId {
+    let new = store::detections::NewDetection {
+        tenant_id: tenant,
+        satellite_id: sat,
+        satellite_name: String::new(),
+        audio_chunk_id: chunk,
+        model_id: birdhub::inference::MODEL_ID.into(),
+        species_code: species.0.into(),
+        common_name: species.1.into(),
+        scientific_name: species.2.into(),
+        confidence,
+        detected_at: at.to_owned(),
+        start_ms: 0,
+        end_ms: 3000,
+        expected_here: None,
+    };
+    hub.state()
+        .store
+        .call(move |c| store::detections::insert(c, &new, "2026-01-01T00:00:00.000Z"))
+        .await
+        .expect("detection")
+        .expect("new")
+        .id
+}
+
+/// A chunk at `at` with one detection of `species`; returns (chunk, detection).
+pub async fn heard(
+    hub: &TestHub,
+    tenant: TenantId,
+    sat: SatelliteId,
+    at: &str,
+    species: Species,
+    confidence: f32,
+) -> (ChunkId, DetectionId) {
+    let c = chunk(hub, tenant, sat, at).await;
+    let d = detection(hub, tenant, sat, c, at, species, confidence).await;
+    (c, d)
+}

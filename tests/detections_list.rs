@@ -1,0 +1,162 @@
+//! `GET /detections` over real HTTP: every filter and sort, paging edges, `withCount=false`,
+//! bad parameters, and team isolation.
+
+mod common;
+
+use common::{assert_error, seed};
+use serde_json::Value;
+
+struct World {
+    hub: common::TestHub,
+    api: common::Api,
+    tenant: birdhub::ids::TenantId,
+    garden: birdhub::ids::SatelliteId,
+    field: birdhub::ids::SatelliteId,
+}
+
+/// Six detections over two satellites and four species, at known times and confidences.
+async fn world() -> World {
+    let hub = common::spawn_hub().await;
+    let owner = hub.user("owner@example.org", false).await;
+    let api = hub.login(&owner.email).await;
+    let t = owner.tenant;
+    let garden = seed::satellite(&hub, t, "garden").await;
+    let field = seed::satellite(&hub, t, "field").await;
+    seed::heard(&hub, t, garden, "2026-05-01T05:00:00.000Z", seed::ROBIN, 0.91).await;
+    seed::heard(&hub, t, garden, "2026-05-01T06:00:00.000Z", seed::WREN, 0.72).await;
+    seed::heard(&hub, t, field, "2026-05-02T05:00:00.000Z", seed::ROBIN, 0.55).await;
+    seed::heard(&hub, t, field, "2026-05-03T05:00:00.000Z", seed::WARBLER, 0.83).await;
+    seed::heard(&hub, t, garden, "2026-05-04T05:00:00.000Z", seed::BLACKBURNIAN, 0.64).await;
+    seed::heard(&hub, t, garden, "2026-05-05T05:00:00.000Z", seed::ROBIN, 0.99).await;
+    World { hub, api, tenant: t, garden, field }
+}
+
+fn names(body: &Value) -> Vec<String> {
+    body["detections"].as_array().expect("detections").iter().map(|d| d["common_name"].as_str().expect("name").to_owned()).collect()
+}
+
+fn confidences(body: &Value) -> Vec<f64> {
+    body["detections"].as_array().expect("detections").iter().map(|d| (d["confidence"].as_f64().expect("c") * 1000.0).round() / 1000.0).collect()
+}
+
+#[tokio::test]
+async fn default_is_newest_first_with_the_total_and_row_fields() {
+    let w = world().await;
+    let (status, body) = w.api.get("/detections").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["total"], 6);
+    let times: Vec<&str> =
+        body["detections"].as_array().expect("list").iter().map(|d| d["detected_at"].as_str().expect("t")).collect();
+    let mut sorted = times.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(times, sorted, "newest first");
+    let first = &body["detections"][0];
+    assert_eq!(first["common_name"], "American Robin");
+    assert_eq!(first["is_first_of_season"], false, "the third robin of the spring");
+    assert!(first["calibrated_confidence"].is_null(), "no curve yet: {first}");
+    assert_eq!(first["satellite_name"], "garden");
+    let oldest = &body["detections"][5];
+    assert_eq!(oldest["is_first_of_season"], true);
+}
+
+#[tokio::test]
+async fn each_filter_narrows_the_list_and_the_total() {
+    let w = world().await;
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (format!("satelliteId={}", w.field), vec!["Tennessee Warbler", "American Robin"]),
+        ("species=turdus-migratorius".into(), vec!["American Robin"; 3]),
+        ("speciesSearch=WARBLER".into(), vec!["Blackburnian Warbler", "Tennessee Warbler"]),
+        ("speciesSearch=setophaga".into(), vec!["Blackburnian Warbler"]),
+        ("speciesSearch=albatross".into(), vec![]),
+        ("minConfidence=0.8".into(), vec!["American Robin", "Tennessee Warbler", "American Robin"]),
+        ("verificationStatus=unverified".into(), vec!["American Robin", "Blackburnian Warbler", "Tennessee Warbler", "American Robin", "House Wren", "American Robin"]),
+        ("verificationStatus=confirmed".into(), vec![]),
+        (format!("satelliteId={}&species=turdus-migratorius&minConfidence=0.95", w.garden), vec!["American Robin"]),
+    ];
+    for (query, want) in cases {
+        let (status, body) = w.api.get(&format!("/detections?{query}")).await;
+        assert_eq!(status, 200, "{query}: {body}");
+        assert_eq!(names(&body), want, "{query}");
+        assert_eq!(body["total"], want.len(), "{query}");
+    }
+}
+
+#[tokio::test]
+async fn sorts_by_confidence_and_species_both_ways() {
+    let w = world().await;
+    let (_, body) = w.api.get("/detections?sortBy=confidence").await;
+    assert_eq!(confidences(&body), [0.99, 0.91, 0.83, 0.72, 0.64, 0.55]);
+    let (_, body) = w.api.get("/detections?sortBy=confidence&sortDir=asc").await;
+    assert_eq!(confidences(&body)[0], 0.55);
+    let (_, body) = w.api.get("/detections?sortBy=species&sortDir=asc").await;
+    assert_eq!(
+        names(&body),
+        ["American Robin", "American Robin", "American Robin", "Blackburnian Warbler", "House Wren", "Tennessee Warbler"]
+    );
+    let (_, body) = w.api.get("/detections?sortBy=species").await;
+    assert_eq!(names(&body)[0], "Tennessee Warbler");
+    let (_, body) = w.api.get("/detections?sortBy=date&sortDir=asc").await;
+    assert_eq!(body["detections"][0]["detected_at"], "2026-05-01T05:00:00.000Z");
+}
+
+#[tokio::test]
+async fn pages_cover_the_list_once_and_with_count_false_skips_the_total() {
+    let w = world().await;
+    let mut seen = Vec::new();
+    for offset in [0, 4] {
+        let (status, body) = w.api.get(&format!("/detections?limit=4&offset={offset}")).await;
+        assert_eq!(status, 200);
+        assert_eq!(body["total"], 6);
+        seen.extend(body["detections"].as_array().expect("page").iter().map(|d| d["id"].clone()));
+    }
+    let unique: std::collections::HashSet<String> = seen.iter().map(|v| v.to_string()).collect();
+    assert_eq!((seen.len(), unique.len()), (6, 6), "two pages give every detection exactly once");
+    let (_, past) = w.api.get("/detections?offset=6").await;
+    assert_eq!((past["detections"].as_array().map(Vec::len), past["total"].as_u64()), (Some(0), Some(6)));
+    let (_, body) = w.api.get("/detections?withCount=false&limit=2").await;
+    assert!(body["total"].is_null(), "{body}");
+    assert_eq!(body["detections"].as_array().map(Vec::len), Some(2));
+    let (_, body) = w.api.get("/detections?limit=500").await;
+    assert_eq!(body["detections"].as_array().map(Vec::len), Some(6));
+}
+
+#[tokio::test]
+async fn bad_parameters_are_clear_400s() {
+    let w = world().await;
+    for (query, code) in [
+        ("sortBy=loudness", "invalid_sort"),
+        ("sortDir=sideways", "invalid_sort"),
+        ("limit=0", "invalid_limit"),
+        ("limit=501", "invalid_limit"),
+        ("limit=-1", "invalid_query"),
+        ("limit=99999999999999", "invalid_query"),
+        ("offset=-5", "invalid_query"),
+        ("minConfidence=2", "invalid_confidence"),
+        ("minConfidence=high", "invalid_query"),
+        ("verificationStatus=maybe", "invalid_status"),
+        ("satelliteId=not-a-uuid", "invalid_query"),
+        ("withCount=perhaps", "invalid_query"),
+    ] {
+        assert_error(&w.api.get(&format!("/detections?{query}")).await, 400, code);
+    }
+    assert_error(&w.api.get("/detections/not-a-uuid").await, 400, "invalid_path");
+    assert_error(&w.api.get(&format!("/detections/{}", uuid::Uuid::new_v4())).await, 404, "detection_not_found");
+}
+
+#[tokio::test]
+async fn the_detail_has_the_storage_key_and_other_teams_see_nothing() {
+    let w = world().await;
+    let (_, body) = w.api.get("/detections?limit=1").await;
+    let id = body["detections"][0]["id"].as_str().expect("id").to_owned();
+    let (status, detail) = w.api.get(&format!("/detections/{id}")).await;
+    assert_eq!(status, 200);
+    assert!(detail["storage_key"].as_str().is_some_and(|k| k.starts_with("audio/")), "{detail}");
+    assert_eq!(detail["votes"], serde_json::json!({"confirm": 0, "reject": 0, "unsure": 0}));
+
+    let stranger = w.hub.user("stranger@example.org", false).await;
+    let other = w.hub.login(&stranger.email).await;
+    assert_error(&other.get(&format!("/detections/{id}")).await, 404, "detection_not_found");
+    let (_, theirs) = other.get("/detections").await;
+    assert_eq!(theirs["total"], 0);
+    assert_error(&other.get(&format!("/detections?tenantId={}", w.tenant)).await, 404, "tenant_not_found");
+}
