@@ -1,0 +1,130 @@
+//! Listening, looking and sharing over real HTTP: WAV streaming with byte ranges, the spectrogram
+//! PNG, and share links (valid, forged, altered, expired).
+
+mod common;
+
+use common::{assert_error, seed};
+use reqwest::header;
+
+struct World {
+    hub: common::TestHub,
+    token: String,
+    chunk: String,
+    detection: String,
+}
+
+async fn world() -> World {
+    let hub = common::spawn_hub().await;
+    let owner = hub.user("owner@example.org", false).await;
+    let sat = seed::satellite(&hub, owner.tenant, "garden").await;
+    let (chunk, detection) = seed::heard(&hub, owner.tenant, sat, "2026-05-01T05:00:00.000Z", seed::ROBIN, 0.8).await;
+    let token = hub.token(&owner.email).await;
+    World { token, chunk: chunk.to_string(), detection: detection.to_string(), hub }
+}
+
+impl World {
+    async fn get(&self, path: &str, range: Option<&str>) -> reqwest::Response {
+        let mut req = reqwest::Client::new().get(self.hub.api(path)).bearer_auth(&self.token);
+        if let Some(r) = range {
+            req = req.header(header::RANGE, r);
+        }
+        req.send().await.expect("request")
+    }
+}
+
+#[tokio::test]
+async fn audio_streams_whole_and_in_byte_ranges() {
+    let w = world().await;
+    let wav = common::sat::tone_wav(48_000, 3.0);
+    let resp = w.get(&format!("/audio/{}", w.chunk), None).await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()[header::CONTENT_TYPE], "audio/wav");
+    assert_eq!(resp.headers()[header::CONTENT_LENGTH], wav.len().to_string().as_str());
+    assert_eq!(resp.headers()[header::ACCEPT_RANGES], "bytes");
+    assert_eq!(resp.bytes().await.expect("body").to_vec(), wav);
+
+    let resp = w.get(&format!("/audio/{}", w.chunk), Some("bytes=44-1043")).await;
+    assert_eq!(resp.status(), 206);
+    assert_eq!(resp.headers()[header::CONTENT_RANGE], format!("bytes 44-1043/{}", wav.len()).as_str());
+    assert_eq!(resp.bytes().await.expect("body").to_vec(), wav[44..1044]);
+    let resp = w.get(&format!("/audio/{}", w.chunk), Some("bytes=-100")).await;
+    assert_eq!(resp.status(), 206, "a suffix range (browsers ask for the tail)");
+    assert_eq!(resp.bytes().await.expect("body").to_vec(), wav[wav.len() - 100..]);
+    let resp = w.get(&format!("/audio/{}", w.chunk), Some("bytes=999999-")).await;
+    assert_eq!(resp.status(), 416);
+
+    // A browser asks for gzip; the audio must still come with its length, uncompressed.
+    let resp = reqwest::Client::new()
+        .get(w.hub.api(&format!("/audio/{}", w.chunk)))
+        .bearer_auth(&w.token)
+        .header(header::ACCEPT_ENCODING, "gzip")
+        .send()
+        .await
+        .expect("request");
+    assert!(resp.headers().get(header::CONTENT_ENCODING).is_none());
+    assert_eq!(resp.headers()[header::CONTENT_LENGTH], wav.len().to_string().as_str());
+
+    let unknown = w.get(&format!("/audio/{}", uuid::Uuid::new_v4()), None).await;
+    assert_eq!(unknown.status(), 404);
+    let stranger = w.hub.user("stranger@example.org", false).await;
+    let theirs = common::Api::with_bearer(&w.hub.base_url, &w.hub.token(&stranger.email).await);
+    assert_error(&theirs.get(&format!("/audio/{}", w.chunk)).await, 404, "chunk_not_found");
+    assert_error(&w.hub.anon().get(&format!("/audio/{}", w.chunk)).await, 401, "unauthenticated");
+}
+
+#[tokio::test]
+async fn the_spectrogram_is_a_png_made_once_and_kept() {
+    let w = world().await;
+    let resp = w.get(&format!("/detections/{}/spectrogram.png", w.detection), None).await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()[header::CONTENT_TYPE], "image/png");
+    let png = resp.bytes().await.expect("png").to_vec();
+    let decoder = png::Decoder::new(std::io::Cursor::new(png.clone()));
+    let reader = decoder.read_info().expect("a valid PNG");
+    let info = reader.info();
+    assert_eq!((info.width, info.height), (600, 256), "3 s at 48 kHz");
+    let cached = w.hub.data_dir.join("objects/spectrograms").join(format!("{}.png", w.chunk));
+    assert_eq!(std::fs::read(&cached).expect("kept in the object store"), png);
+    let again = w.get(&format!("/detections/{}/spectrogram.png", w.detection), None).await;
+    assert_eq!(again.bytes().await.expect("png").to_vec(), png);
+    let unknown = w.get(&format!("/detections/{}/spectrogram.png", uuid::Uuid::new_v4()), None).await;
+    assert_eq!(unknown.status(), 404);
+}
+
+#[tokio::test]
+async fn share_links_work_without_an_account_until_they_expire() {
+    let w = world().await;
+    let api = common::Api::with_bearer(&w.hub.base_url, &w.token);
+    let (code, share) = api.get(&format!("/detections/{}/share", w.detection)).await;
+    assert_eq!(code, 200, "{share}");
+    let token = share["token"].as_str().expect("token").to_owned();
+    assert!(share["url"].as_str().expect("url").ends_with(&format!("/api/share/detection/{}/{token}", w.detection)));
+    let expires: chrono::DateTime<chrono::Utc> = share["expiresAt"].as_str().expect("expiry").parse().expect("time");
+    let days = (expires - w.hub.state().clock.now()).num_hours() as f64 / 24.0;
+    assert!((29.9..=30.1).contains(&days), "30 days, got {days}");
+
+    let anon = w.hub.anon();
+    let (code, shared) = anon.get(&format!("/share/detection/{}/{token}", w.detection)).await;
+    assert_eq!(code, 200, "{shared}");
+    assert_eq!(shared["common_name"], "American Robin");
+    assert!(shared.get("tenant_id").is_none() && shared.get("storage_key").is_none(), "{shared}");
+    let audio = reqwest::get(w.hub.api(&format!("/share/audio/{}/{token}", w.detection))).await.expect("audio");
+    assert_eq!(audio.status(), 200);
+    assert_eq!(audio.bytes().await.expect("wav").to_vec(), common::sat::tone_wav(48_000, 3.0));
+
+    // Forged, altered, or for another detection: 404 like an unknown detection.
+    let (expiry, tag) = token.split_once('.').expect("dot");
+    let forged = format!("{expiry}.{}", "0".repeat(tag.len()));
+    let moved = format!("{}.{tag}", expiry.parse::<i64>().expect("n") + 86_400);
+    for bad in [forged.as_str(), moved.as_str(), "nonsense"] {
+        assert_error(&anon.get(&format!("/share/detection/{}/{bad}", w.detection)).await, 404, "share_not_found");
+        assert_error(&anon.get(&format!("/share/audio/{}/{bad}", w.detection)).await, 404, "share_not_found");
+    }
+    let other = uuid::Uuid::new_v4();
+    assert_error(&anon.get(&format!("/share/detection/{other}/{token}")).await, 404, "share_not_found");
+
+    // Thirty days and a second later the link is dead.
+    w.hub.state().clock.advance(std::time::Duration::from_secs(30 * 86_400 + 1));
+    assert_error(&anon.get(&format!("/share/detection/{}/{token}", w.detection)).await, 404, "share_not_found");
+    assert_error(&anon.get(&format!("/share/audio/{}/{token}", w.detection)).await, 404, "share_not_found");
+}
