@@ -41,7 +41,10 @@ async fn a_refresh_fits_a_monotone_curve_that_calibrates_the_list() {
     let (code, body) = api.post("/calibration/refresh", json!({})).await;
     assert_eq!(code, 200, "{body}");
     let r = &body["refreshed"][0];
-    assert_eq!((r["tenantId"].as_str(), r["samples"].as_u64(), r["fitted"].as_bool()), (Some(tenant.to_string().as_str()), Some(24), Some(true)));
+    assert_eq!(
+        (r["tenantId"].as_str(), r["samples"].as_u64(), r["fitted"].as_bool()),
+        (Some(tenant.to_string().as_str()), Some(24), Some(true))
+    );
 
     let (code, curve) = api.get("/calibration/curve?modelId=birdnet-v2.4").await;
     assert_eq!(code, 200);
@@ -70,7 +73,10 @@ async fn coverage_and_permissions() {
     let (code, cov) = api.get("/calibration/coverage").await;
     assert_eq!(code, 200, "{cov}");
     let row = &cov["coverage"][0];
-    assert_eq!((row["confirmed"].as_u64(), row["rejected"].as_u64(), row["hasCurve"].as_bool()), (Some(14), Some(10), Some(false)));
+    assert_eq!(
+        (row["confirmed"].as_u64(), row["rejected"].as_u64(), row["hasCurve"].as_bool()),
+        (Some(14), Some(10), Some(false))
+    );
     api.post("/calibration/refresh", json!({"modelId": "birdnet-v2.4"})).await;
     let (_, cov) = api.get("/calibration/coverage").await;
     assert_eq!(cov["coverage"][0]["hasCurve"], true);
@@ -90,7 +96,8 @@ async fn coverage_and_permissions() {
     let root = hub.login("root@example.org").await;
     let (code, body) = root.post_empty("/calibration/refresh").await;
     assert_eq!(code, 200, "{body}");
-    let teams: Vec<&str> = body["refreshed"].as_array().expect("pairs").iter().filter_map(|r| r["tenantId"].as_str()).collect();
+    let teams: Vec<&str> =
+        body["refreshed"].as_array().expect("pairs").iter().filter_map(|r| r["tenantId"].as_str()).collect();
     assert_eq!(teams, [tenant.to_string().as_str()], "the only team with verified detections");
 }
 
@@ -101,12 +108,16 @@ async fn too_few_verdicts_give_no_curve() {
     let api = hub.login(&owner.email).await;
     let sat = seed::satellite(&hub, owner.tenant, "garden").await;
     for i in 0..5u32 {
-        let (_, d) = seed::heard(&hub, owner.tenant, sat, &format!("2026-05-01T05:0{i}:00.000Z"), seed::WREN, 0.8).await;
+        let (_, d) =
+            seed::heard(&hub, owner.tenant, sat, &format!("2026-05-01T05:0{i}:00.000Z"), seed::WREN, 0.8).await;
         api.post(&format!("/detections/{d}/verify"), json!({"vote": "confirm"})).await;
     }
     let (code, body) = api.post("/calibration/refresh", json!({})).await;
     assert_eq!(code, 200);
-    assert_eq!((body["refreshed"][0]["fitted"].as_bool(), body["refreshed"][0]["samples"].as_u64()), (Some(false), Some(5)));
+    assert_eq!(
+        (body["refreshed"][0]["fitted"].as_bool(), body["refreshed"][0]["samples"].as_u64()),
+        (Some(false), Some(5))
+    );
     let (_, curve) = api.get("/calibration/curve").await;
     assert_eq!(curve["buckets"], json!([]));
     let (_, list) = api.get("/detections").await;

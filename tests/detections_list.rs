@@ -32,11 +32,21 @@ async fn world() -> World {
 }
 
 fn names(body: &Value) -> Vec<String> {
-    body["detections"].as_array().expect("detections").iter().map(|d| d["common_name"].as_str().expect("name").to_owned()).collect()
+    body["detections"]
+        .as_array()
+        .expect("detections")
+        .iter()
+        .map(|d| d["common_name"].as_str().expect("name").to_owned())
+        .collect()
 }
 
 fn confidences(body: &Value) -> Vec<f64> {
-    body["detections"].as_array().expect("detections").iter().map(|d| (d["confidence"].as_f64().expect("c") * 1000.0).round() / 1000.0).collect()
+    body["detections"]
+        .as_array()
+        .expect("detections")
+        .iter()
+        .map(|d| (d["confidence"].as_f64().expect("c") * 1000.0).round() / 1000.0)
+        .collect()
 }
 
 #[tokio::test]
@@ -69,7 +79,17 @@ async fn each_filter_narrows_the_list_and_the_total() {
         ("speciesSearch=setophaga".into(), vec!["Blackburnian Warbler"]),
         ("speciesSearch=albatross".into(), vec![]),
         ("minConfidence=0.8".into(), vec!["American Robin", "Tennessee Warbler", "American Robin"]),
-        ("verificationStatus=unverified".into(), vec!["American Robin", "Blackburnian Warbler", "Tennessee Warbler", "American Robin", "House Wren", "American Robin"]),
+        (
+            "verificationStatus=unverified".into(),
+            vec![
+                "American Robin",
+                "Blackburnian Warbler",
+                "Tennessee Warbler",
+                "American Robin",
+                "House Wren",
+                "American Robin",
+            ],
+        ),
         ("verificationStatus=confirmed".into(), vec![]),
         (format!("satelliteId={}&species=turdus-migratorius&minConfidence=0.95", w.garden), vec!["American Robin"]),
     ];
@@ -91,7 +111,14 @@ async fn sorts_by_confidence_and_species_both_ways() {
     let (_, body) = w.api.get("/detections?sortBy=species&sortDir=asc").await;
     assert_eq!(
         names(&body),
-        ["American Robin", "American Robin", "American Robin", "Blackburnian Warbler", "House Wren", "Tennessee Warbler"]
+        [
+            "American Robin",
+            "American Robin",
+            "American Robin",
+            "Blackburnian Warbler",
+            "House Wren",
+            "Tennessee Warbler"
+        ]
     );
     let (_, body) = w.api.get("/detections?sortBy=species").await;
     assert_eq!(names(&body)[0], "Tennessee Warbler");

@@ -133,7 +133,8 @@ async fn comments_are_read_by_all_written_by_members_and_deleted_by_author_or_ad
     let (_, bobs) = w.bob.post(&path, json!({"body": "agreed"})).await;
     let (code, list) = w.viewer.get(&path).await;
     assert_eq!(code, 200);
-    let bodies: Vec<&str> = list["comments"].as_array().expect("list").iter().map(|c| c["body"].as_str().expect("b")).collect();
+    let bodies: Vec<&str> =
+        list["comments"].as_array().expect("list").iter().map(|c| c["body"].as_str().expect("b")).collect();
     assert_eq!(bodies, ["lovely song", "agreed"], "oldest first");
 
     assert_error(&w.viewer.post(&path, json!({"body": "hi"})).await, 403, "insufficient_role");
@@ -184,9 +185,21 @@ async fn annotations_are_validated_against_the_chunk_and_mirror_a_vote() {
     ] {
         assert_error(&w.alice.post(&path, bad.clone()).await, 422, "invalid_annotation");
     }
-    assert_error(&w.alice.post(&path, json!({"vote": "maybe", "timeStartMs": 0, "timeEndMs": 10})).await, 422, "invalid_vote");
-    assert_error(&w.alice.post(&path, json!({"vote": "confirm", "timeStartMs": "0", "timeEndMs": 10})).await, 422, "invalid_body");
-    assert_error(&w.viewer.post(&path, json!({"vote": "confirm", "timeStartMs": 0, "timeEndMs": 10})).await, 403, "insufficient_role");
+    assert_error(
+        &w.alice.post(&path, json!({"vote": "maybe", "timeStartMs": 0, "timeEndMs": 10})).await,
+        422,
+        "invalid_vote",
+    );
+    assert_error(
+        &w.alice.post(&path, json!({"vote": "confirm", "timeStartMs": "0", "timeEndMs": 10})).await,
+        422,
+        "invalid_body",
+    );
+    assert_error(
+        &w.viewer.post(&path, json!({"vote": "confirm", "timeStartMs": 0, "timeEndMs": 10})).await,
+        403,
+        "insufficient_role",
+    );
     let (_, list) = w.viewer.get(&format!("/detections/{}/annotations", w.detection)).await;
     assert_eq!(list["annotations"].as_array().map(Vec::len), Some(2), "nothing half-written");
     let audited: i64 = w.hub.sql(|c| {

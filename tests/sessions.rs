@@ -49,13 +49,15 @@ async fn a_late_chunk_bridging_two_sessions_merges_them_with_their_detections() 
     let (_, after) = api.get("/sessions").await;
     assert_eq!(after["total"], 1, "{after}");
     let s = &after["sessions"][0];
-    assert_eq!((s["chunk_count"].as_i64(), s["detection_count"].as_i64(), s["species_count"].as_i64()), (Some(4), Some(3), Some(2)));
+    assert_eq!(
+        (s["chunk_count"].as_i64(), s["detection_count"].as_i64(), s["species_count"].as_i64()),
+        (Some(4), Some(3), Some(2))
+    );
     assert_eq!(s["top_species"][0]["common_name"], "American Robin");
     assert_eq!(s["top_species"][0]["detections"], 2);
     assert_eq!(s["top_species"][1]["common_name"], "House Wren");
-    let in_session: i64 = hub.sql(|c| {
-        c.query_row("SELECT count(DISTINCT session_id) FROM audio_chunks", [], |r| r.get(0)).expect("count")
-    });
+    let in_session: i64 = hub
+        .sql(|c| c.query_row("SELECT count(DISTINCT session_id) FROM audio_chunks", [], |r| r.get(0)).expect("count"));
     assert_eq!(in_session, 1, "every chunk points at the merged session");
 }
 
@@ -74,7 +76,8 @@ async fn filters_and_sorts_of_the_session_list() {
     seed::heard(&hub, t, meadow, "2026-05-03T05:00:00.000Z", seed::WARBLER, 0.9).await;
     seed::chunk(&hub, t, meadow, "2026-05-03T05:02:00.000Z").await;
 
-    let days = |b: &Value| field(b, "started_at").iter().map(|v| v.as_str().expect("t")[8..10].to_owned()).collect::<Vec<_>>();
+    let days =
+        |b: &Value| field(b, "started_at").iter().map(|v| v.as_str().expect("t")[8..10].to_owned()).collect::<Vec<_>>();
     let (_, b) = api.get("/sessions").await;
     assert_eq!((days(&b), b["total"].as_u64()), (vec!["03".into(), "02".into(), "01".into()], Some(3)), "newest first");
     let (_, b) = api.get("/sessions?filter=with-detections").await;
@@ -126,10 +129,16 @@ async fn the_timeline_returns_chunks_and_detections_of_a_range() {
     assert_eq!(b["detections"][0]["common_name"], "American Robin");
     assert_eq!(b["truncated"], false);
     assert!(b["chunks"][0]["session_id"].is_string());
-    let (_, all) = api.get(&format!("/sessions/timeline?from=2026-05-01T00:00:00Z&to=2026-05-02T00:00:00Z&satelliteId={sat}")).await;
+    let (_, all) = api
+        .get(&format!("/sessions/timeline?from=2026-05-01T00:00:00Z&to=2026-05-02T00:00:00Z&satelliteId={sat}"))
+        .await;
     assert_eq!(all["chunks"].as_array().map(Vec::len), Some(3));
 
-    for q in ["from=yesterday", "from=2026-05-02T00:00:00Z&to=2026-05-01T00:00:00Z", "from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z"] {
+    for q in [
+        "from=yesterday",
+        "from=2026-05-02T00:00:00Z&to=2026-05-01T00:00:00Z",
+        "from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z",
+    ] {
         let got = api.get(&format!("/sessions/timeline?{q}")).await;
         assert_eq!(got.0, 400, "{q}: {}", got.1);
     }

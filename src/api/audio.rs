@@ -57,8 +57,9 @@ async fn detection_spectrogram(
         let meta = chunk_meta(&state, access.tenant_id, chunk).await?;
         let wav = state.objects.get(&meta.storage_key).await?;
         let png = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, ApiError> {
-            let decoded = audio::decode_wav(&wav, 60.0)
-                .map_err(|e| ApiError::Unprocessable("unreadable_audio", format!("the stored chunk is unreadable: {e}")))?;
+            let decoded = audio::decode_wav(&wav, 60.0).map_err(|e| {
+                ApiError::Unprocessable("unreadable_audio", format!("the stored chunk is unreadable: {e}"))
+            })?;
             spectrogram::render_png(&decoded.samples, decoded.sample_rate)
                 .map_err(|e| ApiError::Unprocessable("unreadable_audio", format!("no spectrogram: {e}")))
         })

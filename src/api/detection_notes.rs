@@ -124,7 +124,9 @@ fn checked(b: AnnotationBody, duration_ms: i64, sample_rate: i64) -> Result<NewA
     let nyquist = sample_rate as f64 / 2.0;
     for f in [b.freq_low_hz, b.freq_high_hz].into_iter().flatten() {
         if !f.is_finite() || !(0.0..=nyquist).contains(&f) {
-            return Err(invalid(format!("frequencies must be within 0 and {nyquist} Hz (the chunk's Nyquist), got {f}")));
+            return Err(invalid(format!(
+                "frequencies must be within 0 and {nyquist} Hz (the chunk's Nyquist), got {f}"
+            )));
         }
     }
     if let (Some(lo), Some(hi)) = (b.freq_low_hz, b.freq_high_hz)
@@ -171,7 +173,9 @@ async fn annotate(
         .tenant(tenant)
         .target("detection", id)
         .ip(&ip)
-        .details(json!({ "annotationId": annotation.id, "vote": annotation.vote, "verificationStatus": status.as_str() }))
+        .details(
+            json!({ "annotationId": annotation.id, "vote": annotation.vote, "verificationStatus": status.as_str() }),
+        )
         .write(&state)
         .await;
     Ok((

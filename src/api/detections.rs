@@ -156,7 +156,9 @@ async fn my_votes(
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<DetectionId>().map_err(|_| ApiError::BadRequest("invalid_id", format!("{s:?} is not a UUID"))))
+        .map(|s| {
+            s.parse::<DetectionId>().map_err(|_| ApiError::BadRequest("invalid_id", format!("{s:?} is not a UUID")))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     if ids.len() > super::views::MAX_LIMIT as usize {
         return Err(ApiError::BadRequest("too_many_ids", format!("at most {} ids", super::views::MAX_LIMIT)));

@@ -93,7 +93,10 @@ fn instant(raw: Option<&str>, name: &str) -> Result<Option<DateTime<Utc>>, ApiEr
     raw.filter(|s| !s.is_empty())
         .map(|s| {
             DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).map_err(|_| {
-                ApiError::BadRequest("invalid_time", format!("{name} must be an ISO 8601 time such as 2026-05-01T05:00:00Z"))
+                ApiError::BadRequest(
+                    "invalid_time",
+                    format!("{name} must be an ISO 8601 time such as 2026-05-01T05:00:00Z"),
+                )
             })
         })
         .transpose()

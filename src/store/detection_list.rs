@@ -99,8 +99,7 @@ pub fn list(conn: &Connection, tenant: TenantId, q: &Query) -> Result<(Vec<Store
     if let Some(codes) = &codes {
         let rows: i64 = codes.iter().map(|(_, n)| n).sum();
         // One code: its index gives the order. Several common ones: walk by time and check each.
-        let column =
-            if codes.len() == 1 || rows <= SORT_AT_MOST { "d.species_code" } else { "+d.species_code" };
+        let column = if codes.len() == 1 || rows <= SORT_AT_MOST { "d.species_code" } else { "+d.species_code" };
         clauses.push(format!("{column} IN ({})", vec!["?"; codes.len()].join(",")));
         args.extend(codes.iter().map(|(c, _)| Value::Text(c.clone())));
     }

@@ -58,7 +58,8 @@ pub struct Stored {
     pub calibrated_confidence: Option<f64>,
 }
 
-pub(super) const SELECT: &str = "SELECT d.id, d.tenant_id, d.satellite_id, s.name, d.audio_chunk_id, d.model_id, d.species_code,
+pub(super) const SELECT: &str =
+    "SELECT d.id, d.tenant_id, d.satellite_id, s.name, d.audio_chunk_id, d.model_id, d.species_code,
         d.scientific_name, d.common_name, d.confidence, d.detected_at, d.start_ms, d.end_ms, d.is_rare, d.rare_reason,
         d.is_first_of_day, d.is_first_of_season, d.expected_here, d.verification_status, c.storage_key, d.created_at
      FROM detections d JOIN satellites s ON s.id = d.satellite_id JOIN audio_chunks c ON c.id = d.audio_chunk_id";
@@ -157,7 +158,13 @@ pub fn insert(conn: &Connection, d: &NewDetection, now: &str) -> Result<Option<S
     if inserted == 0 {
         return Ok(None);
     }
-    super::recording_sessions::add_detection(conn, d.audio_chunk_id, &d.species_code, &d.common_name, &d.scientific_name)?;
+    super::recording_sessions::add_detection(
+        conn,
+        d.audio_chunk_id,
+        &d.species_code,
+        &d.common_name,
+        &d.scientific_name,
+    )?;
     Ok(Some(conn.query_row(&format!("{SELECT} WHERE d.id = ?1"), [id], from_row)?))
 }
 

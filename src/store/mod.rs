@@ -6,8 +6,8 @@
 pub mod annotations;
 pub mod api_keys;
 pub mod audit;
-pub mod chunks;
 pub mod calibration;
+pub mod chunks;
 pub mod comments;
 pub mod detection_list;
 pub mod detections;
@@ -22,10 +22,10 @@ pub mod satellites;
 pub mod sessions;
 pub mod settings;
 pub mod telemetry;
-pub mod timeline;
-pub mod votes;
 pub mod tenants;
+pub mod timeline;
 pub mod users;
+pub mod votes;
 
 use std::{path::Path, time::Duration};
 

@@ -331,3 +331,7 @@ fn attach_top_species(conn: &Connection, sessions: &mut [Session]) -> Result<()>
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "recording_sessions_tests.rs"]
+mod tests;

@@ -1,7 +1,6 @@
 //! Test data written through the hub's own store functions (the same paths ingest and the
 //! inference workers use): satellites, chunks with real WAV files, detections.
 
-
 use birdhub::{
     ids::{ChunkId, DetectionId, SatelliteId, TenantId},
     store,
