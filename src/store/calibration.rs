@@ -22,6 +22,17 @@ pub fn samples(conn: &Connection, tenant: TenantId, model: &str) -> Result<Vec<(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// A bucket from columns `at..at + 5` (index, lower, upper, calibrated, samples).
+fn bucket(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Bucket> {
+    Ok(Bucket {
+        index: r.get::<_, i64>(at)?.max(0) as usize,
+        lower: r.get(at + 1)?,
+        upper: r.get(at + 2)?,
+        calibrated: r.get(at + 3)?,
+        samples: r.get(at + 4)?,
+    })
+}
+
 /// Replaces the stored curve of (`tenant`, `model`); an empty `curve` removes it.
 pub fn save(conn: &mut Connection, tenant: TenantId, model: &str, curve: &[Bucket], now: &str) -> Result<()> {
     let tx = conn.transaction()?;
@@ -45,18 +56,7 @@ pub fn curve(conn: &Connection, tenant: TenantId, model: &str) -> Result<(Vec<Bu
          WHERE tenant_id = ?1 AND model_id = ?2 ORDER BY bucket_index",
     )?;
     let mut updated = None;
-    let rows = stmt.query_map(params![tenant, model], |r| {
-        Ok((
-            Bucket {
-                index: r.get::<_, i64>(0)?.max(0) as usize,
-                lower: r.get(1)?,
-                upper: r.get(2)?,
-                calibrated: r.get(3)?,
-                samples: r.get(4)?,
-            },
-            r.get::<_, String>(5)?,
-        ))
-    })?;
+    let rows = stmt.query_map(params![tenant, model], |r| Ok((bucket(r, 0)?, r.get::<_, String>(5)?)))?;
     let mut buckets = Vec::new();
     for row in rows {
         let (b, at) = row?;
@@ -76,18 +76,7 @@ pub fn apply(conn: &Connection, tenant: TenantId, rows: &mut [Stored]) -> Result
          WHERE tenant_id = ?1 ORDER BY model_id, bucket_index",
     )?;
     let mut curves: HashMap<String, Vec<Bucket>> = HashMap::new();
-    let found = stmt.query_map([tenant], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            Bucket {
-                index: r.get::<_, i64>(1)?.max(0) as usize,
-                lower: r.get(2)?,
-                upper: r.get(3)?,
-                calibrated: r.get(4)?,
-                samples: r.get(5)?,
-            },
-        ))
-    })?;
+    let found = stmt.query_map([tenant], |r| Ok((r.get::<_, String>(0)?, bucket(r, 1)?)))?;
     for row in found {
         let (model, bucket) = row?;
         curves.entry(model).or_default().push(bucket);
