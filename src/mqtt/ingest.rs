@@ -104,14 +104,15 @@ impl Ingest {
     }
 
     async fn audio(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) {
-        let chunk_hint = serde_json::from_slice::<protocol::Envelope>(payload)
-            .ok()
-            .and_then(|e| e.chunk_id)
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
         let ack = match self.store_audio(tenant, satellite, payload).await {
             Ok(chunk) => Ack::stored(&chunk),
             Err(Refused(why)) => {
+                // Only a refusal needs the id read leniently (the message may be half valid).
+                let chunk_hint = serde_json::from_slice::<protocol::Envelope>(payload)
+                    .ok()
+                    .and_then(|e| e.chunk_id)
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
                 tracing::warn!(%satellite, chunk = %chunk_hint, reason = %why, "audio chunk refused");
                 Ack::error(&chunk_hint, why)
             }
