@@ -18,10 +18,11 @@ CREATE TABLE recording_sessions (
 );
 CREATE INDEX recording_sessions_satellite ON recording_sessions(satellite_id, started_at);
 CREATE INDEX recording_sessions_tenant_time ON recording_sessions(tenant_id, started_at);
-CREATE INDEX recording_sessions_tenant_duration ON recording_sessions(tenant_id, duration_ms);
-CREATE INDEX recording_sessions_tenant_detections ON recording_sessions(tenant_id, detection_count);
-CREATE INDEX recording_sessions_tenant_species ON recording_sessions(tenant_id, species_count);
-CREATE INDEX recording_sessions_tenant_chunks ON recording_sessions(tenant_id, chunk_count);
+-- One per sort of GET /sessions, ending in the start time so ties need no sort step either.
+CREATE INDEX recording_sessions_tenant_duration ON recording_sessions(tenant_id, duration_ms, started_at);
+CREATE INDEX recording_sessions_tenant_detections ON recording_sessions(tenant_id, detection_count, started_at);
+CREATE INDEX recording_sessions_tenant_species ON recording_sessions(tenant_id, species_count, started_at);
+CREATE INDEX recording_sessions_tenant_chunks ON recording_sessions(tenant_id, chunk_count, started_at);
 
 -- Detections per species within a session (the session's detection summary).
 CREATE TABLE session_species (
@@ -74,5 +75,10 @@ BEGIN
     WHERE tenant_id = OLD.tenant_id AND species_code = OLD.species_code AND detection_count <= 0;
 END;
 
+-- 0003 added detections_tenant_species_day with the same columns; one is enough.
+DROP INDEX IF EXISTS detections_tenant_species_time;
+
 -- sortBy=species (by common name, newest first within a species).
 CREATE INDEX detections_tenant_name_time ON detections(tenant_id, common_name, detected_at);
+-- The review queue: a verification status ordered by confidence.
+CREATE INDEX detections_tenant_status_confidence ON detections(tenant_id, verification_status, confidence);

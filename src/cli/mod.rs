@@ -4,6 +4,8 @@
 
 mod admin;
 mod bench;
+mod bench_api;
+mod bench_api_seed;
 mod bench_auth;
 mod bench_pipeline;
 mod classify;
@@ -79,6 +81,8 @@ pub enum BenchCommand {
     Auth(bench_auth::AuthArgs),
     /// Simulated satellites through the broker: ack latency, end-to-end vs bare model, WebSocket latency.
     Pipeline(bench_pipeline::PipelineArgs),
+    /// Detection and session list latency (p50/p99) on a seeded year of data, DB size, peak RSS.
+    Api(bench_api::ApiArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -174,6 +178,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Bench(BenchCommand::Inference(args)) => bench::inference(&settings, args).await,
         Command::Bench(BenchCommand::Auth(args)) => bench_auth::run(args).await,
         Command::Bench(BenchCommand::Pipeline(args)) => bench_pipeline::run(&settings, args).await,
+        Command::Bench(BenchCommand::Api(args)) => bench_api::run(&settings, args).await,
         Command::Model(ModelCommand::Fetch { .. }) => unreachable!("handled before settings are loaded"),
         Command::Model(ModelCommand::Status) => model::status(&settings),
     }

@@ -228,6 +228,18 @@ pub enum SortBy {
 }
 
 impl SortBy {
+    /// The index that gives this order (named, because without statistics SQLite may pick
+    /// another index on `tenant_id` and sort every session of the team).
+    fn index(self) -> &'static str {
+        match self {
+            Self::Date => "recording_sessions_tenant_time",
+            Self::Duration => "recording_sessions_tenant_duration",
+            Self::Detections => "recording_sessions_tenant_detections",
+            Self::Species => "recording_sessions_tenant_species",
+            Self::Chunks => "recording_sessions_tenant_chunks",
+        }
+    }
+
     fn column(self) -> &'static str {
         match self {
             Self::Date => "r.started_at",
@@ -265,14 +277,16 @@ pub fn list(conn: &Connection, tenant: TenantId, f: &Filter) -> Result<(Vec<Sess
     )?;
     let dir = if f.descending { "DESC" } else { "ASC" };
     let order = match f.sort_by {
-        SortBy::Date => format!("r.started_at {dir}, r.id {dir}"),
-        other => format!("{} {dir}, r.started_at DESC, r.id", other.column()),
+        SortBy::Date => format!("r.started_at {dir}, r.rowid {dir}"),
+        // Ties by start time in the same direction, so the sort's index gives the order.
+        other => format!("{} {dir}, r.started_at {dir}, r.rowid {dir}", other.column()),
     };
     let sql = format!(
         "SELECT r.id, r.tenant_id, r.satellite_id, s.name, r.started_at, r.ended_at, r.duration_ms, r.chunk_count,
              r.detection_count, r.species_count
-         FROM recording_sessions r JOIN satellites s ON s.id = r.satellite_id
-         WHERE {filter} ORDER BY {order} LIMIT ?3 OFFSET ?4"
+         FROM recording_sessions r INDEXED BY {} JOIN satellites s ON s.id = r.satellite_id
+         WHERE {filter} ORDER BY {order} LIMIT ?3 OFFSET ?4",
+        f.sort_by.index()
     );
     let mut sessions = conn
         .prepare(&sql)?
