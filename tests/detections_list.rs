@@ -188,6 +188,9 @@ async fn the_detail_has_the_storage_key_and_other_teams_see_nothing() {
     assert_error(&other.get(&format!("/detections?tenantId={}", w.tenant)).await, 404, "tenant_not_found");
 }
 
+/// A filter as the test applies it to the whole list.
+type Keep = Box<dyn Fn(&Value) -> bool>;
+
 /// Every filter with every sort and direction (each combination reads a different index) gives
 /// exactly the rows and order computed here from the whole list.
 #[tokio::test]
@@ -203,7 +206,7 @@ async fn every_filter_with_every_sort_matches_the_rule() {
     let (_, all) = w.api.get("/detections?limit=500").await;
     let all: Vec<Value> = all["detections"].as_array().expect("rows").clone();
     let s = |d: &Value, k: &str| d[k].as_str().unwrap_or_default().to_owned();
-    let filters: Vec<(String, Box<dyn Fn(&Value) -> bool>)> = vec![
+    let filters: Vec<(String, Keep)> = vec![
         (String::new(), Box::new(|_| true)),
         (format!("satelliteId={}", w.garden), Box::new(|d: &Value| d["satellite_name"] == "garden")),
         ("species=turdus-migratorius".into(), Box::new(|d: &Value| d["species_code"] == "turdus-migratorius")),
