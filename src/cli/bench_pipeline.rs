@@ -35,6 +35,9 @@ pub struct PipelineArgs {
     /// Seconds of real-rate traffic (one chunk per satellite every 3 s) for the ack latency.
     #[arg(long, default_value_t = 15)]
     pub seconds: u64,
+    /// Drained rounds (the median ratio is reported).
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
     /// Backlog chunks per satellite for the throughput runs (20 x 30 keeps the model busy for
     /// several seconds, long enough for a stable rate on a machine whose speed drifts).
     #[arg(long, default_value_t = 30)]
@@ -48,7 +51,10 @@ struct Sat {
 }
 
 pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(args.satellites > 0 && args.backlog > 0, "--satellites and --backlog must be positive");
+    anyhow::ensure!(
+        args.satellites > 0 && args.backlog > 0 && args.rounds > 0,
+        "--satellites, --backlog and --rounds must be positive"
+    );
     let dir = ModelDir::locate(&settings.inference.model_dir)?;
     let wav = fixture_wav(&dir)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -79,34 +85,48 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     let sats = make_satellites(&hub, args.satellites).await?;
     let (mixed_rate, _) = backlog(&hub, &sats, &wav, args.backlog).await?;
     hub.stop().await?;
-    let data = std::env::temp_dir().join(format!("birdhub-bench-{}", uuid::Uuid::new_v4()));
-    let queued = start_hub_in(settings, false, data.clone()).await?;
-    let sats = make_satellites(&queued, args.satellites).await?;
-    ingest_backlog(&queued, &sats, &wav, args.backlog).await?;
-    queued.stop().await?;
-    let hub = start_hub_in(settings, true, data).await?;
-    let (rate, ws_latency) = drain(&hub, sats.len() * args.backlog).await?;
-    hub.stop().await?;
-    // The bare model before and after the hubs ran (this machine's speed drifts): the ratios are
-    // given against the mean, with the range against either run.
-    let bare_after = bare_model(&dir, &wav, threads).await?;
-    let bare = (bare_before + bare_after) / 2.0;
-    let (lo, hi) = (bare_before.max(bare_after), bare_before.min(bare_after));
+    // Drained rounds, each between two runs of the bare model (this machine's speed drifts by
+    // 10-20 % from one minute to the next): a round's ratio is its rate over the mean of the bare
+    // runs around it, and the median round is the figure.
+    let mut bare_runs = vec![bare_before];
+    let mut rounds = Vec::new();
+    let mut ws_latency = Vec::new();
+    for _ in 0..args.rounds {
+        let data = std::env::temp_dir().join(format!("birdhub-bench-{}", uuid::Uuid::new_v4()));
+        let queued = start_hub_in(settings, false, data.clone()).await?;
+        let sats = make_satellites(&queued, args.satellites).await?;
+        ingest_backlog(&queued, &sats, &wav, args.backlog).await?;
+        queued.stop().await?;
+        let hub = start_hub_in(settings, true, data).await?;
+        let (rate, latency) = drain(&hub, sats.len() * args.backlog).await?;
+        hub.stop().await?;
+        ws_latency.extend(latency);
+        let bare_after = bare_model(&dir, &wav, threads).await?;
+        let around = (bare_runs[bare_runs.len() - 1] + bare_after) / 2.0;
+        bare_runs.push(bare_after);
+        rounds.push((rate, rate / around));
+    }
+    ws_latency.sort_by(f64::total_cmp);
+    let bare = bare_runs.iter().sum::<f64>() / bare_runs.len() as f64;
+    let runs: Vec<String> = bare_runs.iter().map(|b| format!("{b:.1}")).collect();
     println!(
-        "bare model:                 {bare:.1} chunks/s (batch {}, {threads} threads; {bare_before:.1} before, {bare_after:.1} after)",
-        worker::BATCH
+        "bare model:                 {bare:.1} chunks/s mean (batch {}, {threads} threads; runs {})",
+        worker::BATCH,
+        runs.join(", ")
     );
+    let mut ratios: Vec<f64> = rounds.iter().map(|r| r.1).collect();
+    ratios.sort_by(f64::total_cmp);
+    let each: Vec<String> = rounds.iter().map(|(rate, ratio)| format!("{rate:.1} ({ratio:.2})")).collect();
     println!(
-        "end to end (queue drained): {rate:.1} chunks/s   ratio to the bare model {:.2} ({:.2}-{:.2})   (SQLite queue, WAV from disk, detections written and sent over MQTT and WebSocket)",
-        rate / bare,
-        rate / lo,
-        rate / hi
+        "end to end (queue drained): ratio to the bare model {:.2} (median of {} rounds: {} chunks/s)   (SQLite queue, WAV from disk, detections written and sent over MQTT and WebSocket)",
+        percentile(&ratios, 50.0),
+        rounds.len(),
+        each.join(", ")
     );
+    let around_mixed = (bare_runs[0] + bare_runs[1]) / 2.0;
     println!(
-        "end to end (ingest + model):{mixed_rate:.1} chunks/s   ratio {:.2} ({:.2}-{:.2})   (chunks arriving over MQTT while the model works; both on these {threads} cores)",
-        mixed_rate / bare,
-        mixed_rate / lo,
-        mixed_rate / hi
+        "end to end (ingest + model):{mixed_rate:.1} chunks/s   ratio {:.2}   (chunks arriving over MQTT while the model works; satellites, broker, ingest and model all on these {threads} cores)",
+        mixed_rate / around_mixed,
     );
     println!(
         "detection to WebSocket:     p50 {:.2} ms   p99 {:.2} ms   ({} detections)",
