@@ -85,6 +85,11 @@ async fn a_real_bird_goes_from_mqtt_to_detection_websocket_and_api() {
     let (status, _) =
         hub.login(&outsider.email).await.get(&format!("/detections/{}", detection["id"].as_str().expect("id"))).await;
     assert_eq!(status, 404, "another team's detection is invisible");
+    // The chunk opened a recording session whose summary names the bird.
+    let (_, sessions) = api.get("/sessions").await;
+    assert_eq!(sessions["total"], 1, "{sessions}");
+    assert_eq!(sessions["sessions"][0]["detection_count"], 1);
+    assert_eq!(sessions["sessions"][0]["top_species"][0]["common_name"], "Tennessee Warbler");
 
     // The same song again, later that day: not the first of the day, not rare any more.
     let second = uuid::Uuid::new_v4().to_string();
