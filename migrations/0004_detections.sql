@@ -80,5 +80,6 @@ DROP INDEX IF EXISTS detections_tenant_species_time;
 
 -- sortBy=species (by common name, newest first within a species).
 CREATE INDEX detections_tenant_name_time ON detections(tenant_id, common_name, detected_at);
--- The review queue: a verification status ordered by confidence.
-CREATE INDEX detections_tenant_status_confidence ON detections(tenant_id, verification_status, confidence);
+-- The review queue (a verification status ordered by confidence); with the model it also covers
+-- the calibration's reads of verified confidences.
+CREATE INDEX detections_tenant_status_confidence ON detections(tenant_id, verification_status, confidence, model_id);

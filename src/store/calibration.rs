@@ -15,7 +15,7 @@ use crate::{
 /// The confirmed (true) and rejected (false) confidences of one team and model.
 pub fn samples(conn: &Connection, tenant: TenantId, model: &str) -> Result<Vec<(f64, bool)>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT confidence, verification_status = 'confirmed' FROM detections
+        "SELECT confidence, verification_status = 'confirmed' FROM detections INDEXED BY detections_tenant_status_confidence
          WHERE tenant_id = ?1 AND verification_status IN ('confirmed', 'rejected') AND model_id = ?2",
     )?;
     let rows = stmt.query_map(params![tenant, model], |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -87,16 +87,51 @@ pub fn apply(conn: &Connection, tenant: TenantId, rows: &mut [Stored]) -> Result
     Ok(())
 }
 
-/// The (team, model) pairs with verified detections, for one team or all.
-pub fn pairs(conn: &Connection, tenant: Option<TenantId>) -> Result<Vec<(TenantId, String)>> {
+/// Confirmed and rejected counts per model of one team, read through the status index (a
+/// few verified rows, not every detection).
+fn verified_counts(conn: &Connection, tenant: TenantId) -> Result<Vec<(String, i64, i64)>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT DISTINCT tenant_id, model_id FROM detections
-         WHERE verification_status IN ('confirmed', 'rejected') AND (?1 IS NULL OR tenant_id = ?1)
-         UNION SELECT tenant_id, model_id FROM calibration_buckets WHERE ?1 IS NULL OR tenant_id = ?1
-         ORDER BY 1, 2",
+        "SELECT model_id, coalesce(sum(verification_status = 'confirmed'), 0),
+             coalesce(sum(verification_status = 'rejected'), 0)
+         FROM detections INDEXED BY detections_tenant_status_confidence
+         WHERE tenant_id = ?1 AND verification_status IN ('confirmed', 'rejected')
+         GROUP BY model_id",
     )?;
-    let rows = stmt.query_map([tenant], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let rows = stmt.query_map([tenant], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The (team, model) pairs with verified detections or a stored curve, for one team or all,
+/// with their (confirmed, rejected) counts.
+fn pairs_with_counts(conn: &Connection, tenant: Option<TenantId>) -> Result<Vec<(TenantId, String, i64, i64)>> {
+    let tenants: Vec<TenantId> = match tenant {
+        Some(t) => vec![t],
+        None => conn
+            .prepare_cached("SELECT id FROM tenants ORDER BY id")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?,
+    };
+    let mut out = Vec::new();
+    for t in tenants {
+        let mut models = verified_counts(conn, t)?;
+        let fitted: Vec<String> = conn
+            .prepare_cached("SELECT DISTINCT model_id FROM calibration_buckets WHERE tenant_id = ?1")?
+            .query_map([t], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for m in fitted {
+            if !models.iter().any(|(x, ..)| *x == m) {
+                models.push((m, 0, 0));
+            }
+        }
+        models.sort();
+        out.extend(models.into_iter().map(|(m, yes, no)| (t, m, yes, no)));
+    }
+    Ok(out)
+}
+
+/// The (team, model) pairs with verified detections or a stored curve, for one team or all.
+pub fn pairs(conn: &Connection, tenant: Option<TenantId>) -> Result<Vec<(TenantId, String)>> {
+    Ok(pairs_with_counts(conn, tenant)?.into_iter().map(|(t, m, ..)| (t, m)).collect())
 }
 
 /// Verified-sample counts of one (team, model) pair and the state of its curve.
@@ -116,13 +151,7 @@ pub struct Coverage {
 
 pub fn coverage(conn: &Connection, tenant: Option<TenantId>) -> Result<Vec<Coverage>> {
     let mut out = Vec::new();
-    for (t, model) in pairs(conn, tenant)? {
-        let (confirmed, rejected): (i64, i64) = conn.query_row(
-            "SELECT coalesce(sum(verification_status = 'confirmed'), 0), coalesce(sum(verification_status = 'rejected'), 0)
-             FROM detections WHERE tenant_id = ?1 AND verification_status IN ('confirmed', 'rejected') AND model_id = ?2",
-            params![t, model],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
+    for (t, model, confirmed, rejected) in pairs_with_counts(conn, tenant)? {
         let (curve, fitted_at) = curve(conn, t, &model)?;
         out.push(Coverage {
             tenant_id: t,
