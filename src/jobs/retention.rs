@@ -1,5 +1,5 @@
-//! Housekeeping every hour: telemetry older than its retention, and rate-limit ledger rows older
-//! than a day, are deleted.
+//! Housekeeping every hour: telemetry older than its retention, rate-limit ledger rows older
+//! than a day, and inference jobs done more than 7 days ago are deleted.
 
 use std::time::Duration;
 
@@ -19,14 +19,21 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
         let now = state.clock.now();
         let telemetry_before = crate::time::format(now - chrono::Duration::days(store::telemetry::RETENTION_DAYS));
         let ledger_before = crate::time::format(now - chrono::Duration::days(1));
+        let jobs_before = crate::time::format(now - chrono::Duration::days(store::jobs::DONE_RETENTION_DAYS));
         let pruned = state
             .store
             .call(move |c| {
-                Ok((store::telemetry::prune(c, &telemetry_before)?, store::login_attempts::prune(c, &ledger_before)?))
+                Ok((
+                    store::telemetry::prune(c, &telemetry_before)?,
+                    store::login_attempts::prune(c, &ledger_before)?,
+                    store::jobs::prune_done(c, &jobs_before)?,
+                ))
             })
             .await;
         match pruned {
-            Ok((t, l)) if t + l > 0 => tracing::info!(telemetry = t, ledger = l, "old rows pruned"),
+            Ok((t, l, j)) if t + l > 0 || j > 0 => {
+                tracing::info!(telemetry = t, ledger = l, jobs = j, "old rows pruned")
+            }
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "pruning failed"),
         }

@@ -144,6 +144,27 @@ pub fn stats(conn: &Connection, tenant: Option<TenantId>) -> Result<QueueStats> 
     Ok(s)
 }
 
+/// Finished jobs are kept this long (for `GET /workers/jobs` and the queue counts), then
+/// dropped: the chunk and its detections stay; only the queue's bookkeeping goes. Failed jobs
+/// are kept until they are retried.
+pub const DONE_RETENTION_DAYS: i64 = 7;
+
+/// Deletes done jobs finished before `before`, in batches so writers are never held up long.
+pub fn prune_done(conn: &Connection, before: &str) -> Result<u64> {
+    let mut total = 0u64;
+    loop {
+        let n = conn.execute(
+            "DELETE FROM inference_jobs WHERE rowid IN (
+                 SELECT rowid FROM inference_jobs WHERE finished_at < ?1 AND status = 'done' LIMIT 5000)",
+            [before],
+        )?;
+        total += n as u64;
+        if n < 5000 {
+            return Ok(total);
+        }
+    }
+}
+
 /// A finished (done or failed) job, for `GET /workers/jobs`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -182,4 +203,38 @@ pub fn recent(conn: &Connection, tenant: Option<TenantId>, limit: u32) -> Result
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_done_jobs_past_their_retention_are_pruned() {
+        let mut conn = Connection::open_in_memory().expect("open");
+        super::super::migrate::run(&mut conn).expect("migrate");
+        // Bare rows are enough here, without the chunks and teams they would point at.
+        conn.pragma_update(None, "foreign_keys", "OFF").expect("pragma");
+        for (id, status, finished) in [
+            ("old-done", "done", "2026-01-01T00:00:00.000Z"),
+            ("new-done", "done", "2026-01-09T00:00:00.000Z"),
+            ("old-failed", "failed", "2026-01-01T00:00:00.000Z"),
+            ("queued", "queued", ""),
+        ] {
+            conn.execute(
+                "INSERT INTO inference_jobs (id, chunk_id, tenant_id, status, finished_at) VALUES (?1, ?1, 't', ?2, nullif(?3, ''))",
+                [id, status, finished],
+            )
+            .expect("job");
+        }
+        assert_eq!(prune_done(&conn, "2026-01-02T00:00:00.000Z").expect("prune"), 1);
+        let left: Vec<String> = conn
+            .prepare("SELECT id FROM inference_jobs ORDER BY id")
+            .expect("prepare")
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .map(|r| r.expect("row"))
+            .collect();
+        assert_eq!(left, ["new-done", "old-failed", "queued"]);
+    }
 }
