@@ -111,6 +111,9 @@ struct Ctx {
     species: Vec<(String, String, String)>,
     /// Cumulative Zipf weights of `species`, ending at 1.
     cumulative: Vec<f64>,
+    /// Jobs finished before this are not written: the hub prunes them after
+    /// `store::jobs::DONE_RETENTION_DAYS`, so an old hub holds only the last week's.
+    jobs_since: String,
 }
 
 /// Per species, the start of the UTC day and of the season of its latest detection (`None`:
@@ -179,7 +182,8 @@ pub(super) async fn seed(data: &std::path::Path, plan: &Plan) -> anyhow::Result<
             Some(*acc)
         })
         .collect();
-    let ctx = Ctx { tenant: created.tenant_id, satellites, species, cumulative };
+    let jobs_since = crate::time::format(Utc::now() - chrono::Duration::days(store::jobs::DONE_RETENTION_DAYS));
+    let ctx = Ctx { tenant: created.tenant_id, satellites, species, cumulative, jobs_since };
     let target = plan.detections;
     let (chunks, detections) = tokio::task::spawn_blocking(move || {
         store.call_blocking(|c| {
@@ -300,7 +304,7 @@ fn species_in_chunk(rng: &mut StdRng, need: u64, left: u64, species: usize) -> u
     drawn.max(floor).min(species).min(need as usize)
 }
 
-/// One chunk, its finished job, its session, and its `k` detections. Returns its `received_at`.
+/// One chunk, its finished job (if recent enough to be kept), its session, and its `k` detections. Returns its `received_at`.
 fn insert_chunk(
     tx: &Connection,
     ctx: &Ctx,
@@ -333,12 +337,14 @@ fn insert_chunk(
         CHUNK_BYTES,
         received
     ])?;
-    tx.prepare_cached(
-        "INSERT INTO inference_jobs (id, chunk_id, tenant_id, status, attempts, run_after, claimed_at, worker_id,
-             duration_ms, created_at, finished_at)
-         VALUES (?1, ?2, ?3, 'done', 1, ?4, ?5, 'worker-0', 330, ?4, ?6)",
-    )?
-    .execute(params![uuid::Uuid::new_v4().to_string(), id, ctx.tenant, received, claimed, finished])?;
+    if finished >= ctx.jobs_since {
+        tx.prepare_cached(
+            "INSERT INTO inference_jobs (id, chunk_id, tenant_id, status, attempts, run_after, claimed_at, worker_id,
+                 duration_ms, created_at, finished_at)
+             VALUES (?1, ?2, ?3, 'done', 1, ?4, ?5, 'worker-0', 330, ?4, ?6)",
+        )?
+        .execute(params![uuid::Uuid::new_v4().to_string(), id, ctx.tenant, received, claimed, finished])?;
+    }
     recording_sessions::add_chunk(tx, id, ctx.tenant, *sat, &recorded, SLOT_MS)?;
     let mut chosen: Vec<usize> = Vec::with_capacity(k);
     while chosen.len() < k {
