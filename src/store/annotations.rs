@@ -65,33 +65,36 @@ pub fn add(
         ],
     )?;
     let (status, tally) = votes::record(&tx, tenant, detection, user, a.vote, Some(&id), now)?;
-    let stored = list(&tx, tenant, detection)?.into_iter().find(|x| x.id == id).ok_or(super::Error::NotFound)?;
+    let stored = tx.query_row(&format!("{SELECT} WHERE a.id = ?1"), [&id], from_row)?;
     tx.commit()?;
     Ok((stored, status, tally))
 }
 
+const SELECT: &str = "SELECT a.id, a.detection_id, a.user_id, u.name, a.vote, a.time_start_ms, a.time_end_ms,
+         a.freq_low_hz, a.freq_high_hz, a.notes, a.created_at
+     FROM annotations a LEFT JOIN users u ON u.id = a.user_id";
+
+fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Annotation> {
+    Ok(Annotation {
+        id: r.get(0)?,
+        detection_id: r.get(1)?,
+        user_id: r.get(2)?,
+        user_name: r.get(3)?,
+        vote: r.get(4)?,
+        time_start_ms: r.get(5)?,
+        time_end_ms: r.get(6)?,
+        freq_low_hz: r.get(7)?,
+        freq_high_hz: r.get(8)?,
+        notes: r.get(9)?,
+        created_at: r.get(10)?,
+    })
+}
+
 /// A detection's annotations, oldest first.
 pub fn list(conn: &Connection, tenant: TenantId, detection: DetectionId) -> Result<Vec<Annotation>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT a.id, a.detection_id, a.user_id, u.name, a.vote, a.time_start_ms, a.time_end_ms, a.freq_low_hz,
-             a.freq_high_hz, a.notes, a.created_at
-         FROM annotations a LEFT JOIN users u ON u.id = a.user_id
-         WHERE a.detection_id = ?1 AND a.tenant_id = ?2 ORDER BY a.created_at, a.rowid",
-    )?;
-    let rows = stmt.query_map(params![detection, tenant], |r| {
-        Ok(Annotation {
-            id: r.get(0)?,
-            detection_id: r.get(1)?,
-            user_id: r.get(2)?,
-            user_name: r.get(3)?,
-            vote: r.get(4)?,
-            time_start_ms: r.get(5)?,
-            time_end_ms: r.get(6)?,
-            freq_low_hz: r.get(7)?,
-            freq_high_hz: r.get(8)?,
-            notes: r.get(9)?,
-            created_at: r.get(10)?,
-        })
-    })?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "{SELECT} WHERE a.detection_id = ?1 AND a.tenant_id = ?2 ORDER BY a.created_at, a.rowid"
+    ))?;
+    let rows = stmt.query_map(params![detection, tenant], from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

@@ -129,12 +129,13 @@ pub fn insert(conn: &Connection, d: &NewDetection, now: &str) -> Result<Option<S
         None
     };
     let id = DetectionId::new();
-    let inserted = conn.execute(
+    let inserted = conn.prepare_cached(
         "INSERT OR IGNORE INTO detections (id, tenant_id, satellite_id, audio_chunk_id, model_id, species_code, scientific_name,
              common_name, confidence, detected_at, start_ms, end_ms, is_rare, rare_reason, is_first_of_day, is_first_of_season,
              expected_here, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-        params![
+    )?
+    .execute(params![
             id,
             d.tenant_id,
             d.satellite_id,
@@ -153,8 +154,7 @@ pub fn insert(conn: &Connection, d: &NewDetection, now: &str) -> Result<Option<S
             !seen_season,
             d.expected_here,
             now
-        ],
-    )?;
+        ])?;
     if inserted == 0 {
         return Ok(None);
     }
@@ -165,7 +165,8 @@ pub fn insert(conn: &Connection, d: &NewDetection, now: &str) -> Result<Option<S
         &d.common_name,
         &d.scientific_name,
     )?;
-    Ok(Some(conn.query_row(&format!("{SELECT} WHERE d.id = ?1"), [id], from_row)?))
+    // Called for every detection a worker writes: both statements stay prepared.
+    Ok(Some(conn.prepare_cached(&format!("{SELECT} WHERE d.id = ?1"))?.query_row([id], from_row)?))
 }
 
 pub fn get(conn: &Connection, tenant: TenantId, id: DetectionId) -> Result<Stored> {
