@@ -83,8 +83,18 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
             });
             ("mqtt-broker", running.run().await.map_err(Into::into))
         });
-        let (st, stop) = (state.clone(), shutdown.clone());
-        tasks.spawn(async move { ("inference", crate::inference::worker::run(st, stop).await) });
+        let workers = crate::inference::worker::WorkerContext {
+            store: state.store.clone(),
+            objects: state.objects.clone(),
+            bus: state.bus.clone(),
+            clock: state.clock.clone(),
+            signal: state.job_signal.clone(),
+            board: state.workers.clone(),
+            settings: state.settings.inference.clone(),
+            instance_id: state.instance_id,
+        };
+        let stop = shutdown.clone();
+        tasks.spawn(async move { ("inference", crate::inference::worker::run(workers, stop).await) });
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(
             async move { ("detection-publisher", crate::mqtt::publish::run_detection_publisher(st, stop).await) },

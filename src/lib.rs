@@ -9,6 +9,7 @@
 //! - [`config`]: the one `Settings` struct and its layers (defaults, file, env, flags).
 //! - [`domain`]: rules with no I/O (roles, settings and their defaults).
 //! - [`state`]: `AppState`, the cloneable handle every handler and task receives.
+//! - [`usecases`]: one function per thing a person or device does; owns its transaction, typed errors.
 //! - [`store`]: SQLite: the pool, the migrations and every SQL statement.
 //! - [`mail`]: SMTP (lettre), or recorded and dropped when no server is configured.
 //! - [`mqtt`]: the embedded broker, satellite logins and ACL, ingest, and what the hub publishes.
@@ -42,3 +43,4 @@ pub mod objects;
 pub mod state;
 pub mod store;
 pub mod time;
+pub mod usecases;

@@ -10,9 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    ApiError, Json, Path, Query,
-    me::deletion_refused,
-    session,
+    ApiError, Json, Path, Query, session,
     tenants::{DevicesQuery, announce_released},
     views::{Page, TenantView, UserView},
 };
@@ -22,6 +20,7 @@ use crate::{
     ids::{TenantId, UserId},
     state::AppState,
     store,
+    usecases::accounts,
 };
 
 pub fn router() -> Router<AppState> {
@@ -108,34 +107,9 @@ async fn edit(
 ) -> Result<axum::Json<UserView>, ApiError> {
     let (name, email) = super::views::profile_fields(body.name, body.email)?;
     let admin = body.is_platform_admin;
-    let now = state.clock.now_str();
     let details = json!({ "name": name.is_some(), "email": email.is_some(), "isPlatformAdmin": admin });
-    let user = state
-        .store
-        .call(move |c| {
-            let tx = c.transaction()?;
-            let before = store::users::get(&tx, id)?;
-            if name.is_some() || email.is_some() {
-                store::users::update_profile(&tx, id, name.as_deref(), email.as_deref(), &now)?;
-            }
-            if let Some(flag) = admin {
-                if before.is_platform_admin && !flag && store::users::count_platform_admins(&tx)? <= 1 {
-                    return Err(store::Error::Conflict("last_platform_admin".into()));
-                }
-                store::users::set_platform_admin(&tx, id, flag)?;
-            }
-            let after = store::users::get(&tx, id)?;
-            tx.commit()?;
-            Ok(after)
-        })
-        .await
-        .map_err(|e| match e {
-            store::Error::Conflict(m) if m == "last_platform_admin" => {
-                ApiError::Conflict("last_platform_admin", "the hub needs at least one platform admin".into())
-            }
-            store::Error::Conflict(m) => ApiError::Conflict("email_taken", m),
-            other => user_not_found(other),
-        })?;
+    let change = accounts::ProfileChange { name, email, platform_admin: admin };
+    let user = accounts::change_profile(&state.store, &state.clock, id, change).await?;
     Audit::new("admin.user_edited").actor(&ctx).target("user", id).ip(&ip).details(details).write(&state).await;
     Ok(axum::Json(UserView::from(&user)))
 }
@@ -202,11 +176,7 @@ async fn remove(
     if ctx.user_id() == Some(id) {
         return Err(ApiError::BadRequest("cannot_delete_self", "delete your own account with DELETE /auth/me".into()));
     }
-    let now = state.clock.now_str();
-    state.store.call(move |c| store::users::delete_account(c, id, &now)).await.map_err(|e| match e {
-        store::Error::NotFound => user_not_found(e),
-        other => deletion_refused(other),
-    })?;
+    accounts::delete_account(&state.store, &state.clock, id).await?;
     Audit::new("admin.user_deleted").actor(&ctx).target("user", id).ip(&ip).write(&state).await;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -226,25 +196,7 @@ async fn add_to_tenant(
     Json(body): Json<AddBody>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
     let (tenant, role) = (body.tenant_id, body.role);
-    let membership = state
-        .store
-        .call(move |c| {
-            store::users::get(c, id)?;
-            store::tenants::get(c, tenant).map_err(|_| store::Error::Conflict("no_tenant".into()))?;
-            let mid = store::tenants::add_member(c, tenant, id, role)?;
-            if store::users::get(c, id)?.default_tenant_id.is_none() {
-                store::users::set_default_tenant(c, id, Some(tenant))?;
-            }
-            Ok(mid)
-        })
-        .await
-        .map_err(|e| match e {
-            store::Error::Conflict(m) if m == "no_tenant" => {
-                ApiError::NotFound("tenant_not_found", "no such team".into())
-            }
-            store::Error::Conflict(m) => ApiError::Conflict("already_member", m),
-            other => user_not_found(other),
-        })?;
+    let membership = accounts::add_member(&state.store, id, tenant, role).await?;
     Audit::new("admin.user_added_to_tenant")
         .actor(&ctx)
         .tenant(tenant)

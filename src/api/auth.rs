@@ -19,9 +19,10 @@ use crate::{
         Audit, Authenticated, ClientIp, Principal, limits, password,
         tokens::{self, Claims, MFA_TOKEN_MINUTES, TokenKind},
     },
-    domain::{settings::PlatformSettings, validate},
+    domain::validate,
     state::AppState,
     store::{self, login_attempts::Kind},
+    usecases::accounts,
 };
 
 pub fn router() -> Router<AppState> {
@@ -103,53 +104,13 @@ async fn register(
     let email = validate::email(&body.email).map_err(|e| invalid("invalid_email", e))?;
     let name = validate::name(&body.name, "name").map_err(|e| invalid("invalid_name", e))?;
     password::check_strength(&body.password).map_err(|e| invalid("weak_password", e))?;
-    let invite = match body.invite_token.as_deref().filter(|t| !t.is_empty()) {
-        Some(token) => Some(check_invite(&state, token, &email).await?),
-        None => None,
+    let signup = accounts::SignUp {
+        email,
+        name,
+        password_hash: hash(body.password).await?,
+        invite_token_hash: body.invite_token.as_deref().filter(|t| !t.is_empty()).map(tokens::sha256_hex),
     };
-    if invite.is_none() {
-        let platform: PlatformSettings =
-            state.store.call(|c| store::settings::load(c, store::settings::PLATFORM)).await?;
-        if !platform.allow_self_registration {
-            return Err(ApiError::Forbidden(
-                "registration_closed",
-                "this hub takes new accounts by invitation only".into(),
-            ));
-        }
-    }
-    let password_hash = hash(body.password).await?;
-    let now = state.clock.now_str();
-    let team = format!("{name}'s team");
-    let new_email = email.clone();
-    let user = state
-        .store
-        .call(move |c| {
-            let tx = c.transaction()?;
-            let first = store::users::count(&tx)? == 0;
-            let new = store::users::NewUser { email: new_email, name, password_hash, is_platform_admin: first };
-            let id = match &invite {
-                Some(inv) => {
-                    let id = store::users::create_in_tenant(&tx, &new, inv.tenant_id, inv.role)?;
-                    if !store::invites::accept(&tx, &inv.id, id, &now)? {
-                        return Err(store::Error::Conflict("the invite was just used".into()));
-                    }
-                    id
-                }
-                None => {
-                    let id = store::users::create(&tx, &new)?;
-                    store::tenants::create(&tx, &team, id)?;
-                    id
-                }
-            };
-            let user = store::users::get(&tx, id)?;
-            tx.commit()?;
-            Ok(user)
-        })
-        .await
-        .map_err(|e| match e {
-            store::Error::Conflict(m) => ApiError::Conflict("email_taken", m),
-            other => other.into(),
-        })?;
+    let user = accounts::sign_up(&state.store, &state.clock, signup).await?;
     Audit::new("user.register")
         .actor_user(user.id)
         .tenant(user.default_tenant_id)
@@ -158,23 +119,6 @@ async fn register(
         .write(&state)
         .await;
     signed_in(&state, &user, &ip, &headers, StatusCode::CREATED).await
-}
-
-async fn check_invite(state: &AppState, token: &str, email: &str) -> Result<store::invites::Invite, ApiError> {
-    let hash = tokens::sha256_hex(token);
-    let invite = state.store.call(move |c| store::invites::find_by_hash(c, &hash)).await?;
-    let invite =
-        invite.ok_or_else(|| ApiError::BadRequest("invalid_invite", "this invite link is not valid".into()))?;
-    if invite.accepted_at.is_some() {
-        return Err(ApiError::BadRequest("invite_used", "this invite has already been used".into()));
-    }
-    if invite.revoked_at.is_some() || invite.expires_at <= state.clock.now_str() {
-        return Err(ApiError::BadRequest("invite_expired", "this invite has expired or was revoked".into()));
-    }
-    if invite.email.as_deref().is_some_and(|e| !e.eq_ignore_ascii_case(email)) {
-        return Err(ApiError::BadRequest("invite_email_mismatch", "this invite is for another email address".into()));
-    }
-    Ok(invite)
 }
 
 async fn login(
@@ -219,7 +163,7 @@ async fn login(
         return Err(bad_credentials());
     };
     let uid = Some(user.id);
-    if user.locked_until.as_deref().is_some_and(|until| until > now.as_str()) {
+    if user.locked_until.is_some_and(|until| until > state.clock.now()) {
         state.store.call(record(false)).await?;
         failed("locked", uid).write(&state).await;
         return Err(locked());
@@ -359,7 +303,7 @@ async fn reset_password(
     let now = state.clock.now_str();
     let refusal = if token.used_at.is_some() {
         Some(("token_used", "this reset link has already been used"))
-    } else if token.expires_at <= now {
+    } else if token.expires_at <= state.clock.now() {
         Some(("token_expired", "this reset link has expired; ask for a new one"))
     } else if user.is_blocked {
         Some(("user_blocked", "this account is blocked; contact the hub's administrator"))

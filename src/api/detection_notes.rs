@@ -21,6 +21,7 @@ use crate::{
     ids::DetectionId,
     state::AppState,
     store::{self, annotations::NewAnnotation},
+    usecases::verification,
 };
 
 const MAX_TEXT: usize = 2000;
@@ -73,16 +74,9 @@ async fn delete_comment(
     Member(access): Member,
     Path((id, comment_id)): Path<(DetectionId, uuid::Uuid)>,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = access.tenant_id;
-    let comment_id = comment_id.to_string();
-    let key = comment_id.clone();
-    let found = state.store.call(move |c| store::comments::get(c, tenant, id, &key)).await?;
-    let comment = found.ok_or_else(|| ApiError::NotFound("comment_not_found", "no such comment".into()))?;
-    let own = comment.user_id.is_some() && comment.user_id == access.ctx.user_id();
-    if !own && access.role != Role::Admin {
-        return Err(ApiError::Forbidden("not_your_comment", "only the author or a team admin may delete it".into()));
-    }
-    state.store.call(move |c| store::comments::delete(c, &comment_id)).await?;
+    let by_admin = access.role == Role::Admin;
+    let comment = comment_id.to_string();
+    verification::delete_comment(&state.store, access.tenant_id, id, comment, access.ctx.user_id(), by_admin).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -11,10 +11,14 @@ use serde_json::{Value, json};
 use super::{ApiError, Json, Path, Query, not_found, views::Page};
 use crate::{
     auth::{Member, Viewer, audit::Audit, ip::ClientIp},
-    domain::consensus::{STATUSES, Vote},
+    domain::{
+        consensus::{STATUSES, Vote},
+        sort,
+    },
     ids::{DetectionId, SatelliteId, TenantId},
     state::AppState,
     store::{self, detection_list, detections::Stored, votes::Tally},
+    usecases::verification::{self, Verdict},
 };
 
 pub fn router() -> Router<AppState> {
@@ -55,28 +59,9 @@ fn non_empty(s: Option<String>) -> Option<String> {
     s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
 }
 
-/// `asc`/`desc` (default `desc`) as "descending".
-pub(super) fn descending(dir: Option<&str>) -> Result<bool, ApiError> {
-    match dir {
-        None | Some("desc") => Ok(true),
-        Some("asc") => Ok(false),
-        Some(other) => Err(ApiError::BadRequest("invalid_sort", format!("sortDir must be asc or desc, not {other:?}"))),
-    }
-}
-
 impl ListQuery {
     fn into_query(self, page: Page) -> Result<detection_list::Query, ApiError> {
-        let sort_by = match self.sort_by.as_deref() {
-            None | Some("date") => detection_list::SortBy::Date,
-            Some("confidence") => detection_list::SortBy::Confidence,
-            Some("species") => detection_list::SortBy::Species,
-            Some(other) => {
-                return Err(ApiError::BadRequest(
-                    "invalid_sort",
-                    format!("sortBy must be date, confidence or species, not {other:?}"),
-                ));
-            }
-        };
+        let sort = sort::parse::<detection_list::SortBy>(self.sort_by.as_deref(), self.sort_dir.as_deref())?;
         if let Some(m) = self.min_confidence
             && !(0.0..=1.0).contains(&m)
         {
@@ -101,8 +86,8 @@ impl ListQuery {
             species_search: search,
             min_confidence: self.min_confidence,
             verification_status: status,
-            sort_by,
-            descending: descending(self.sort_dir.as_deref())?,
+            sort_by: sort.by,
+            descending: sort.descending,
             limit: page.limit,
             offset: page.offset,
             with_count: self.with_count.unwrap_or(true),
@@ -189,18 +174,7 @@ async fn verify(
     let user = access.ctx.require_user()?;
     let vote = parse_vote(&body.vote)?;
     let tenant = access.tenant_id;
-    find(&state, tenant, id).await?;
-    let prefs = state.store.call(move |c| store::users::get(c, user)).await?;
-    let mode = crate::domain::preferences::Preferences::from_stored(&prefs.preferences_json).voting_mode;
-    if mode == "detailed" {
-        return Err(ApiError::Unprocessable(
-            "annotation_required",
-            "your voting mode is detailed: vote with POST /api/detections/:id/annotate (or switch votingMode to simple)"
-                .into(),
-        ));
-    }
-    let now = crate::time::format(state.clock.now());
-    let (status, tally) = state.store.call(move |c| store::votes::cast(c, tenant, id, user, vote, None, &now)).await?;
+    let Verdict { status, tally } = verification::vote(&state.store, &state.clock, tenant, id, user, vote).await?;
     Audit::new("detection.voted")
         .actor(&access.ctx)
         .tenant(tenant)

@@ -100,9 +100,15 @@ impl From<store::Error> for ApiError {
     fn from(e: store::Error) -> Self {
         match e {
             store::Error::NotFound => Self::NotFound("not_found", "no such record".into()),
-            store::Error::Conflict(m) => Self::Conflict("conflict", m),
+            store::Error::Duplicate => Self::Conflict("conflict", "that already exists".into()),
             other => Self::Internal(other.into()),
         }
+    }
+}
+
+impl From<crate::domain::sort::BadSort> for ApiError {
+    fn from(e: crate::domain::sort::BadSort) -> Self {
+        Self::BadRequest("invalid_sort", e.0)
     }
 }
 

@@ -47,8 +47,8 @@ impl From<&Invite> for InviteView {
             role: i.role,
             email: i.email.clone(),
             created_by: i.created_by,
-            expires_at: i.expires_at.clone(),
-            created_at: i.created_at.clone(),
+            expires_at: i.expires_at.to_string(),
+            created_at: i.created_at.to_string(),
         }
     }
 }
@@ -158,7 +158,7 @@ impl From<&store::tenants::Membership> for MemberView {
             email: m.email.clone(),
             role: m.role,
             is_owner: m.is_owner,
-            joined_at: m.created_at.clone(),
+            joined_at: m.created_at.to_string(),
         }
     }
 }

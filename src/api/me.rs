@@ -19,6 +19,7 @@ use crate::{
     domain::{preferences::Preferences, settings},
     state::AppState,
     store,
+    usecases::accounts,
 };
 
 pub fn router() -> Router<AppState> {
@@ -84,19 +85,9 @@ async fn profile(
     if name.is_none() && email.is_none() {
         return Err(ApiError::Unprocessable("nothing_to_change", "send name and/or email".into()));
     }
-    let now = state.clock.now_str();
     let changed = json!({ "name": name.is_some(), "email": email.is_some() });
-    let user = state
-        .store
-        .call(move |c| {
-            store::users::update_profile(c, id, name.as_deref(), email.as_deref(), &now)?;
-            store::users::get(c, id)
-        })
-        .await
-        .map_err(|e| match e {
-            store::Error::Conflict(m) => ApiError::Conflict("email_taken", m),
-            other => other.into(),
-        })?;
+    let change = accounts::ProfileChange { name, email, platform_admin: None };
+    let user = accounts::change_profile(&state.store, &state.clock, id, change).await?;
     Audit::new("user.profile_updated").actor(&ctx).target("user", id).ip(&ip).details(changed).write(&state).await;
     Ok(axum::Json(UserView::from(&user)))
 }
@@ -165,23 +156,7 @@ async fn delete_me(
     if !ok {
         return Err(ApiError::BadRequest("wrong_password", "the password is not correct".into()));
     }
-    let now = state.clock.now_str();
-    state.store.call(move |c| store::users::delete_account(c, id, &now)).await.map_err(deletion_refused)?;
+    accounts::delete_account(&state.store, &state.clock, id).await?;
     Audit::new("user.account_deleted").actor_user(id).target("user", id).ip(&ip).write(&state).await;
     Ok((StatusCode::NO_CONTENT, [(header::SET_COOKIE, session::clear_cookie(&state))]).into_response())
-}
-
-/// Maps the refusals of `store::users::delete_account` to their answers.
-pub(super) fn deletion_refused(e: store::Error) -> ApiError {
-    match e {
-        store::Error::Conflict(code) if code == "transfer_ownership_first" => ApiError::Conflict(
-            "transfer_ownership_first",
-            "the account owns a team with other members; transfer its ownership first".into(),
-        ),
-        store::Error::Conflict(code) if code == "last_platform_admin" => ApiError::Conflict(
-            "last_platform_admin",
-            "this is the hub's only platform admin; make someone else admin first".into(),
-        ),
-        other => other.into(),
-    }
 }

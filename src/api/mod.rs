@@ -22,6 +22,7 @@ mod sessions;
 mod settings;
 mod share;
 mod tenants;
+mod usecase_errors;
 pub mod views;
 mod workers;
 pub mod ws;

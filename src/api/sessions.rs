@@ -13,9 +13,10 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ApiError, Query, detections::descending, views::Page};
+use super::{ApiError, Query, views::Page};
 use crate::{
     auth::Viewer,
+    domain::sort,
     ids::SatelliteId,
     state::AppState,
     store::{self, recording_sessions::SortBy},
@@ -55,24 +56,12 @@ async fn list(
             ));
         }
     };
-    let sort_by = match q.sort_by.as_deref() {
-        None | Some("date") => SortBy::Date,
-        Some("duration") => SortBy::Duration,
-        Some("detections") => SortBy::Detections,
-        Some("species") => SortBy::Species,
-        Some("chunks") => SortBy::Chunks,
-        Some(other) => {
-            return Err(ApiError::BadRequest(
-                "invalid_sort",
-                format!("sortBy must be date, duration, detections, species or chunks, not {other:?}"),
-            ));
-        }
-    };
+    let sort = sort::parse::<SortBy>(q.sort_by.as_deref(), q.sort_dir.as_deref())?;
     let filter = store::recording_sessions::Filter {
         satellite_id: q.satellite_id,
         with_detections,
-        sort_by,
-        descending: descending(q.sort_dir.as_deref())?,
+        sort_by: sort.by,
+        descending: sort.descending,
         limit: page.limit,
         offset: page.offset,
     };

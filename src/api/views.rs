@@ -6,6 +6,7 @@ use crate::{
     domain::Role,
     ids::{TenantId, UserId},
     store::{tenants::Tenant, users::User},
+    time::Timestamp,
 };
 
 /// A user as the API shows it (never the password hash).
@@ -18,8 +19,8 @@ pub struct UserView {
     pub is_platform_admin: bool,
     pub is_blocked: bool,
     pub default_tenant_id: Option<TenantId>,
-    pub created_at: String,
-    pub last_login_at: Option<String>,
+    pub created_at: Timestamp,
+    pub last_login_at: Option<Timestamp>,
     pub last_login_ip: Option<String>,
 }
 
@@ -32,8 +33,8 @@ impl From<&User> for UserView {
             is_platform_admin: u.is_platform_admin,
             is_blocked: u.is_blocked,
             default_tenant_id: u.default_tenant_id,
-            created_at: u.created_at.clone(),
-            last_login_at: u.last_login_at.clone(),
+            created_at: u.created_at,
+            last_login_at: u.last_login_at,
             last_login_ip: u.last_login_ip.clone(),
         }
     }
@@ -47,7 +48,7 @@ pub struct TenantView {
     pub name: String,
     pub role: Role,
     pub is_owner: bool,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 impl TenantView {
@@ -57,7 +58,7 @@ impl TenantView {
             name: t.name.clone(),
             role,
             is_owner: me.is_some() && t.owner_user_id == me,
-            created_at: t.created_at.clone(),
+            created_at: t.created_at,
         }
     }
 }

@@ -25,6 +25,26 @@ pub struct TenantAccess {
 #[derive(Debug, Clone)]
 pub struct PlatformAdmin(pub AuthContext);
 
+/// TEMPORARY (replaced by the sec-fixes branch at merge).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestedTenant(pub Option<TenantId>);
+
+/// TEMPORARY (replaced by the sec-fixes branch at merge).
+pub fn choose_tenant(body: Option<TenantId>, requested: Option<TenantId>) -> Result<Option<TenantId>, ApiError> {
+    match (body, requested) {
+        (Some(b), Some(r)) if b != r => Err(ApiError::BadRequest("tenant_mismatch", "x".into())),
+        (Some(b), _) => Ok(Some(b)),
+        (None, r) => Ok(r),
+    }
+}
+
+impl FromRequestParts<AppState> for RequestedTenant {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Self::Rejection> {
+        requested_tenant(parts).map(Self)
+    }
+}
+
 async fn auth_of(parts: &mut Parts, state: &AppState) -> Result<AuthContext, ApiError> {
     if let Some(ctx) = parts.extensions.get::<AuthContext>() {
         return Ok(ctx.clone());

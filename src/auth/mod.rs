@@ -13,5 +13,5 @@ pub mod tokens;
 
 pub use audit::Audit;
 pub use context::{AuthContext, Principal};
-pub use guard::{Admin, Authenticated, Member, PlatformAdmin, TenantAccess, Viewer};
+pub use guard::{Admin, Authenticated, Member, PlatformAdmin, RequestedTenant, TenantAccess, Viewer, choose_tenant};
 pub use ip::ClientIp;

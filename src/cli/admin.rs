@@ -40,7 +40,7 @@ pub async fn create_user(
     let team = format!("{name}'s team");
     let team_for_store = team.clone();
     let created = match store.call(move |c| store::users::create_with_team(c, &new, &team_for_store)).await {
-        Err(store::Error::Conflict(_)) => anyhow::bail!("a user with email {email} already exists"),
+        Err(store::Error::Duplicate) => anyhow::bail!("a user with email {email} already exists"),
         other => other?,
     };
     let role = if platform_admin || first { " (platform admin)" } else { "" };

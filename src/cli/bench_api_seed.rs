@@ -151,7 +151,7 @@ pub(super) async fn seed(data: &std::path::Path, plan: &Plan) -> anyhow::Result<
                         tenant_id: tenant,
                         name: &name,
                         device_id: None,
-                        kind: "satellite",
+                        kind: crate::domain::DeviceKind::Satellite,
                         registered_by: Some(user),
                         mqtt_password_hash: "!",
                         latitude: Some(lat),
@@ -345,7 +345,7 @@ fn insert_chunk(
         )?
         .execute(params![uuid::Uuid::new_v4().to_string(), id, ctx.tenant, received, claimed, finished])?;
     }
-    recording_sessions::add_chunk(tx, id, ctx.tenant, *sat, &recorded, SLOT_MS)?;
+    recording_sessions::add_chunk(tx, id, ctx.tenant, *sat, at.into(), SLOT_MS)?;
     let mut chosen: Vec<usize> = Vec::with_capacity(k);
     while chosen.len() < k {
         let r: f64 = rng.random();

@@ -211,7 +211,7 @@ async fn make_satellites(hub: &app::Hub, n: usize) -> anyhow::Result<Vec<Sat>> {
                         tenant_id: tenant,
                         name: &format!("sim-{i}"),
                         device_id: None,
-                        kind: "satellite",
+                        kind: crate::domain::DeviceKind::Satellite,
                         registered_by: Some(user),
                         mqtt_password_hash: &hash,
                         latitude: Some(40.8),

@@ -2,11 +2,16 @@
 
 pub mod calibration;
 pub mod consensus;
+pub mod detection_flags;
+pub mod device;
 pub mod preferences;
 pub mod role;
 pub mod satellite_config;
 pub mod season;
+pub mod sessions;
 pub mod settings;
+pub mod sort;
 pub mod validate;
 
+pub use device::DeviceKind;
 pub use role::Role;

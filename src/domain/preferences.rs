@@ -4,8 +4,17 @@ use serde::{Deserialize, Serialize};
 
 pub const DATE_FORMATS: &[&str] = &["YYYY-MM-DD", "DD.MM.YYYY", "DD/MM/YYYY", "MM/DD/YYYY"];
 pub const TIME_FORMATS: &[&str] = &["24h", "12h"];
-/// `simple`: one click confirms or rejects; `detailed`: votes come with an annotation.
-pub const VOTING_MODES: &[&str] = &["simple", "detailed"];
+
+/// How the dashboard offers votes. It never restricts the API: a vote is always accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VotingMode {
+    /// One click confirms or rejects.
+    #[default]
+    Simple,
+    /// The dashboard opens the annotation form first.
+    Detailed,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase", deny_unknown_fields)]
@@ -14,7 +23,7 @@ pub struct Preferences {
     pub language: String,
     pub date_format: String,
     pub time_format: String,
-    pub voting_mode: String,
+    pub voting_mode: VotingMode,
 }
 
 impl Default for Preferences {
@@ -23,7 +32,7 @@ impl Default for Preferences {
             language: "en".into(),
             date_format: "YYYY-MM-DD".into(),
             time_format: "24h".into(),
-            voting_mode: "simple".into(),
+            voting_mode: VotingMode::Simple,
         }
     }
 }
@@ -40,8 +49,7 @@ impl Preferences {
             if allowed.contains(&v) { Ok(()) } else { Err(format!("{field} must be one of {}", allowed.join(", "))) }
         };
         one_of(&self.date_format, DATE_FORMATS, "dateFormat")?;
-        one_of(&self.time_format, TIME_FORMATS, "timeFormat")?;
-        one_of(&self.voting_mode, VOTING_MODES, "votingMode")
+        one_of(&self.time_format, TIME_FORMATS, "timeFormat")
     }
 
     /// Stored JSON, falling back to the defaults for anything unreadable.

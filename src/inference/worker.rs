@@ -19,10 +19,33 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Classifier, ModelDir, RangeFilter, audio, predict, range};
 use crate::{
-    events::{DetectionCreated, Event},
-    state::AppState,
-    store::{self, detections::NewDetection, jobs::Claimed},
+    clock::Clock,
+    config::InferenceSettings,
+    events::{Bus, DetectionCreated, Event},
+    objects::ObjectStore,
+    store::{self, Store, detections::NewDetection, jobs::Claimed},
+    usecases::detections as record,
 };
+
+/// The handles the workers use, and nothing more.
+#[derive(Clone)]
+pub struct WorkerContext {
+    /// The job queue and where detections are written.
+    pub store: Store,
+    /// Where the chunks' WAV files are.
+    pub objects: ObjectStore,
+    /// Where new detections are announced.
+    pub bus: Bus,
+    pub clock: Clock,
+    /// Wakes idle workers when ingest queues a chunk.
+    pub signal: JobSignal,
+    /// The counters `GET /workers` reports.
+    pub board: WorkerBoard,
+    /// Model directory, worker count and the detection threshold.
+    pub settings: InferenceSettings,
+    /// Names the worker threads of this process.
+    pub instance_id: uuid::Uuid,
+}
 
 pub const MAX_ATTEMPTS: u32 = 5;
 /// Jobs one worker claims at a time (they are classified as one batch).
@@ -57,12 +80,27 @@ impl JobSignal {
     }
 }
 
+/// What a worker is doing (SPEC 4.12 `status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerStatus {
+    /// Waiting for a queued chunk.
+    #[default]
+    Idle,
+    /// Classifying a batch.
+    Busy,
+    /// Stopped with the hub.
+    Stopped,
+    /// No model is installed yet (the pool's placeholder row); the queue grows meanwhile.
+    WaitingForModel,
+}
+
 /// One worker's counters (SPEC 4.12: processed, succeeded, failed, average duration).
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerStats {
     pub id: String,
-    pub status: String,
+    pub status: WorkerStatus,
     pub jobs_processed: u64,
     pub jobs_succeeded: u64,
     pub jobs_failed: u64,
@@ -91,17 +129,17 @@ impl WorkerBoard {
 }
 
 /// Supervises the pool: waits for a model, starts the threads, stops them on shutdown.
-pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
+pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::Result<()> {
     let requeued = state.store.call(|c| store::jobs::requeue_running(c)).await?;
     if requeued > 0 {
         tracing::info!(requeued, "inference jobs left running by a previous run are queued again");
     }
-    let count = match state.settings.inference.workers {
+    let count = match state.settings.workers {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
     let (classifier, filter) = loop {
-        let dir = state.settings.inference.model_dir.clone();
+        let dir = state.settings.model_dir.clone();
         // Workers overlap: one computes spectrograms (on its own thread) while another runs the
         // network (on every core, one call at a time).
         let (options, frontend_threads) = super::model::pool_options(count);
@@ -115,7 +153,7 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
         match loaded {
             Ok(pair) => break pair,
             Err(e) => {
-                state.workers.update("pool", |w| w.status = "waiting_for_model".into());
+                state.board.update("pool", |w| w.status = WorkerStatus::WaitingForModel);
                 tracing::warn!("inference is waiting for the model: {e}");
                 tokio::select! {
                     _ = shutdown.cancelled() => return Ok(()),
@@ -124,7 +162,7 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
             }
         }
     };
-    if let Ok(mut m) = state.workers.0.lock() {
+    if let Ok(mut m) = state.board.0.lock() {
         m.remove("pool");
     }
     let shared = Arc::new(Shared { state: state.clone(), classifier, filter, stop: AtomicBool::new(false) });
@@ -138,7 +176,7 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
         .collect::<Result<_, _>>()?;
     shutdown.cancelled().await;
     shared.stop.store(true, Ordering::Relaxed);
-    state.job_signal.notify();
+    state.signal.notify();
     tokio::task::spawn_blocking(move || {
         for t in threads {
             let _ = t.join();
@@ -149,7 +187,7 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
 }
 
 struct Shared {
-    state: AppState,
+    state: WorkerContext,
     classifier: Classifier,
     filter: Option<RangeFilter>,
     stop: AtomicBool,
@@ -163,9 +201,9 @@ struct JobError {
 
 impl Shared {
     fn work(&self, id: &str) {
-        let board = &self.state.workers;
-        board.update(id, |w| w.status = "idle".into());
-        let mut seen = self.state.job_signal.current();
+        let board = &self.state.board;
+        board.update(id, |w| w.status = WorkerStatus::Idle);
+        let mut seen = self.state.signal.current();
         while !self.stop.load(Ordering::Relaxed) {
             let now = self.state.clock.now_str();
             let claimed = self.state.store.call_blocking(|c| store::jobs::claim(c, id, BATCH, &now));
@@ -178,14 +216,14 @@ impl Shared {
                 }
             };
             if jobs.is_empty() {
-                board.update(id, |w| w.status = "idle".into());
-                seen = self.state.job_signal.wait(seen, Duration::from_secs(1));
+                board.update(id, |w| w.status = WorkerStatus::Idle);
+                seen = self.state.signal.wait(seen, Duration::from_secs(1));
                 continue;
             }
-            board.update(id, |w| w.status = "busy".into());
+            board.update(id, |w| w.status = WorkerStatus::Busy);
             self.process(id, jobs);
         }
-        board.update(id, |w| w.status = "stopped".into());
+        board.update(id, |w| w.status = WorkerStatus::Stopped);
     }
 
     fn process(&self, worker: &str, jobs: Vec<Claimed>) {
@@ -220,7 +258,7 @@ impl Shared {
         // One transaction for the whole batch: each job's detections and its `done` together.
         let elapsed = (started.elapsed().as_millis() as usize / prepared.len().max(1)) as i64;
         let now = self.state.clock.now_str();
-        match self.state.store.call_blocking(|c| store::jobs::complete_many(c, &results, elapsed, &now)) {
+        match record::record_batch(&self.state.store, &results, elapsed, &now) {
             Ok(stored) => {
                 for d in stored {
                     self.state.bus.publish(Event::DetectionCreated(Arc::new(created(&d))));
@@ -254,9 +292,9 @@ impl Shared {
     /// Species above the threshold, each once per chunk at its best window. Non-species classes
     /// of the model (human voice, dog, engine, noise ...) are not detections.
     fn detections(&self, job: &Claimed, per_window: &[(usize, Vec<f32>)]) -> Vec<NewDetection> {
-        let threshold = self.state.settings.inference.threshold;
+        let threshold = self.state.settings.threshold;
         let labels = self.classifier.labels();
-        let recorded: chrono::DateTime<chrono::Utc> = job.recorded_at.parse().unwrap_or_else(|_| chrono::Utc::now());
+        let recorded = job.recorded_at.at();
         let mut best: BTreeMap<usize, (f32, usize)> = BTreeMap::new();
         for (start, logits) in per_window {
             for p in predict::top(logits, labels, predict::DEFAULT_SENSITIVITY, threshold, 10) {
@@ -287,7 +325,7 @@ impl Shared {
                     scientific_name: label.scientific.clone(),
                     common_name: label.common.clone(),
                     confidence,
-                    detected_at: crate::time::format(recorded + chrono::Duration::milliseconds(start_ms)),
+                    detected_at: (recorded + chrono::Duration::milliseconds(start_ms)).into(),
                     start_ms,
                     end_ms: start_ms + 3000,
                     expected_here: scores
@@ -315,7 +353,7 @@ impl Shared {
     fn record(&self, worker: &str, ok: bool, started: Instant) {
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let now = self.state.clock.now_str();
-        self.state.workers.update(worker, |w| {
+        self.state.board.update(worker, |w| {
             w.jobs_processed += 1;
             if ok {
                 w.jobs_succeeded += 1;
@@ -344,7 +382,7 @@ fn created(d: &store::detections::Stored) -> DetectionCreated {
         is_first_of_day: d.is_first_of_day,
         is_first_of_season: d.is_first_of_season,
         rare_reason: d.rare_reason.clone(),
-        detected_at: d.detected_at.parse().unwrap_or_else(|_| chrono::Utc::now()),
+        detected_at: d.detected_at.at(),
         audio_chunk_id: d.audio_chunk_id,
     }
 }

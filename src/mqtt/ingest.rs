@@ -170,7 +170,7 @@ impl Ingest {
             id: chunk,
             tenant_id: tenant,
             satellite_id: satellite,
-            recorded_at: crate::time::format(recorded),
+            recorded_at: recorded.into(),
             duration_ms: wav_ms,
             sample_rate: msg.sample_rate,
             latitude: msg.latitude,
@@ -186,7 +186,7 @@ impl Ingest {
             .call(move |c| {
                 let inserted = store::chunks::insert_with_job(c, &row, &now)?;
                 if let (true, Some((lat, lon))) = (inserted, location) {
-                    store::satellites::set_location(c, satellite, lat, lon)?;
+                    store::satellites::set_location(c, tenant, satellite, lat, lon)?;
                 }
                 Ok(inserted)
             })
@@ -231,7 +231,7 @@ impl Ingest {
         let at: chrono::DateTime<chrono::Utc> =
             msg.timestamp.parse().map_err(|_| Refused("timestamp is not an ISO 8601 timestamp".into()))?;
         let sample = store::telemetry::Sample {
-            recorded_at: crate::time::format(at),
+            recorded_at: at.into(),
             battery_level: msg.battery_level,
             storage_free_bytes: msg.storage_free_bytes,
             cpu_temp: msg.cpu_temp,
@@ -271,7 +271,10 @@ impl Ingest {
                     .patched(&msg.overrides, &tenant_settings)
                     .map_err(|e| Refused(format!("overrides refused: {e}")))?;
                 let (json, now) = (serde_json::to_string(&next)?, self.state.clock.now_str());
-                self.state.store.call(move |c| store::satellites::set_overrides(c, satellite, &json, &now)).await?;
+                self.state
+                    .store
+                    .call(move |c| store::satellites::set_overrides(c, tenant, satellite, &json, &now))
+                    .await?;
             }
         }
         publish::push_config(&self.state, satellite).await.map_err(Refused)

@@ -8,6 +8,7 @@ use super::{Result, votes};
 use crate::{
     domain::consensus::{Status, Vote},
     ids::{DetectionId, TenantId, UserId},
+    time::Timestamp,
 };
 
 #[derive(Debug, Clone)]
@@ -32,7 +33,7 @@ pub struct Annotation {
     pub freq_low_hz: Option<f64>,
     pub freq_high_hz: Option<f64>,
     pub notes: Option<String>,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 /// Stores the annotation, then the author's mirrored vote and the consensus, in one transaction.

@@ -4,7 +4,10 @@ use rusqlite::{Connection, Row, params};
 use serde::Serialize;
 
 use super::Result;
-use crate::ids::{TenantId, UserId};
+use crate::{
+    ids::{TenantId, UserId},
+    time::Timestamp,
+};
 
 /// One entry to write.
 #[derive(Debug, Clone, Default)]
@@ -32,7 +35,7 @@ pub struct Stored {
     pub target_id: Option<String>,
     pub ip: Option<String>,
     pub details: serde_json::Value,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 pub fn record(conn: &Connection, e: &Entry, now: &str) -> Result<()> {

@@ -10,6 +10,7 @@ use super::{Result, detections::Stored};
 use crate::{
     domain::calibration::{self, Bucket},
     ids::TenantId,
+    time::Timestamp,
 };
 
 /// The confirmed (true) and rejected (false) confidences of one team and model.
@@ -50,13 +51,13 @@ pub fn save(conn: &mut Connection, tenant: TenantId, model: &str, curve: &[Bucke
 }
 
 /// The stored curve of (`tenant`, `model`) and when it was fitted (empty when there is none).
-pub fn curve(conn: &Connection, tenant: TenantId, model: &str) -> Result<(Vec<Bucket>, Option<String>)> {
+pub fn curve(conn: &Connection, tenant: TenantId, model: &str) -> Result<(Vec<Bucket>, Option<Timestamp>)> {
     let mut stmt = conn.prepare_cached(
         "SELECT bucket_index, lower_bound, upper_bound, calibrated, sample_count, updated_at FROM calibration_buckets
          WHERE tenant_id = ?1 AND model_id = ?2 ORDER BY bucket_index",
     )?;
     let mut updated = None;
-    let rows = stmt.query_map(params![tenant, model], |r| Ok((bucket(r, 0)?, r.get::<_, String>(5)?)))?;
+    let rows = stmt.query_map(params![tenant, model], |r| Ok((bucket(r, 0)?, r.get::<_, Timestamp>(5)?)))?;
     let mut buckets = Vec::new();
     for row in rows {
         let (b, at) = row?;
@@ -144,7 +145,7 @@ pub struct Coverage {
     pub rejected: u64,
     pub samples: u64,
     pub has_curve: bool,
-    pub fitted_at: Option<String>,
+    pub fitted_at: Option<Timestamp>,
     /// Fitted on this many samples when it was last refreshed.
     pub curve_samples: u64,
 }

@@ -3,14 +3,17 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Result;
-use crate::ids::{ChunkId, SatelliteId, TenantId};
+use crate::{
+    ids::{ChunkId, SatelliteId, TenantId},
+    time::Timestamp,
+};
 
 #[derive(Debug, Clone)]
 pub struct NewChunk {
     pub id: ChunkId,
     pub tenant_id: TenantId,
     pub satellite_id: SatelliteId,
-    pub recorded_at: String,
+    pub recorded_at: Timestamp,
     pub duration_ms: i64,
     pub sample_rate: i64,
     pub latitude: Option<f64>,
@@ -52,7 +55,7 @@ pub fn insert_with_job(conn: &mut Connection, c: &NewChunk, now: &str) -> Result
         "INSERT INTO inference_jobs (id, chunk_id, tenant_id, status, run_after, created_at) VALUES (?1, ?2, ?3, 'queued', ?4, ?4)",
         params![uuid::Uuid::new_v4().to_string(), c.id, c.tenant_id, now],
     )?;
-    super::recording_sessions::add_chunk(&tx, c.id, c.tenant_id, c.satellite_id, &c.recorded_at, c.duration_ms)?;
+    super::recording_sessions::add_chunk(&tx, c.id, c.tenant_id, c.satellite_id, c.recorded_at, c.duration_ms)?;
     super::satellites::seen(&tx, c.satellite_id, now)?;
     tx.commit()?;
     Ok(true)

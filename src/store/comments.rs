@@ -5,7 +5,10 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use super::Result;
-use crate::ids::{DetectionId, TenantId, UserId};
+use crate::{
+    ids::{DetectionId, TenantId, UserId},
+    time::Timestamp,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Comment {
@@ -15,7 +18,7 @@ pub struct Comment {
     /// The author's name; `null` once the account is deleted.
     pub user_name: Option<String>,
     pub body: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 const SELECT: &str = "SELECT c.id, c.detection_id, c.user_id, u.name, c.body, c.created_at
@@ -50,10 +53,14 @@ pub fn add(
     now: &str,
 ) -> Result<Comment> {
     let id = uuid::Uuid::new_v4().to_string();
-    conn.execute(
-        "INSERT INTO comments (id, detection_id, tenant_id, user_id, body, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    let n = conn.execute(
+        "INSERT INTO comments (id, detection_id, tenant_id, user_id, body, created_at)
+         SELECT ?1, d.id, d.tenant_id, ?4, ?5, ?6 FROM detections d WHERE d.id = ?2 AND d.tenant_id = ?3",
         params![id, detection, tenant, user, body, now],
     )?;
+    if n == 0 {
+        return Err(super::Error::NotFound);
+    }
     Ok(conn.query_row(&format!("{SELECT} WHERE c.id = ?1"), [id], from_row)?)
 }
 
@@ -68,7 +75,11 @@ pub fn get(conn: &Connection, tenant: TenantId, detection: DetectionId, id: &str
         .optional()?)
 }
 
-pub fn delete(conn: &Connection, id: &str) -> Result<()> {
-    conn.execute("DELETE FROM comments WHERE id = ?1", [id])?;
-    Ok(())
+/// Deletes the comment `id` on `tenant`'s `detection`; `NotFound` when there is none.
+pub fn delete(conn: &Connection, tenant: TenantId, detection: DetectionId, id: &str) -> Result<()> {
+    let n = conn.execute(
+        "DELETE FROM comments WHERE id = ?1 AND detection_id = ?2 AND tenant_id = ?3",
+        params![id, detection, tenant],
+    )?;
+    if n == 0 { Err(super::Error::NotFound) } else { Ok(()) }
 }

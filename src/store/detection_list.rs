@@ -23,6 +23,11 @@ pub enum SortBy {
     Species,
 }
 
+impl crate::domain::sort::SortField for SortBy {
+    const FIELDS: &'static [(&'static str, Self)] =
+        &[("date", SortBy::Date), ("confidence", SortBy::Confidence), ("species", SortBy::Species)];
+}
+
 #[derive(Debug, Clone)]
 pub struct Query {
     pub satellite_id: Option<SatelliteId>,
@@ -120,6 +125,39 @@ fn index_for(q: &Query, species: Option<&SpeciesFilter>) -> &'static str {
         SortBy::Species if rare_status => "detections_tenant_status_time",
         SortBy::Species => "detections_tenant_name_time",
     }
+}
+
+/// Every index [`index_for`] can name: its rule over every kind of query.
+#[cfg(test)]
+pub(super) fn every_index() -> Vec<&'static str> {
+    use crate::domain::sort::SortField;
+    let mut names = Vec::new();
+    for (_, sort_by) in SortBy::FIELDS {
+        for status in [None, Some("unverified"), Some("confirmed")] {
+            for satellite in [None, Some(SatelliteId::new())] {
+                // No species filter; one species (read through its own index); many rare ones.
+                let filters =
+                    [None, Some(vec![("a".to_owned(), 5)]), Some(vec![("a".to_owned(), 1), ("b".to_owned(), 1)])];
+                for codes in filters {
+                    let q = Query {
+                        satellite_id: satellite,
+                        species_code: None,
+                        species_search: None,
+                        min_confidence: None,
+                        verification_status: status.map(str::to_owned),
+                        sort_by: *sort_by,
+                        descending: true,
+                        limit: 50,
+                        offset: 0,
+                        with_count: false,
+                    };
+                    let species = codes.map(|codes| SpeciesFilter { codes, team_total: 1_000_000 });
+                    names.push(index_for(&q, species.as_ref()));
+                }
+            }
+        }
+    }
+    names
 }
 
 /// One page of detections and, unless `with_count` is false, the total matching.

@@ -5,9 +5,15 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::Result;
+use chrono::{DateTime, Utc};
+
 use crate::{
-    domain::season,
+    domain::{
+        detection_flags::{Flags, RareReason, SpeciesHistory},
+        season,
+    },
     ids::{ChunkId, DetectionId, SatelliteId, TenantId},
+    time::Timestamp,
 };
 
 /// A species found in a chunk, before the flags are worked out.
@@ -22,7 +28,7 @@ pub struct NewDetection {
     pub scientific_name: String,
     pub common_name: String,
     pub confidence: f32,
-    pub detected_at: String,
+    pub detected_at: Timestamp,
     pub start_ms: i64,
     pub end_ms: i64,
     /// From the range model; `None` when the chunk had no location.
@@ -42,7 +48,7 @@ pub struct Stored {
     pub scientific_name: String,
     pub common_name: String,
     pub confidence: f64,
-    pub detected_at: String,
+    pub detected_at: Timestamp,
     pub start_ms: i64,
     pub end_ms: i64,
     pub is_rare: bool,
@@ -52,7 +58,7 @@ pub struct Stored {
     pub expected_here: Option<bool>,
     pub verification_status: String,
     pub storage_key: String,
-    pub created_at: String,
+    pub created_at: Timestamp,
     /// The team's isotonic calibration of `confidence` for this model (SPEC 4.10); `null` until
     /// a curve has been fitted. Filled per page by [`super::detection_list`], never per row.
     pub calibrated_confidence: Option<f64>,
@@ -92,42 +98,40 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
 }
 
 /// Whether the team already has this species in `[from, to)`.
-fn any_in(conn: &Connection, tenant: TenantId, species: &str, (from, to): (&str, &str)) -> Result<bool> {
+fn any_in(
+    conn: &Connection,
+    tenant: TenantId,
+    species: &str,
+    (from, to): (DateTime<Utc>, DateTime<Utc>),
+) -> Result<bool> {
     Ok(conn
         .prepare_cached(
             "SELECT 1 FROM detections WHERE tenant_id = ?1 AND species_code = ?2
              AND detected_at >= ?3 AND detected_at < ?4 LIMIT 1",
         )?
-        .query_row(params![tenant, species, from, to], |_| Ok(()))
+        .query_row(params![tenant, species, Timestamp(from), Timestamp(to)], |_| Ok(()))
         .optional()?
         .is_some())
 }
 
-/// Inserts one detection with its flags, judged against what the team already has when it arrives:
-/// first of day (no other of the species that UTC day), first of season (none that meteorological
-/// season), and rare: a species this team has never detected before (`first_record_for_team`), or
-/// one the range model does not expect at this place and week (`not_expected_here`).
-/// Returns `None` when the chunk already has this species (a retried job).
-pub fn insert(conn: &Connection, d: &NewDetection, now: &str) -> Result<Option<Stored>> {
-    let at: chrono::DateTime<chrono::Utc> = d.detected_at.parse().unwrap_or_else(|_| chrono::Utc::now());
-    let fmt = |(a, b): (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>)| {
-        (crate::time::format(a), crate::time::format(b))
-    };
-    let (day, season) = (fmt(season::day_bounds(at)), fmt(season::season_bounds(at)));
+/// What the team has of `species` before a detection at `at`: ever, that UTC day, that season.
+pub fn history(conn: &Connection, tenant: TenantId, species: &str, at: DateTime<Utc>) -> Result<SpeciesHistory> {
     let seen_before = conn
         .prepare_cached("SELECT 1 FROM tenant_species WHERE tenant_id = ?1 AND species_code = ?2")?
-        .query_row(params![d.tenant_id, d.species_code], |_| Ok(()))
+        .query_row(params![tenant, species], |_| Ok(()))
         .optional()?
         .is_some();
-    let seen_today = any_in(conn, d.tenant_id, &d.species_code, (&day.0, &day.1))?;
-    let seen_season = any_in(conn, d.tenant_id, &d.species_code, (&season.0, &season.1))?;
-    let rare_reason = if !seen_before {
-        Some("first_record_for_team")
-    } else if d.expected_here == Some(false) {
-        Some("not_expected_here")
-    } else {
-        None
-    };
+    Ok(SpeciesHistory {
+        seen_before,
+        seen_today: any_in(conn, tenant, species, season::day_bounds(at))?,
+        seen_this_season: any_in(conn, tenant, species, season::season_bounds(at))?,
+    })
+}
+
+/// Inserts one detection with the flags the use case judged. Returns `None` when the chunk already
+/// has this species (a retried job), and counts it in its chunk's recording session.
+pub fn insert(conn: &Connection, d: &NewDetection, flags: Flags, now: &str) -> Result<Option<Stored>> {
+    let rare_reason = flags.rare.map(RareReason::as_str);
     let id = DetectionId::new();
     let inserted = conn.prepare_cached(
         "INSERT OR IGNORE INTO detections (id, tenant_id, satellite_id, audio_chunk_id, model_id, species_code, scientific_name,
@@ -150,8 +154,8 @@ pub fn insert(conn: &Connection, d: &NewDetection, now: &str) -> Result<Option<S
             d.end_ms,
             rare_reason.is_some(),
             rare_reason,
-            !seen_today,
-            !seen_season,
+            flags.is_first_of_day,
+            flags.is_first_of_season,
             d.expected_here,
             now
         ])?;
@@ -184,6 +188,67 @@ pub fn count(conn: &Connection) -> Result<u64> {
 }
 
 #[cfg(test)]
+pub(crate) mod testing {
+    //! One detection in a team, for tests of what is done to detections.
+    use super::*;
+    use crate::store::{chunks, satellites};
+
+    /// A satellite, a chunk and a detection of `tenant`; returns the detection's id.
+    pub fn one(c: &mut Connection, tenant: TenantId) -> Result<DetectionId> {
+        let sat = satellites::insert(
+            c,
+            &satellites::NewSatellite {
+                tenant_id: tenant,
+                name: "s",
+                device_id: None,
+                kind: crate::domain::DeviceKind::Satellite,
+                registered_by: None,
+                mqtt_password_hash: "h",
+                latitude: None,
+                longitude: None,
+            },
+        )?;
+        let chunk = ChunkId::new();
+        let at = "2026-05-01T06:00:00.000Z";
+        chunks::insert_with_job(
+            c,
+            &chunks::NewChunk {
+                id: chunk,
+                tenant_id: tenant,
+                satellite_id: sat,
+                recorded_at: at.parse().map_err(|_| crate::store::Error::NotFound)?,
+                duration_ms: 3000,
+                sample_rate: 48_000,
+                latitude: None,
+                longitude: None,
+                storage_key: format!("audio/{chunk}.wav"),
+                size_bytes: 1,
+            },
+            at,
+        )?;
+        let d = NewDetection {
+            tenant_id: tenant,
+            satellite_id: sat,
+            satellite_name: "s".into(),
+            audio_chunk_id: chunk,
+            model_id: "m".into(),
+            species_code: "turdus_migratorius".into(),
+            scientific_name: "Turdus migratorius".into(),
+            common_name: "American Robin".into(),
+            confidence: 0.9,
+            detected_at: Timestamp(
+                DateTime::parse_from_rfc3339(at).map_err(|_| crate::store::Error::NotFound)?.to_utc(),
+            ),
+            start_ms: 0,
+            end_ms: 3000,
+            expected_here: None,
+        };
+        let flags = crate::domain::detection_flags::judge(Default::default(), None);
+        insert(c, &d, flags, at)?.map(|s| s.id).ok_or(crate::store::Error::NotFound)
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::{chunks, satellites, testing, users};
@@ -205,7 +270,7 @@ mod tests {
                         tenant_id: created.tenant_id,
                         name: "s",
                         device_id: None,
-                        kind: "satellite",
+                        kind: crate::domain::DeviceKind::Satellite,
                         registered_by: None,
                         mqtt_password_hash: "h",
                         latitude: None,
@@ -230,11 +295,17 @@ mod tests {
             scientific_name: "Turdus migratorius".into(),
             common_name: "American Robin".into(),
             confidence: 0.9,
-            detected_at: at.into(),
+            detected_at: at.parse().expect("time"),
             start_ms: 0,
             end_ms: 3000,
             expected_here: expected,
         }
+    }
+
+    /// The facts from the store, the rule from `domain`, as the workers' use case composes them.
+    fn judged(c: &Connection, d: &NewDetection, now: &str) -> Result<Option<Stored>> {
+        let history = history(c, d.tenant_id, &d.species_code, d.detected_at.at())?;
+        insert(c, d, crate::domain::detection_flags::judge(history, d.expected_here), now)
     }
 
     #[tokio::test]
@@ -256,7 +327,7 @@ mod tests {
                             id: chunk,
                             tenant_id: tenant,
                             satellite_id: sat,
-                            recorded_at: at.into(),
+                            recorded_at: at.parse().expect("time"),
                             duration_ms: 3000,
                             sample_rate: 48_000,
                             latitude: None,
@@ -266,8 +337,8 @@ mod tests {
                         },
                         at,
                     )?;
-                    let d = insert(c, &found(tenant, sat, chunk, at, expected), at)?.expect("inserted");
-                    assert!(insert(c, &found(tenant, sat, chunk, at, expected), at)?.is_none(), "once per chunk");
+                    let d = judged(c, &found(tenant, sat, chunk, at, expected), at)?.expect("inserted");
+                    assert!(judged(c, &found(tenant, sat, chunk, at, expected), at)?.is_none(), "once per chunk");
                     out.push((d.is_first_of_day, d.is_first_of_season, d.rare_reason));
                 }
                 Ok(out)

@@ -6,6 +6,7 @@ use super::{Error, Result};
 use crate::{
     domain::Role,
     ids::{TenantId, UserId},
+    time::Timestamp,
 };
 
 #[derive(Debug, Clone)]
@@ -15,10 +16,10 @@ pub struct Invite {
     pub role: Role,
     pub email: Option<String>,
     pub created_by: Option<UserId>,
-    pub expires_at: String,
-    pub accepted_at: Option<String>,
-    pub revoked_at: Option<String>,
-    pub created_at: String,
+    pub expires_at: Timestamp,
+    pub accepted_at: Option<Timestamp>,
+    pub revoked_at: Option<Timestamp>,
+    pub created_at: Timestamp,
 }
 
 const COLS: &str = "id, tenant_id, role, email, created_by, expires_at, accepted_at, revoked_at, created_at";

@@ -4,8 +4,11 @@
 use rusqlite::{Connection, Row, TransactionBehavior, params};
 use serde::Serialize;
 
-use super::{Result, detections};
-use crate::ids::{ChunkId, SatelliteId, TenantId};
+use super::Result;
+use crate::{
+    ids::{ChunkId, SatelliteId, TenantId},
+    time::Timestamp,
+};
 
 /// A job taken by a worker, with what it needs to classify the chunk.
 #[derive(Debug, Clone)]
@@ -17,7 +20,7 @@ pub struct Claimed {
     pub satellite_name: String,
     pub attempts: u32,
     pub storage_key: String,
-    pub recorded_at: String,
+    pub recorded_at: Timestamp,
     pub latitude: Option<f64>,
     pub longitude: Option<f64>,
 }
@@ -71,35 +74,19 @@ fn claimed_row(r: &Row<'_>) -> rusqlite::Result<Claimed> {
     })
 }
 
-/// Writes each job's detections and marks it done, all in one transaction (one commit per worker
-/// batch). A job that is no longer running (requeued after a restart and finished elsewhere) is
-/// skipped, so a chunk's detections are never written twice.
-pub fn complete_many(
-    conn: &mut Connection,
-    jobs: &[(String, Vec<detections::NewDetection>)],
-    duration_ms: i64,
-    now: &str,
-) -> Result<Vec<detections::Stored>> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let mut stored = Vec::new();
-    for (job_id, found) in jobs {
-        let running: bool =
-            tx.query_row("SELECT status = 'running' FROM inference_jobs WHERE id = ?1", [job_id], |r| r.get(0))?;
-        if !running {
-            continue;
-        }
-        for d in found {
-            if let Some(s) = detections::insert(&tx, d, now)? {
-                stored.push(s);
-            }
-        }
-        tx.execute(
-            "UPDATE inference_jobs SET status = 'done', finished_at = ?2, duration_ms = ?3, error = NULL WHERE id = ?1",
-            params![job_id, now, duration_ms],
-        )?;
-    }
-    tx.commit()?;
-    Ok(stored)
+/// Whether the job is still running (not requeued after a restart and finished elsewhere).
+pub fn is_running(conn: &Connection, job_id: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT status = 'running' FROM inference_jobs WHERE id = ?1")?
+        .query_row([job_id], |r| r.get(0))?)
+}
+
+pub fn mark_done(conn: &Connection, job_id: &str, duration_ms: i64, now: &str) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE inference_jobs SET status = 'done', finished_at = ?2, duration_ms = ?3, error = NULL WHERE id = ?1",
+    )?
+    .execute(params![job_id, now, duration_ms])?;
+    Ok(())
 }
 
 /// Records a failure: back to the queue at `retry_at`, or failed for good when `None`.
@@ -177,8 +164,8 @@ pub struct Finished {
     pub worker_id: Option<String>,
     pub error: Option<String>,
     pub duration_ms: Option<i64>,
-    pub created_at: String,
-    pub finished_at: Option<String>,
+    pub created_at: Timestamp,
+    pub finished_at: Option<Timestamp>,
 }
 
 /// The most recently finished jobs; platform-wide when `tenant` is `None`.

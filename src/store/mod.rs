@@ -37,8 +37,13 @@ use rusqlite::{Connection, ErrorCode};
 pub enum Error {
     #[error("not found")]
     NotFound,
-    #[error("conflict: {0}")]
-    Conflict(String),
+    /// A UNIQUE or PRIMARY KEY constraint refused the write. The caller knows what it inserted,
+    /// so the use case names the conflict (`EmailTaken`, `NameTaken`, ...) in its own error type.
+    #[error("a row with the same unique key already exists")]
+    Duplicate,
+    /// A stored value that does not parse (a timestamp, an enum): a bug or a damaged row, never "now".
+    #[error("stored {what} is not valid: {value:?}")]
+    Corrupt { what: &'static str, value: String },
     #[error(
         "the database is at schema version {found}, newer than this birdhub understands ({supported}); \
          install the newer birdhub or restore a matching backup"
@@ -57,8 +62,8 @@ impl From<rusqlite::Error> for Error {
         match &e {
             rusqlite::Error::QueryReturnedNoRows => Self::NotFound,
             rusqlite::Error::SqliteFailure(f, msg) if f.code == ErrorCode::ConstraintViolation => {
-                let text = msg.clone().unwrap_or_default();
-                if text.contains("UNIQUE") || text.contains("PRIMARY KEY") { Self::Conflict(text) } else { Self::Db(e) }
+                let text = msg.as_deref().unwrap_or_default();
+                if text.contains("UNIQUE") || text.contains("PRIMARY KEY") { Self::Duplicate } else { Self::Db(e) }
             }
             _ => Self::Db(e),
         }
@@ -162,6 +167,56 @@ mod tests {
             })
             .await;
         assert!(orphan.is_err());
+    }
+}
+
+#[cfg(test)]
+mod index_names {
+    //! Queries name their index (`INDEXED BY`) so SQLite cannot pick a slow plan. A renamed or
+    //! dropped index would make those queries fail at run time; this fails CI instead.
+    use std::collections::BTreeSet;
+
+    /// Every `INDEXED BY <name>` written literally in the store's SQL.
+    fn literal_names() -> Vec<String> {
+        let sources = [
+            include_str!("calibration.rs"),
+            include_str!("detection_list.rs"),
+            include_str!("detections.rs"),
+            include_str!("recording_sessions.rs"),
+            include_str!("timeline.rs"),
+            include_str!("jobs.rs"),
+            include_str!("chunks.rs"),
+            include_str!("votes.rs"),
+        ];
+        let mut names = Vec::new();
+        for text in sources {
+            for part in text.split("INDEXED BY ").skip(1) {
+                let name: String = part.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                if !name.is_empty() {
+                    names.push(name);
+                }
+            }
+        }
+        names
+    }
+
+    #[tokio::test]
+    async fn every_named_index_exists_in_the_schema() {
+        let (store, _dir) = super::testing::store().await;
+        let schema: BTreeSet<String> = store
+            .call(|c| {
+                let mut stmt = c.prepare("SELECT name FROM sqlite_master WHERE type = 'index'")?;
+                let names = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+                Ok(names)
+            })
+            .await
+            .expect("schema");
+        let mut named: BTreeSet<String> = literal_names().into_iter().collect();
+        named.extend(super::detection_list::every_index().into_iter().map(str::to_owned));
+        named.extend(super::recording_sessions::every_index().into_iter().map(str::to_owned));
+        assert!(named.len() >= 10, "the scan found the named indexes: {named:?}");
+        let missing: Vec<&String> = named.iter().filter(|n| !schema.contains(*n)).collect();
+        assert!(missing.is_empty(), "queries name indexes the schema does not have: {missing:?}");
     }
 }
 

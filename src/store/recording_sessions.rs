@@ -1,88 +1,83 @@
 //! Recording sessions (SPEC 2.12), kept up to date as chunks and detections arrive, so listing
 //! them is an indexed read rather than a scan of every chunk.
 //!
-//! The rule: two chunks of one satellite belong to the same session when their start times
-//! (`recorded_at`) are less than [`GAP_MS`] apart; a gap of exactly 5 minutes or more starts a new
-//! session. Chunks may arrive out of order (a satellite emptying its outbox), so a chunk can
-//! extend a session at either end, or bridge two sessions, which are then merged.
+//! The rule (a gap of 5 minutes between chunk starts begins a new session; a chunk can extend a
+//! session at either end or bridge two) is `domain::sessions`; this file applies it to the rows.
 
-use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Result;
-use crate::ids::{ChunkId, SatelliteId, TenantId};
+use crate::{
+    domain::sessions::{self, Placement, Span},
+    ids::{ChunkId, SatelliteId, TenantId},
+    time::Timestamp,
+};
 
-/// A gap of this many milliseconds or more between chunk starts begins a new session.
-pub const GAP_MS: i64 = 5 * 60 * 1000;
+pub use crate::domain::sessions::GAP_MS;
 
-struct Span {
+/// A stored session and its extent.
+struct Stored {
     id: String,
-    started_at: String,
-    last_chunk_at: String,
-    ended_at: String,
+    span: Span,
 }
 
-fn parse(t: &str) -> DateTime<Utc> {
-    t.parse().unwrap_or(DateTime::<Utc>::UNIX_EPOCH)
-}
-
-fn duration_ms(start: &str, end: &str) -> i64 {
-    (parse(end) - parse(start)).num_milliseconds().max(0)
-}
-
-/// The chunk's session: joins the session(s) within 5 minutes of it, merging two it bridges, or
-/// starts a new one. Call in the transaction that inserts the chunk.
+/// The chunk's session: joins the session within 5 minutes of it, merges two it bridges, or
+/// starts a new one (the rule is `domain::sessions`). Call in the transaction that inserts the chunk.
 pub fn add_chunk(
     conn: &Connection,
     chunk: ChunkId,
     tenant: TenantId,
     satellite: SatelliteId,
-    recorded_at: &str,
+    recorded_at: Timestamp,
     duration: i64,
 ) -> Result<String> {
-    let at = parse(recorded_at);
-    let gap = chrono::Duration::milliseconds(GAP_MS);
-    let (lo, hi) = (crate::time::format(at - gap), crate::time::format(at + gap));
-    let end = crate::time::format(at + chrono::Duration::milliseconds(duration.max(0)));
-    // Sessions of one satellite never overlap and are 5 minutes apart, so only the two latest
-    // starting before `hi` can be within reach.
+    let at = recorded_at.at();
+    let this = Span::of_chunk(at, duration);
     let mut stmt = conn.prepare_cached(
         "SELECT id, started_at, last_chunk_at, ended_at FROM recording_sessions
          WHERE satellite_id = ?1 AND started_at < ?2 ORDER BY started_at DESC LIMIT 2",
     )?;
-    let mut near: Vec<Span> = stmt
-        .query_map(params![satellite, hi], |r| {
-            Ok(Span { id: r.get(0)?, started_at: r.get(1)?, last_chunk_at: r.get(2)?, ended_at: r.get(3)? })
+    let mut near: Vec<Stored> = stmt
+        .query_map(params![satellite, Timestamp(sessions::candidates_start_before(at))], |r| {
+            let (started, last, ended): (Timestamp, Timestamp, Timestamp) = (r.get(1)?, r.get(2)?, r.get(3)?);
+            Ok(Stored {
+                id: r.get(0)?,
+                span: Span { started_at: started.at(), last_chunk_at: last.at(), ended_at: ended.at() },
+            })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?
         .into_iter()
-        .filter(|s| s.last_chunk_at > lo)
+        .filter(|s| sessions::within_reach(&s.span, at))
         .collect();
     near.reverse(); // oldest first
-    let id = match near.as_slice() {
-        [] => {
+    let spans: Vec<Span> = near.iter().map(|s| s.span).collect();
+    let id = match sessions::place(&spans) {
+        Placement::New => {
             let id = uuid::Uuid::new_v4().to_string();
             conn.prepare_cached(
                 "INSERT INTO recording_sessions (id, tenant_id, satellite_id, started_at, last_chunk_at, ended_at,
                      duration_ms, chunk_count)
                  VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, 1)",
             )?
-            .execute(params![id, tenant, satellite, recorded_at, end, duration.max(0)])?;
+            .execute(params![
+                id,
+                tenant,
+                satellite,
+                recorded_at,
+                Timestamp(this.ended_at),
+                this.duration_ms()
+            ])?;
             id
         }
-        [one] => {
-            extend(conn, one, recorded_at, &end, 1)?;
-            one.id.clone()
+        Placement::Join(i) => {
+            let s = &near[i];
+            extend(conn, &s.id, &s.span.union(&this))?;
+            s.id.clone()
         }
-        [first, second, ..] => {
-            merge(conn, first, second)?;
-            let merged = Span {
-                id: first.id.clone(),
-                started_at: first.started_at.clone(),
-                last_chunk_at: second.last_chunk_at.clone(),
-                ended_at: first.ended_at.clone().max(second.ended_at.clone()),
-            };
-            extend(conn, &merged, recorded_at, &end, 1)?;
+        Placement::Merge(a, b) => {
+            let (first, second) = (&near[a], &near[b]);
+            merge(conn, &first.id, &second.id)?;
+            extend(conn, &first.id, &first.span.union(&second.span).union(&this))?;
             first.id.clone()
         }
     };
@@ -90,41 +85,44 @@ pub fn add_chunk(
     Ok(id)
 }
 
-/// Widens `s` to cover a chunk starting at `at` and ending at `end`.
-fn extend(conn: &Connection, s: &Span, at: &str, end: &str, chunks: i64) -> Result<()> {
-    let started = s.started_at.as_str().min(at);
-    let last = s.last_chunk_at.as_str().max(at);
-    let ended = s.ended_at.as_str().max(end);
+/// Stores the session's new extent and counts one more chunk.
+fn extend(conn: &Connection, id: &str, span: &Span) -> Result<()> {
     conn.prepare_cached(
         "UPDATE recording_sessions SET started_at = ?2, last_chunk_at = ?3, ended_at = ?4, duration_ms = ?5,
-             chunk_count = chunk_count + ?6
+             chunk_count = chunk_count + 1
          WHERE id = ?1",
     )?
-    .execute(params![s.id, started, last, ended, duration_ms(started, ended), chunks])?;
+    .execute(params![
+        id,
+        Timestamp(span.started_at),
+        Timestamp(span.last_chunk_at),
+        Timestamp(span.ended_at),
+        span.duration_ms()
+    ])?;
     Ok(())
 }
 
 /// Folds session `b` into `a` (a chunk now bridges them): chunks, counts and species.
-fn merge(conn: &Connection, a: &Span, b: &Span) -> Result<()> {
+fn merge(conn: &Connection, a: &str, b: &str) -> Result<()> {
     conn.execute(
         "UPDATE recording_sessions SET
              chunk_count = chunk_count + (SELECT chunk_count FROM recording_sessions WHERE id = ?2),
              detection_count = detection_count + (SELECT detection_count FROM recording_sessions WHERE id = ?2)
          WHERE id = ?1",
-        params![a.id, b.id],
+        params![a, b],
     )?;
-    conn.execute("UPDATE audio_chunks SET session_id = ?1 WHERE session_id = ?2", params![a.id, b.id])?;
+    conn.execute("UPDATE audio_chunks SET session_id = ?1 WHERE session_id = ?2", params![a, b])?;
     conn.execute(
         "INSERT INTO session_species (session_id, species_code, common_name, scientific_name, detections)
          SELECT ?1, species_code, common_name, scientific_name, detections FROM session_species WHERE session_id = ?2
          ON CONFLICT (session_id, species_code) DO UPDATE SET detections = detections + excluded.detections",
-        params![a.id, b.id],
+        params![a, b],
     )?;
-    conn.execute("DELETE FROM recording_sessions WHERE id = ?1", [&b.id])?;
+    conn.execute("DELETE FROM recording_sessions WHERE id = ?1", [b])?;
     conn.execute(
         "UPDATE recording_sessions SET species_count = (SELECT count(*) FROM session_species WHERE session_id = ?1)
          WHERE id = ?1",
-        [&a.id],
+        [a],
     )?;
     Ok(())
 }
@@ -167,7 +165,7 @@ pub fn add_detection(
 /// order per satellite, with its detections counted. Returns the number of chunks placed.
 pub fn backfill(conn: &mut Connection) -> Result<u64> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let chunks: Vec<(ChunkId, TenantId, SatelliteId, String, i64)> = tx
+    let chunks: Vec<(ChunkId, TenantId, SatelliteId, Timestamp, i64)> = tx
         .prepare(
             "SELECT id, tenant_id, satellite_id, recorded_at, duration_ms FROM audio_chunks
              WHERE session_id IS NULL ORDER BY satellite_id, recorded_at",
@@ -175,7 +173,7 @@ pub fn backfill(conn: &mut Connection) -> Result<u64> {
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
         .collect::<rusqlite::Result<_>>()?;
     for (id, tenant, satellite, at, duration) in &chunks {
-        add_chunk(&tx, *id, *tenant, *satellite, at, *duration)?;
+        add_chunk(&tx, *id, *tenant, *satellite, *at, *duration)?;
         let species: Vec<(String, String, String)> = tx
             .prepare_cached(
                 "SELECT species_code, common_name, scientific_name FROM detections WHERE audio_chunk_id = ?1",
@@ -197,8 +195,8 @@ pub struct Session {
     pub tenant_id: TenantId,
     pub satellite_id: SatelliteId,
     pub satellite_name: String,
-    pub started_at: String,
-    pub ended_at: String,
+    pub started_at: Timestamp,
+    pub ended_at: Timestamp,
     pub duration_ms: i64,
     pub chunk_count: i64,
     pub detection_count: i64,
@@ -227,6 +225,16 @@ pub enum SortBy {
     Chunks,
 }
 
+impl crate::domain::sort::SortField for SortBy {
+    const FIELDS: &'static [(&'static str, Self)] = &[
+        ("date", SortBy::Date),
+        ("duration", SortBy::Duration),
+        ("detections", SortBy::Detections),
+        ("species", SortBy::Species),
+        ("chunks", SortBy::Chunks),
+    ];
+}
+
 impl SortBy {
     /// The index that gives this order (named, because without statistics SQLite may pick
     /// another index on `tenant_id` and sort every session of the team).
@@ -249,6 +257,13 @@ impl SortBy {
             Self::Chunks => "r.chunk_count",
         }
     }
+}
+
+/// Every index the session list can name.
+#[cfg(test)]
+pub(super) fn every_index() -> Vec<&'static str> {
+    use crate::domain::sort::SortField;
+    SortBy::FIELDS.iter().map(|(_, s)| s.index()).collect()
 }
 
 #[derive(Debug, Clone)]

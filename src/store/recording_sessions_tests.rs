@@ -1,6 +1,7 @@
 //! The incremental sessions against the rule applied from scratch, for chunks arriving in any
 //! order, and the start-up backfill.
 
+use chrono::{DateTime, Utc};
 use proptest::prelude::*;
 use rusqlite::Connection;
 
@@ -24,7 +25,7 @@ fn db() -> (Connection, TenantId, SatelliteId) {
             tenant_id: created.tenant_id,
             name: "s",
             device_id: None,
-            kind: "satellite",
+            kind: crate::domain::DeviceKind::Satellite,
             registered_by: None,
             mqtt_password_hash: "h",
             latitude: None,
@@ -96,7 +97,7 @@ proptest! {
         let (conn, tenant, sat) = db();
         for ms in &arrival {
             let chunk = bare_chunk(&conn, tenant, sat, *ms);
-            add_chunk(&conn, chunk, tenant, sat, &at(*ms), 3000).expect("add");
+            add_chunk(&conn, chunk, tenant, sat, at(*ms).parse().expect("time"), 3000).expect("add");
         }
         prop_assert_eq!(sessions(&conn), expected(starts));
         let orphans: i64 = conn

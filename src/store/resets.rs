@@ -3,7 +3,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::Result;
-use crate::ids::UserId;
+use crate::{ids::UserId, time::Timestamp};
 
 pub fn create(conn: &Connection, user: UserId, token_hash: &str, expires_at: &str, ip: &str) -> Result<()> {
     conn.execute(
@@ -18,8 +18,8 @@ pub fn create(conn: &Connection, user: UserId, token_hash: &str, expires_at: &st
 pub struct Token {
     pub id: String,
     pub user_id: UserId,
-    pub expires_at: String,
-    pub used_at: Option<String>,
+    pub expires_at: Timestamp,
+    pub used_at: Option<Timestamp>,
 }
 
 pub fn find(conn: &Connection, token_hash: &str) -> Result<Option<Token>> {

@@ -4,7 +4,11 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{Error, Result};
-use crate::ids::{SatelliteId, TenantId, UserId};
+use crate::{
+    domain::DeviceKind,
+    ids::{SatelliteId, TenantId, UserId},
+    time::Timestamp,
+};
 
 /// A password hash no password matches: the device's broker login is dropped.
 pub const REVOKED_PASSWORD: &str = "!revoked";
@@ -15,13 +19,13 @@ pub struct Satellite {
     pub tenant_id: TenantId,
     pub name: String,
     pub device_id: Option<String>,
-    pub kind: String,
+    pub kind: DeviceKind,
     pub registered_by: Option<UserId>,
     pub registered_by_name: Option<String>,
     pub mqtt_password_hash: String,
     pub latitude: Option<f64>,
     pub longitude: Option<f64>,
-    pub last_seen_at: Option<String>,
+    pub last_seen_at: Option<Timestamp>,
     pub heartbeat_state: Option<String>,
     pub noise_floor_rms: Option<f64>,
     pub version: Option<String>,
@@ -32,8 +36,8 @@ pub struct Satellite {
     pub overrides_json: String,
     pub recording_profile_json: Option<String>,
     pub uptime_seconds: Option<i64>,
-    pub created_at: String,
-    pub updated_at: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 const SELECT: &str =
@@ -75,7 +79,7 @@ pub struct NewSatellite<'a> {
     pub tenant_id: TenantId,
     pub name: &'a str,
     pub device_id: Option<&'a str>,
-    pub kind: &'a str,
+    pub kind: DeviceKind,
     pub registered_by: Option<UserId>,
     pub mqtt_password_hash: &'a str,
     pub latitude: Option<f64>,
@@ -119,15 +123,31 @@ pub fn find_by_name(conn: &Connection, tenant: TenantId, name: &str) -> Result<O
         .optional()?)
 }
 
+/// `sortBy` of the satellite list: by name (ascending by default), last seen or created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortBy {
+    #[default]
+    Name,
+    LastSeen,
+    Created,
+}
+
+impl crate::domain::sort::SortField for SortBy {
+    const FIELDS: &'static [(&'static str, Self)] =
+        &[("name", SortBy::Name), ("lastSeen", SortBy::LastSeen), ("created", SortBy::Created)];
+    fn descending_by_default(self) -> bool {
+        self != SortBy::Name
+    }
+}
+
 /// Filters and order of the satellite list.
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {
     pub search: Option<String>,
-    pub kind: Option<String>,
+    pub kind: Option<DeviceKind>,
     /// Only those seen after (online) or not after (offline) this time.
-    pub seen_after: Option<(String, bool)>,
-    /// `name`, `last_seen_at` or `created_at`.
-    pub sort: &'static str,
+    pub seen_after: Option<(Timestamp, bool)>,
+    pub sort: SortBy,
     pub descending: bool,
     pub limit: u32,
     pub offset: u32,
@@ -136,7 +156,7 @@ pub struct ListFilter {
 pub fn list(conn: &Connection, tenant: TenantId, f: &ListFilter) -> Result<(Vec<Satellite>, u64)> {
     let search = f.search.as_ref().map(|s| format!("%{}%", s.replace(['%', '_'], "")));
     let (since, online) = match &f.seen_after {
-        Some((t, online)) => (Some(t.clone()), Some(*online)),
+        Some((t, online)) => (Some(*t), Some(*online)),
         None => (None, None),
     };
     let filter = "s.tenant_id = ?1 AND s.deleted_at IS NULL AND (?2 IS NULL OR s.name LIKE ?2) AND (?3 IS NULL OR s.kind = ?3)
@@ -148,9 +168,9 @@ pub fn list(conn: &Connection, tenant: TenantId, f: &ListFilter) -> Result<(Vec<
     )?;
     let dir = if f.descending { "DESC" } else { "ASC" };
     let sort = match f.sort {
-        "last_seen_at" => "s.last_seen_at",
-        "created_at" => "s.created_at",
-        _ => "s.name COLLATE NOCASE",
+        SortBy::LastSeen => "s.last_seen_at",
+        SortBy::Created => "s.created_at",
+        SortBy::Name => "s.name COLLATE NOCASE",
     };
     let mut stmt = conn.prepare(&format!("{SELECT} WHERE {filter} ORDER BY {sort} {dir}, s.id LIMIT ?6 OFFSET ?7"))?;
     let rows = stmt
@@ -159,70 +179,114 @@ pub fn list(conn: &Connection, tenant: TenantId, f: &ListFilter) -> Result<(Vec<
     Ok((rows, total.max(0) as u64))
 }
 
-fn touch(conn: &Connection, sql: &str, id: SatelliteId, value: &dyn rusqlite::ToSql, now: &str) -> Result<()> {
-    let n = conn.execute(sql, params![id, value, now])?;
+/// `NotFound` unless `id` is one of `tenant`'s live satellites (before writes keyed by satellite alone).
+pub fn ensure_in_tenant(conn: &Connection, tenant: TenantId, id: SatelliteId) -> Result<()> {
+    conn.prepare_cached("SELECT 1 FROM satellites WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL")?
+        .query_row(params![id, tenant], |_| Ok(()))?;
+    Ok(())
+}
+
+/// One column of one of `tenant`'s satellites; `NotFound` when the id is not the team's (or deleted).
+fn touch(
+    conn: &Connection,
+    sql: &str,
+    tenant: TenantId,
+    id: SatelliteId,
+    value: &dyn rusqlite::ToSql,
+    now: &str,
+) -> Result<()> {
+    let n = conn.execute(sql, params![id, value, now, tenant])?;
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }
 }
 
-pub fn rename(conn: &Connection, id: SatelliteId, name: &str, now: &str) -> Result<()> {
-    touch(conn, "UPDATE satellites SET name = ?2, updated_at = ?3 WHERE id = ?1 AND deleted_at IS NULL", id, &name, now)
-}
-
-pub fn set_password_hash(conn: &Connection, id: SatelliteId, hash: &str, now: &str) -> Result<()> {
+pub fn rename(conn: &Connection, tenant: TenantId, id: SatelliteId, name: &str, now: &str) -> Result<()> {
     touch(
         conn,
-        "UPDATE satellites SET mqtt_password_hash = ?2, updated_at = ?3 WHERE id = ?1 AND deleted_at IS NULL",
+        "UPDATE satellites SET name = ?2, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
+        tenant,
+        id,
+        &name,
+        now,
+    )
+}
+
+pub fn set_password_hash(conn: &Connection, tenant: TenantId, id: SatelliteId, hash: &str, now: &str) -> Result<()> {
+    touch(
+        conn,
+        "UPDATE satellites SET mqtt_password_hash = ?2, updated_at = ?3
+         WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
+        tenant,
         id,
         &hash,
         now,
     )
 }
 
-pub fn set_registered_by(conn: &Connection, id: SatelliteId, user: Option<UserId>, now: &str) -> Result<()> {
-    touch(conn, "UPDATE satellites SET registered_by = ?2, updated_at = ?3 WHERE id = ?1", id, &user, now)
-}
-
-pub fn set_overrides(conn: &Connection, id: SatelliteId, json: &str, now: &str) -> Result<()> {
+pub fn set_registered_by(
+    conn: &Connection,
+    tenant: TenantId,
+    id: SatelliteId,
+    user: Option<UserId>,
+    now: &str,
+) -> Result<()> {
     touch(
         conn,
-        "UPDATE satellites SET overrides_json = ?2, updated_at = ?3 WHERE id = ?1 AND deleted_at IS NULL",
+        "UPDATE satellites SET registered_by = ?2, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?4",
+        tenant,
+        id,
+        &user,
+        now,
+    )
+}
+
+pub fn set_overrides(conn: &Connection, tenant: TenantId, id: SatelliteId, json: &str, now: &str) -> Result<()> {
+    touch(
+        conn,
+        "UPDATE satellites SET overrides_json = ?2, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
+        tenant,
         id,
         &json,
         now,
     )
 }
 
-pub fn set_config_locked(conn: &Connection, id: SatelliteId, locked: bool, now: &str) -> Result<()> {
+pub fn set_config_locked(conn: &Connection, tenant: TenantId, id: SatelliteId, locked: bool, now: &str) -> Result<()> {
     touch(
         conn,
-        "UPDATE satellites SET config_locked = ?2, updated_at = ?3 WHERE id = ?1 AND deleted_at IS NULL",
+        "UPDATE satellites SET config_locked = ?2, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
+        tenant,
         id,
         &locked,
         now,
     )
 }
 
-pub fn set_profile(conn: &Connection, id: SatelliteId, json: &str, now: &str) -> Result<()> {
+pub fn set_profile(conn: &Connection, tenant: TenantId, id: SatelliteId, json: &str, now: &str) -> Result<()> {
     touch(
         conn,
-        "UPDATE satellites SET recording_profile_json = ?2, updated_at = ?3 WHERE id = ?1 AND deleted_at IS NULL",
+        "UPDATE satellites SET recording_profile_json = ?2, updated_at = ?3
+         WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
+        tenant,
         id,
         &json,
         now,
     )
 }
 
-pub fn set_location(conn: &Connection, id: SatelliteId, lat: f64, lon: f64) -> Result<()> {
-    conn.execute("UPDATE satellites SET latitude = ?2, longitude = ?3 WHERE id = ?1", params![id, lat, lon])?;
-    Ok(())
+pub fn set_location(conn: &Connection, tenant: TenantId, id: SatelliteId, lat: f64, lon: f64) -> Result<()> {
+    let n = conn.execute(
+        "UPDATE satellites SET latitude = ?2, longitude = ?3 WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
+        params![id, lat, lon, tenant],
+    )?;
+    if n == 0 { Err(Error::NotFound) } else { Ok(()) }
 }
 
 /// Soft deletion: the row stays for its history (chunks, detections), the device can no longer log in.
-pub fn soft_delete(conn: &Connection, id: SatelliteId, now: &str) -> Result<()> {
+pub fn soft_delete(conn: &Connection, tenant: TenantId, id: SatelliteId, now: &str) -> Result<()> {
     let n = conn.execute(
         "UPDATE satellites SET deleted_at = ?2, mqtt_password_hash = ?3, device_id = NULL, updated_at = ?2
-         WHERE id = ?1 AND deleted_at IS NULL",
-        params![id, now, REVOKED_PASSWORD],
+         WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
+        params![id, now, REVOKED_PASSWORD, tenant],
     )?;
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }
 }

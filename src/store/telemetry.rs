@@ -3,13 +3,16 @@
 use rusqlite::{Connection, params};
 
 use super::Result;
-use crate::ids::{SatelliteId, TenantId};
+use crate::{
+    ids::{SatelliteId, TenantId},
+    time::Timestamp,
+};
 
 pub const RETENTION_DAYS: i64 = 30;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Sample {
-    pub recorded_at: String,
+    pub recorded_at: Timestamp,
     pub battery_level: Option<f64>,
     pub storage_free_bytes: Option<i64>,
     pub cpu_temp: Option<f64>,

@@ -7,6 +7,7 @@ use super::{Error, Result};
 use crate::{
     domain::Role,
     ids::{TenantId, UserId},
+    time::Timestamp,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,7 +15,7 @@ pub struct Tenant {
     pub id: TenantId,
     pub name: String,
     pub owner_user_id: Option<UserId>,
-    pub created_at: String,
+    pub created_at: Timestamp,
 }
 
 /// A user's membership in a team, with the user's name for listings.
@@ -24,7 +25,7 @@ pub struct Membership {
     pub tenant_id: TenantId,
     pub user_id: UserId,
     pub role: Role,
-    pub created_at: String,
+    pub created_at: Timestamp,
     pub name: String,
     pub email: String,
     pub is_platform_admin: bool,
@@ -93,10 +94,10 @@ pub fn role_of(conn: &Connection, tenant: TenantId, user: UserId) -> Result<Opti
         .optional()?)
 }
 
-/// Adds `user` to `tenant`; an existing membership is a `Conflict`. Returns the membership id.
+/// Adds `user` to `tenant`; an existing membership is `Duplicate`. Returns the membership id.
 pub fn add_member(conn: &Connection, tenant: TenantId, user: UserId, role: Role) -> Result<String> {
     if role_of(conn, tenant, user)?.is_some() {
-        return Err(Error::Conflict("the user is already a member of this team".into()));
+        return Err(Error::Duplicate);
     }
     let id = Uuid::new_v4().to_string();
     conn.execute(

@@ -5,7 +5,10 @@ use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use super::Result;
-use crate::ids::{ChunkId, DetectionId, SatelliteId, TenantId};
+use crate::{
+    ids::{ChunkId, DetectionId, SatelliteId, TenantId},
+    time::Timestamp,
+};
 
 /// At most this many chunks, and this many detections, per answer.
 pub const MAX_ROWS: u32 = 5_000;
@@ -15,7 +18,7 @@ pub struct Chunk {
     pub id: ChunkId,
     pub satellite_id: SatelliteId,
     pub session_id: Option<String>,
-    pub recorded_at: String,
+    pub recorded_at: Timestamp,
     pub duration_ms: i64,
 }
 
@@ -28,7 +31,7 @@ pub struct Detection {
     pub common_name: String,
     pub scientific_name: String,
     pub confidence: f64,
-    pub detected_at: String,
+    pub detected_at: Timestamp,
     pub verification_status: String,
 }
 

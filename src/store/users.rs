@@ -6,6 +6,7 @@ use super::{Error, Result};
 use crate::{
     domain::Role,
     ids::{TenantId, UserId},
+    time::Timestamp,
 };
 
 /// An account to create, with its password already hashed.
@@ -34,14 +35,14 @@ pub struct User {
     pub is_platform_admin: bool,
     pub is_blocked: bool,
     pub failed_login_attempts: u32,
-    pub locked_until: Option<String>,
-    pub last_login_at: Option<String>,
+    pub locked_until: Option<Timestamp>,
+    pub last_login_at: Option<Timestamp>,
     pub last_login_ip: Option<String>,
     pub default_tenant_id: Option<TenantId>,
     pub preferences_json: String,
     pub mfa_enabled: bool,
-    pub mfa_enrolled_at: Option<String>,
-    pub created_at: String,
+    pub mfa_enrolled_at: Option<Timestamp>,
+    pub created_at: Timestamp,
 }
 
 const COLS: &str = "id, email, name, password_hash, is_platform_admin, is_blocked, failed_login_attempts, \
@@ -67,12 +68,12 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<User> {
     })
 }
 
-/// Inserts the user alone (no team); a taken email is a `Conflict`.
+/// Inserts the user alone (no team); a taken email is `Duplicate`.
 pub fn create(conn: &Connection, new: &NewUser) -> Result<UserId> {
     let taken: Option<String> =
         conn.query_row("SELECT id FROM users WHERE email = ?1", [&new.email], |r| r.get(0)).optional()?;
     if taken.is_some() {
-        return Err(Error::Conflict(format!("a user with email {} already exists", new.email)));
+        return Err(Error::Duplicate);
     }
     let id = UserId::new();
     conn.execute(
@@ -83,7 +84,7 @@ pub fn create(conn: &Connection, new: &NewUser) -> Result<UserId> {
 }
 
 /// Creates the user, a team of their own that they own and administer, and makes it their default,
-/// all in one transaction. A taken email (case-insensitive) is a `Conflict`.
+/// all in one transaction. A taken email (case-insensitive) is `Duplicate`.
 pub fn create_with_team(conn: &mut Connection, new: &NewUser, team_name: &str) -> Result<Created> {
     let tx = conn.transaction()?;
     let user_id = create(&tx, new)?;
@@ -155,14 +156,14 @@ pub fn set_password(conn: &Connection, id: UserId, hash: &str, now: &str) -> Res
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }
 }
 
-/// Changes name and/or email; a taken email is a `Conflict`.
+/// Changes name and/or email; a taken email is `Duplicate`.
 pub fn update_profile(conn: &Connection, id: UserId, name: Option<&str>, email: Option<&str>, now: &str) -> Result<()> {
     if let Some(email) = email {
         let other: Option<UserId> = conn
             .query_row("SELECT id FROM users WHERE email = ?1 AND id != ?2", params![email, id], |r| r.get(0))
             .optional()?;
         if other.is_some() {
-            return Err(Error::Conflict(format!("a user with email {email} already exists")));
+            return Err(Error::Duplicate);
         }
     }
     let n = conn.execute(
@@ -195,31 +196,6 @@ pub fn set_default_tenant(conn: &Connection, id: UserId, tenant: Option<TenantId
 pub fn delete(conn: &Connection, id: UserId) -> Result<()> {
     let n = conn.execute("DELETE FROM users WHERE id = ?1", [id])?;
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }
-}
-
-/// Deletes an account in one transaction. Teams it owns alone are deleted with it; a team it owns
-/// with other members refuses (`Conflict("transfer_ownership_first")`), and so does removing the
-/// last platform admin (`Conflict("last_platform_admin")`). Its devices become team-owned and are
-/// disconnected.
-pub fn delete_account(conn: &mut Connection, id: UserId, now: &str) -> Result<()> {
-    let tx = conn.transaction()?;
-    let user = get(&tx, id)?;
-    let owned = super::tenants::owned_by(&tx, id)?;
-    if owned.iter().any(|(_, others)| *others > 0) {
-        return Err(Error::Conflict("transfer_ownership_first".into()));
-    }
-    if user.is_platform_admin && count_platform_admins(&tx)? <= 1 {
-        return Err(Error::Conflict("last_platform_admin".into()));
-    }
-    for (tenant, _) in owned {
-        super::tenants::delete(&tx, tenant)?;
-    }
-    for (tenant, _) in super::tenants::list_for_user(&tx, id)? {
-        super::satellites::release_registrant_devices(&tx, tenant.id, id, false, now)?;
-    }
-    delete(&tx, id)?;
-    tx.commit()?;
-    Ok(())
 }
 
 /// Filters of the admin user list.
@@ -279,7 +255,7 @@ mod tests {
         assert_eq!(owner, created.user_id);
 
         let dup = store.call(|c| create_with_team(c, &alice("ALICE@example.org"), "again")).await;
-        assert!(matches!(dup, Err(Error::Conflict(_))), "emails are unique regardless of case");
+        assert!(matches!(dup, Err(Error::Duplicate)), "emails are unique regardless of case");
         assert_eq!(store.call(|c| count(c)).await.expect("count"), 1, "the failed attempt left nothing behind");
     }
 
@@ -294,7 +270,7 @@ mod tests {
             assert_eq!(locked, i == 5);
         }
         let user = store.call(move |c| get(c, id)).await.expect("get");
-        assert_eq!(user.locked_until.as_deref(), Some("2100-01-01T00:00:00.000Z"));
+        assert_eq!(user.locked_until.map(|t| t.to_string()).as_deref(), Some("2100-01-01T00:00:00.000Z"));
         store.call(move |c| record_login(c, id, "2026-01-01T00:00:00.000Z", "10.0.0.1")).await.expect("login");
         let user = store.call(move |c| get(c, id)).await.expect("get");
         assert_eq!((user.failed_login_attempts, user.locked_until), (0, None));

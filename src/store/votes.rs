@@ -7,6 +7,7 @@ use super::Result;
 use crate::{
     domain::consensus::{self, Ballot, Status, Vote},
     ids::{DetectionId, TenantId, UserId},
+    time::Timestamp,
 };
 
 /// Vote counts of one detection.
@@ -34,7 +35,8 @@ pub fn cast(
     Ok(outcome)
 }
 
-/// [`cast`] inside the caller's transaction.
+/// [`cast`] inside the caller's transaction. `NotFound` (and nothing written) unless the detection
+/// is `tenant`'s.
 pub fn record(
     conn: &Connection,
     tenant: TenantId,
@@ -44,21 +46,26 @@ pub fn record(
     annotation: Option<&str>,
     now: &str,
 ) -> Result<(Status, Tally)> {
-    conn.execute(
-        "INSERT INTO verification_votes (id, detection_id, user_id, vote, annotation_id, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+    let written = conn
+        .prepare_cached(
+            "INSERT INTO verification_votes (id, detection_id, user_id, vote, annotation_id, created_at, updated_at)
+         SELECT ?1, d.id, ?3, ?4, ?5, ?6, ?6 FROM detections d WHERE d.id = ?2 AND d.tenant_id = ?7
          ON CONFLICT (detection_id, user_id) DO UPDATE SET
              vote = excluded.vote, annotation_id = excluded.annotation_id, updated_at = excluded.updated_at",
-        params![uuid::Uuid::new_v4().to_string(), detection, user, vote.as_str(), annotation, now],
-    )?;
+        )?
+        .execute(params![uuid::Uuid::new_v4().to_string(), detection, user, vote.as_str(), annotation, now, tenant])?;
+    if written == 0 {
+        return Err(super::Error::NotFound);
+    }
     settle(conn, tenant, detection)
 }
 
-/// Re-reads every vote of `detection` and stores the status they decide.
+/// Re-reads every vote of `tenant`'s `detection` and stores the status they decide.
 fn settle(conn: &Connection, tenant: TenantId, detection: DetectionId) -> Result<(Status, Tally)> {
     let mut stmt = conn.prepare_cached(
         "SELECT v.vote, u.is_platform_admin OR coalesce(m.role = 'admin', 0)
-         FROM verification_votes v JOIN users u ON u.id = v.user_id
+         FROM verification_votes v JOIN detections d ON d.id = v.detection_id AND d.tenant_id = ?2
+         JOIN users u ON u.id = v.user_id
          LEFT JOIN memberships m ON m.user_id = v.user_id AND m.tenant_id = ?2
          WHERE v.detection_id = ?1 ORDER BY v.updated_at, v.rowid",
     )?;
@@ -70,8 +77,12 @@ fn settle(conn: &Connection, tenant: TenantId, detection: DetectionId) -> Result
         })
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let status = consensus::decide(&ballots);
-    conn.prepare_cached("UPDATE detections SET verification_status = ?2 WHERE id = ?1")?
-        .execute(params![detection, status.as_str()])?;
+    let updated = conn
+        .prepare_cached("UPDATE detections SET verification_status = ?2 WHERE id = ?1 AND tenant_id = ?3")?
+        .execute(params![detection, status.as_str(), tenant])?;
+    if updated == 0 {
+        return Err(super::Error::NotFound);
+    }
     let mut tally = Tally::default();
     for b in &ballots {
         match b.vote {
@@ -106,7 +117,7 @@ pub struct MyVote {
     pub detection_id: DetectionId,
     pub vote: String,
     pub annotation_id: Option<String>,
-    pub updated_at: String,
+    pub updated_at: Timestamp,
 }
 
 /// `user`'s votes on those of `ids` that belong to `tenant` (others are left out, not revealed).

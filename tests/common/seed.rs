@@ -20,7 +20,7 @@ pub async fn satellite(hub: &TestHub, tenant: TenantId, name: &str) -> Satellite
                     tenant_id: tenant,
                     name: &name,
                     device_id: None,
-                    kind: "satellite",
+                    kind: birdhub::domain::DeviceKind::Satellite,
                     registered_by: None,
                     mqtt_password_hash: "!",
                     latitude: None,
@@ -42,7 +42,7 @@ pub async fn chunk(hub: &TestHub, tenant: TenantId, sat: SatelliteId, at: &str) 
         id,
         tenant_id: tenant,
         satellite_id: sat,
-        recorded_at: at.to_owned(),
+        recorded_at: at.parse().expect("time"),
         duration_ms: 3000,
         sample_rate: 48_000,
         latitude: None,
@@ -88,14 +88,14 @@ pub async fn detection(
         common_name: species.1.into(),
         scientific_name: species.2.into(),
         confidence,
-        detected_at: at.to_owned(),
+        detected_at: at.parse().expect("time"),
         start_ms: 0,
         end_ms: 3000,
         expected_here: None,
     };
     hub.state()
         .store
-        .call(move |c| store::detections::insert(c, &new, "2026-01-01T00:00:00.000Z"))
+        .call(move |c| birdhub::usecases::detections::record(c, &new, "2026-01-01T00:00:00.000Z"))
         .await
         .expect("detection")
         .expect("new")

@@ -1,0 +1,108 @@
+//! The one mapping from each use case's error enum to an HTTP status and code. Messages are the
+//! enums' own `Display` text, so a refusal reads the same wherever it is raised.
+
+use super::ApiError;
+use crate::usecases::{
+    accounts::{AddMemberError, DeleteAccountError, ProfileError, SignUpError},
+    satellites::{RegisterError, RenameError},
+    verification::{CommentError, VoteError},
+};
+
+impl From<SignUpError> for ApiError {
+    fn from(e: SignUpError) -> Self {
+        let m = e.to_string();
+        match e {
+            SignUpError::EmailTaken => Self::Conflict("email_taken", m),
+            SignUpError::RegistrationClosed => Self::Forbidden("registration_closed", m),
+            SignUpError::InviteInvalid => Self::BadRequest("invalid_invite", m),
+            SignUpError::InviteUsed => Self::BadRequest("invite_used", m),
+            SignUpError::InviteExpired => Self::BadRequest("invite_expired", m),
+            SignUpError::InviteEmailMismatch => Self::BadRequest("invite_email_mismatch", m),
+            SignUpError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<ProfileError> for ApiError {
+    fn from(e: ProfileError) -> Self {
+        let m = e.to_string();
+        match e {
+            ProfileError::EmailTaken => Self::Conflict("email_taken", m),
+            ProfileError::LastPlatformAdmin => Self::Conflict("last_platform_admin", m),
+            ProfileError::UserNotFound => Self::NotFound("user_not_found", m),
+            ProfileError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<DeleteAccountError> for ApiError {
+    fn from(e: DeleteAccountError) -> Self {
+        let m = e.to_string();
+        match e {
+            DeleteAccountError::TransferOwnershipFirst => Self::Conflict("transfer_ownership_first", m),
+            DeleteAccountError::LastPlatformAdmin => Self::Conflict("last_platform_admin", m),
+            DeleteAccountError::UserNotFound => Self::NotFound("user_not_found", m),
+            DeleteAccountError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<AddMemberError> for ApiError {
+    fn from(e: AddMemberError) -> Self {
+        let m = e.to_string();
+        match e {
+            AddMemberError::UserNotFound => Self::NotFound("user_not_found", m),
+            AddMemberError::TenantNotFound => Self::NotFound("tenant_not_found", m),
+            AddMemberError::AlreadyMember => Self::Conflict("already_member", m),
+            AddMemberError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<RegisterError> for ApiError {
+    fn from(e: RegisterError) -> Self {
+        let m = e.to_string();
+        match e {
+            RegisterError::InvalidName(_) => Self::Unprocessable("invalid_name", m),
+            RegisterError::InvalidDeviceId => Self::Unprocessable("invalid_device_id", m),
+            RegisterError::InvalidLocation => Self::Unprocessable("invalid_location", m),
+            RegisterError::PolicyAdminsOnly => Self::Forbidden("DEVICE_POLICY_ADMINS", m),
+            RegisterError::NameTaken => Self::Conflict("name_taken", m),
+            RegisterError::DeviceOfAnotherMember => Self::Forbidden("device_registered_by_another", m),
+            RegisterError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<RenameError> for ApiError {
+    fn from(e: RenameError) -> Self {
+        let m = e.to_string();
+        match e {
+            RenameError::InvalidName(_) => Self::Unprocessable("invalid_name", m),
+            RenameError::NameTaken => Self::Conflict("name_taken", m),
+            RenameError::NotFound => Self::NotFound("satellite_not_found", m),
+            RenameError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<VoteError> for ApiError {
+    fn from(e: VoteError) -> Self {
+        let m = e.to_string();
+        match e {
+            VoteError::DetectionNotFound => Self::NotFound("detection_not_found", m),
+            VoteError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<CommentError> for ApiError {
+    fn from(e: CommentError) -> Self {
+        let m = e.to_string();
+        match e {
+            CommentError::NotFound => Self::NotFound("comment_not_found", m),
+            CommentError::NotYours => Self::Forbidden("not_your_comment", m),
+            CommentError::Store(e) => e.into(),
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! What the inference workers do with a classified batch: write each job's detections with their
+//! flags and mark the job done, in one transaction, so a crash never loses or doubles a detection.
+
+use crate::{
+    domain::detection_flags,
+    store::{self, Store, detections::NewDetection, detections::Stored},
+};
+
+/// One finished job: its id and the species found in its chunk.
+pub type JobResult = (String, Vec<NewDetection>);
+
+/// Writes every job's detections and marks it done (one commit per worker batch). A job that is no
+/// longer running (requeued after a restart and finished elsewhere) is skipped, so a chunk's
+/// detections are never written twice. Each detection's flags are judged against what the team
+/// had before it, including the detections earlier in the same batch. Runs on the calling thread
+/// (the workers' own), never on the async runtime.
+pub fn record_batch(store: &Store, jobs: &[JobResult], duration_ms: i64, now: &str) -> store::Result<Vec<Stored>> {
+    store.call_blocking(|c| {
+        let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut stored = Vec::new();
+        for (job_id, found) in jobs {
+            if !store::jobs::is_running(&tx, job_id)? {
+                continue;
+            }
+            for d in found {
+                stored.extend(record(&tx, d, now)?);
+            }
+            store::jobs::mark_done(&tx, job_id, duration_ms, now)?;
+        }
+        tx.commit()?;
+        Ok(stored)
+    })
+}
+
+/// Writes one detection with the flags its species' history decides, inside the caller's
+/// transaction. `None` when the chunk already has this species.
+pub fn record(conn: &rusqlite::Connection, d: &NewDetection, now: &str) -> store::Result<Option<Stored>> {
+    let history = store::detections::history(conn, d.tenant_id, &d.species_code, d.detected_at.at())?;
+    store::detections::insert(conn, d, detection_flags::judge(history, d.expected_here), now)
+}
