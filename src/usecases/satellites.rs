@@ -241,3 +241,68 @@ pub async fn remove(store: &Store, clock: &Clock, tenant: TenantId, id: Satellit
         })
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    //! Writes to a device name its team in SQL: another team's id changes nothing.
+    use super::*;
+    use crate::store::{testing, users};
+
+    #[tokio::test]
+    async fn another_teams_satellite_cannot_be_changed_by_id() {
+        let (store, _dir) = testing::store().await;
+        let clock = Clock::default();
+        let (a, b) = store
+            .call(|c| {
+                let mut teams = Vec::new();
+                for who in ["a", "b"] {
+                    let new = users::NewUser {
+                        email: format!("{who}@example.org"),
+                        name: who.into(),
+                        password_hash: "x".into(),
+                        is_platform_admin: false,
+                    };
+                    let made = users::create_with_team(c, &new, who)?;
+                    teams.push((made.tenant_id, made.user_id));
+                }
+                Ok((teams[0], teams[1]))
+            })
+            .await
+            .expect("teams");
+        let reg = Registration {
+            tenant: b.0,
+            by: b.1,
+            by_admin: true,
+            name: "b-garden".into(),
+            device_id: None,
+            kind: DeviceKind::Satellite,
+            location: None,
+        };
+        let theirs = register(&store, &clock, reg).await.expect("registered").satellite;
+        let (team_a, id) = (a.0, theirs.id);
+        let now = clock.now_str();
+        let attempts = store
+            .call(move |c| {
+                Ok([
+                    store::satellites::rename(c, team_a, id, "mine", &now),
+                    store::satellites::set_password_hash(c, team_a, id, "h", &now),
+                    store::satellites::set_registered_by(c, team_a, id, None, &now),
+                    store::satellites::set_overrides(c, team_a, id, "{\"x\":1}", &now),
+                    store::satellites::set_config_locked(c, team_a, id, true, &now),
+                    store::satellites::set_profile(c, team_a, id, "{}", &now),
+                    store::satellites::set_location(c, team_a, id, 1.0, 2.0),
+                    store::satellites::soft_delete(c, team_a, id, &now),
+                ])
+            })
+            .await
+            .expect("attempts");
+        for (i, r) in attempts.iter().enumerate() {
+            assert!(matches!(r, Err(store::Error::NotFound)), "write {i} of another team's device: {r:?}");
+        }
+        assert!(matches!(rename(&store, &clock, team_a, id, "mine").await, Err(RenameError::NotFound)));
+        assert!(matches!(remove(&store, &clock, team_a, id).await, Err(store::Error::NotFound)));
+        assert!(matches!(rotate_key(&store, &clock, team_a, id, None).await, Err(store::Error::NotFound)));
+        let after = store.call(move |c| store::satellites::get(c, id)).await.expect("still there");
+        assert_eq!(after, theirs, "nothing about B's device changed");
+    }
+}
