@@ -241,7 +241,7 @@ async fn login(
     if user.is_blocked {
         state.store.call(record(false)).await?;
         failed("blocked", uid).write(&state).await;
-        return Err(crate::auth::context::blocked());
+        return Err(crate::auth::context::blocked().into());
     }
     state.store.call(record(true)).await?;
     if user.mfa_enabled {

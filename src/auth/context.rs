@@ -5,9 +5,11 @@
 
 use axum::http::{HeaderMap, header};
 
-use super::tokens::{self, SESSION_COOKIE, TokenKind};
+use super::{
+    AuthError,
+    tokens::{self, SESSION_COOKIE, TokenKind},
+};
 use crate::{
-    api::ApiError,
     domain::Role,
     ids::{SatelliteId, TenantId, UserId},
     state::AppState,
@@ -63,10 +65,8 @@ impl AuthContext {
     }
 
     /// The signed-in person, or 403 for keys.
-    pub fn require_user(&self) -> Result<UserId, ApiError> {
-        self.user_id().ok_or_else(|| {
-            ApiError::Forbidden("user_required", "this endpoint needs a signed-in person, not a key".into())
-        })
+    pub fn require_user(&self) -> Result<UserId, AuthError> {
+        self.user_id().ok_or(AuthError::UserRequired)
     }
 }
 
@@ -89,7 +89,7 @@ pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 /// Resolves the caller, or 401 when no credential is valid.
-pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContext, ApiError> {
+pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContext, AuthError> {
     let bearer = bearer(headers);
     let sec = &state.settings.security;
     if bearer.is_some_and(|b| sec.internal_api_key.matches(b)) {
@@ -116,8 +116,8 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
                 is_platform_admin: u.is_platform_admin,
                 default_tenant: u.default_tenant_id,
             }),
-            (Some(u), Some(_)) if u.is_blocked => Err(blocked()),
-            _ => Err(ApiError::Unauthorized("session_expired", "the session has ended; log in again".into())),
+            (Some(u), Some(_)) if u.is_blocked => Err(AuthError::UserBlocked),
+            _ => Err(AuthError::SessionExpired),
         };
     }
     if let Some(raw) = bearer.filter(|b| !b.contains('.')) {
@@ -138,11 +138,12 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
         }
     }
     if bearer.is_some() || cookie(headers, SESSION_COOKIE).is_some() {
-        return Err(ApiError::Unauthorized("invalid_credentials", "the credentials are not valid".into()));
+        return Err(AuthError::InvalidCredentials);
     }
-    Err(ApiError::Unauthorized("unauthenticated", "log in or send an API key".into()))
+    Err(AuthError::Unauthenticated)
 }
 
-pub fn blocked() -> ApiError {
-    ApiError::Forbidden("user_blocked", "this account is blocked; contact the hub's administrator".into())
+/// The refusal for a blocked account (also used by the login route).
+pub fn blocked() -> AuthError {
+    AuthError::UserBlocked
 }
