@@ -4,7 +4,7 @@
 use axum::{
     Router,
     extract::State,
-    http::{HeaderMap, StatusCode, header},
+    http::StatusCode,
     routing::{get, post},
 };
 use serde::{Deserialize, Serialize};
@@ -198,7 +198,6 @@ async fn register(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
     Authenticated(ctx): Authenticated,
-    headers: HeaderMap,
     Json(body): Json<RegisterBody>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
     let access = guard::access(&state, &ctx, body.tenant_id.or(ctx.default_tenant), Role::Member).await?;
@@ -333,7 +332,7 @@ async fn register(
         "mqtt": {
             "username": sat.id,
             "password": password,
-            "brokerUrl": broker_url(&state, &headers),
+            "brokerUrl": broker_url(&state),
             "clientId": format!("{client_prefix}-{}", sat.id),
             "topicPrefix": crate::mqtt::topics::prefix(&state.settings.mqtt.topic_root, sat.tenant_id, sat.id),
         },
@@ -342,15 +341,9 @@ async fn register(
     Ok((if created { StatusCode::CREATED } else { StatusCode::OK }, axum::Json(body)))
 }
 
-/// `mqtt.public_url`, else `mqtt://<the host the request came to>:<broker port>`.
-fn broker_url(state: &AppState, headers: &HeaderMap) -> String {
-    if !state.settings.mqtt.public_url.is_empty() {
-        return state.settings.mqtt.public_url.clone();
-    }
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("localhost");
-    let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
-    let port = state.mqtt.tcp_addr().map_or(state.settings.mqtt.bind.port(), |a| a.port());
-    format!("mqtt://{host}:{port}")
+/// `mqtt.public_url`, else the hub's own broker address ([`crate::links`]); never the request's `Host`.
+fn broker_url(state: &AppState) -> String {
+    state.links().broker_url.clone()
 }
 
 #[derive(Debug, Deserialize)]
