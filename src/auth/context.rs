@@ -125,6 +125,7 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
         let now = state.clock.now_str();
         let key = state.store.call(move |c| store::api_keys::find_active(c, &hash, &now)).await?;
         if let Some(k) = key {
+            mark_used(state, &k.id).await;
             return Ok(AuthContext {
                 principal: Principal::ApiKey {
                     key_id: k.id,
@@ -141,6 +142,23 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
         return Err(AuthError::InvalidCredentials);
     }
     Err(AuthError::Unauthenticated)
+}
+
+/// How often at most a key's `last_used_at` is written: a script polling every second must not
+/// turn each read into a write that competes with ingest.
+pub const KEY_USE_RESOLUTION: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Records the key's use, at most once per [`KEY_USE_RESOLUTION`]. A failed write only costs
+/// the timestamp, never the request.
+async fn mark_used(state: &AppState, key_id: &str) {
+    let now = state.clock.now();
+    if !state.cache.once_per(&format!("api_key:used:{key_id}"), now, KEY_USE_RESOLUTION).await {
+        return;
+    }
+    let (id, now) = (key_id.to_owned(), crate::time::format(now));
+    if let Err(e) = state.store.call(move |c| store::api_keys::touch(c, &id, &now)).await {
+        tracing::warn!(error = %e, "could not record an API key's last use");
+    }
 }
 
 /// The refusal for a blocked account (also used by the login route).
