@@ -17,6 +17,7 @@ use crate::{
     config::{Mode, Settings, ensure_secrets},
     events::Bus,
     inference, jobs,
+    links::{self, PublicLinks},
     objects::ObjectStore,
     state::AppState,
     store::{self, Store},
@@ -110,6 +111,11 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     let (st, stop) = (state.clone(), shutdown.clone());
     tasks.spawn(async move { ("retention", jobs::retention::run(st, stop).await) });
 
+    // Every link the hub hands out starts from here; the ports are the bound ones.
+    let public = PublicLinks::resolve(&state.settings, http_addr, mqtt_addr, &links::hostname());
+    public.warn_if_derived();
+    state.links.init(public);
+
     let router = if mode == Mode::Dispatcher { api::health_only(state.clone()) } else { api::router(state.clone()) };
     let stop = shutdown.clone();
     tasks.spawn(async move {
@@ -182,6 +188,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
         bus: Bus::new(1024),
         instance_id: Uuid::new_v4(),
         started_at: chrono::Utc::now(),
+        links: Default::default(),
     })
 }
 

@@ -94,6 +94,29 @@ impl Cache {
         result.into_entry().and_then(|e| e.into_value().value.as_u64()).unwrap_or(1)
     }
 
+    /// True at most once per `period` for `key`, measured on the caller's clock (`now`, the hub's
+    /// [`crate::clock::Clock`]), so a frequent event (an API key's use) causes a rare write. The entry
+    /// itself lives `period` of real time; the hub clock never runs slower than that.
+    pub async fn once_per(&self, key: &str, now: chrono::DateTime<chrono::Utc>, period: Duration) -> bool {
+        let now_ms = now.timestamp_millis();
+        let period_ms = i64::try_from(period.as_millis()).unwrap_or(i64::MAX);
+        let mut claimed = false;
+        self.inner
+            .entry(key.to_owned())
+            .and_compute_with(|current| {
+                let last = current.and_then(|e| e.value().value.as_i64());
+                let due = last.is_none_or(|last| now_ms.saturating_sub(last) >= period_ms);
+                claimed = due;
+                std::future::ready(if due {
+                    Op::Put(Entry { value: Arc::new(Value::from(now_ms)), ttl: Some(period), keep_expiry: false })
+                } else {
+                    Op::Nop
+                })
+            })
+            .await;
+        claimed
+    }
+
     /// The current count under `key` (0 when absent or expired).
     pub async fn count(&self, key: &str) -> u64 {
         self.inner.get(key).await.and_then(|e| e.value.as_u64()).unwrap_or(0)
@@ -126,28 +149,70 @@ impl Cache {
 mod tests {
     use super::*;
 
+    /// Polls `cond` every 10 ms until it holds; false after 10 s (moka expires on real time).
+    async fn eventually<F: std::future::Future<Output = bool>>(mut cond: impl FnMut() -> F) -> bool {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while tokio::time::Instant::now() < deadline {
+            if cond().await {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        false
+    }
+
     #[tokio::test]
     async fn entries_expire_after_their_ttl() {
         let cache = Cache::new(100, "t");
         cache.set("mfa:pending:u1", &"SECRET", Some(Duration::from_millis(100))).await;
         cache.set("forever", &42, None).await;
         assert_eq!(cache.get::<String>("mfa:pending:u1").await.as_deref(), Some("SECRET"));
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        assert_eq!(cache.get::<String>("mfa:pending:u1").await, None, "expired");
+        assert!(eventually(|| async { cache.get::<String>("mfa:pending:u1").await.is_none() }).await, "expired");
         assert_eq!(cache.get::<i32>("forever").await, Some(42));
     }
 
     #[tokio::test]
-    async fn counters_count_within_a_window_that_does_not_slide() {
+    async fn counters_count_within_a_window() {
         let cache = Cache::new(100, "t");
-        let window = Duration::from_millis(300);
+        let window = Duration::from_secs(600);
         assert_eq!(cache.incr("login:1.2.3.4", window).await, 1);
         assert_eq!(cache.incr("login:1.2.3.4", window).await, 2);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        assert_eq!(cache.incr("login:1.2.3.4", window).await, 3, "still the same window");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        assert_eq!(cache.count("login:1.2.3.4").await, 0, "the window closed 300 ms after the first hit");
+        assert_eq!(cache.incr("login:1.2.3.4", window).await, 3);
+        assert_eq!(cache.count("login:1.2.3.4").await, 3);
+        assert_eq!(cache.count("login:5.6.7.8").await, 0);
+    }
+
+    #[tokio::test]
+    async fn a_counter_window_does_not_slide() {
+        // Hits keep coming more often than the window; a sliding window would never reset.
+        let cache = Cache::new(100, "t");
+        let window = Duration::from_millis(200);
         assert_eq!(cache.incr("login:1.2.3.4", window).await, 1);
+        let highest = std::cell::Cell::new(1);
+        let reset = eventually(|| {
+            let (cache, highest) = (&cache, &highest);
+            async move {
+                let n = cache.incr("login:1.2.3.4", window).await;
+                highest.set(highest.get().max(n));
+                n == 1
+            }
+        });
+        assert!(reset.await, "the window closed while hits kept arriving");
+        assert!(highest.get() > 1, "hits inside the window were counted");
+    }
+
+    #[tokio::test]
+    async fn once_per_follows_the_given_clock() {
+        let (cache, clock) = (Cache::new(100, "t"), crate::clock::Clock::default());
+        let minute = Duration::from_secs(60);
+        assert!(cache.once_per("k1", clock.now(), minute).await, "the first use is due");
+        for _ in 0..5 {
+            assert!(!cache.once_per("k1", clock.now(), minute).await, "not again within the minute");
+        }
+        assert!(cache.once_per("k2", clock.now(), minute).await, "each key on its own");
+        clock.advance(Duration::from_secs(61));
+        assert!(cache.once_per("k1", clock.now(), minute).await, "due again a minute later");
+        assert!(!cache.once_per("k1", clock.now(), minute).await);
     }
 
     #[tokio::test]

@@ -37,15 +37,6 @@ pub struct DetectionCreated {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     DetectionCreated(Arc<DetectionCreated>),
-    SatelliteOnline {
-        tenant_id: TenantId,
-        satellite_id: SatelliteId,
-    },
-    SatelliteOffline {
-        tenant_id: TenantId,
-        satellite_id: SatelliteId,
-        last_seen_at: Option<DateTime<Utc>>,
-    },
     /// A satellite's credentials were revoked: its broker session must be dropped.
     SatelliteRevoked {
         tenant_id: TenantId,
@@ -63,10 +54,7 @@ impl Event {
     pub fn tenant_id(&self) -> TenantId {
         match self {
             Event::DetectionCreated(d) => d.tenant_id,
-            Event::SatelliteOnline { tenant_id, .. }
-            | Event::SatelliteOffline { tenant_id, .. }
-            | Event::SatelliteRevoked { tenant_id, .. }
-            | Event::ConfigChanged { tenant_id, .. } => *tenant_id,
+            Event::SatelliteRevoked { tenant_id, .. } | Event::ConfigChanged { tenant_id, .. } => *tenant_id,
         }
     }
 }
@@ -127,10 +115,10 @@ impl Subscriber {
 mod tests {
     use super::*;
 
-    fn online(n: u128) -> Event {
-        Event::SatelliteOnline {
+    fn config_changed(n: u128) -> Event {
+        Event::ConfigChanged {
             tenant_id: TenantId(uuid::Uuid::from_u128(1)),
-            satellite_id: SatelliteId(uuid::Uuid::from_u128(n)),
+            satellite_id: Some(SatelliteId(uuid::Uuid::from_u128(n))),
         }
     }
 
@@ -139,10 +127,10 @@ mod tests {
         let bus = Bus::new(16);
         let mut ws = bus.subscribe("ws");
         let mut publisher = bus.subscribe("mqtt-publish");
-        assert_eq!(bus.publish(online(7)), 2);
-        assert_eq!(ws.recv().await, Some(online(7)));
-        assert_eq!(publisher.recv().await, Some(online(7)));
-        assert_eq!(online(7).tenant_id(), TenantId(uuid::Uuid::from_u128(1)));
+        assert_eq!(bus.publish(config_changed(7)), 2);
+        assert_eq!(ws.recv().await, Some(config_changed(7)));
+        assert_eq!(publisher.recv().await, Some(config_changed(7)));
+        assert_eq!(config_changed(7).tenant_id(), TenantId(uuid::Uuid::from_u128(1)));
     }
 
     #[tokio::test]
@@ -151,16 +139,16 @@ mod tests {
         let mut slow = bus.subscribe("slow");
         let mut fast = bus.subscribe("fast");
         for n in 0..10 {
-            bus.publish(online(n));
-            assert_eq!(fast.recv().await, Some(online(n)));
+            bus.publish(config_changed(n));
+            assert_eq!(fast.recv().await, Some(config_changed(n)));
         }
         // The slow one missed the oldest six and resumes at the newest four.
-        assert_eq!(slow.recv().await, Some(online(6)));
+        assert_eq!(slow.recv().await, Some(config_changed(6)));
         assert_eq!(bus.lagged_total(), 6);
     }
 
     #[tokio::test]
     async fn publishing_with_no_subscribers_is_fine() {
-        assert_eq!(Bus::new(4).publish(online(1)), 0);
+        assert_eq!(Bus::new(4).publish(config_changed(1)), 0);
     }
 }

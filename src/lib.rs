@@ -21,6 +21,7 @@
 //! - [`media`]: pictures made from audio (the spectrogram PNG).
 //! - [`inference`]: the classifier (ONNX Runtime), audio decoding, labels and the range filter.
 //! - [`jobs`]: background tasks (service registry refresh; later monitors, exports, retention).
+//! - [`links`]: the hub's own public addresses for links in mail and API responses.
 //! - [`ids`]: typed identifiers so a tenant id is never passed where a satellite id belongs.
 //! - [`time`]: the timestamp format of the SPEC.
 
@@ -36,6 +37,7 @@ pub mod events;
 pub mod ids;
 pub mod inference;
 pub mod jobs;
+pub mod links;
 pub mod mail;
 pub mod media;
 pub mod mqtt;

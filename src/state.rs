@@ -12,6 +12,7 @@ use crate::{
     config::Settings,
     events::Bus,
     inference::worker::{JobSignal, WorkerBoard},
+    links::{Links, PublicLinks},
     mail::Mailer,
     mqtt::MqttHandle,
     objects::ObjectStore,
@@ -44,4 +45,14 @@ pub struct AppState {
     pub instance_id: Uuid,
     /// When this process started, for uptime in status reports.
     pub started_at: DateTime<Utc>,
+    /// The hub's own public addresses for links in mail and API responses (never a request's
+    /// `Host`); resolved once the listeners are bound.
+    pub links: Links,
+}
+
+impl AppState {
+    /// The hub's public addresses (see [`crate::links`]).
+    pub fn links(&self) -> &PublicLinks {
+        self.links.get(&self.settings)
+    }
 }

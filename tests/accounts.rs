@@ -241,3 +241,84 @@ async fn tenant_settings_have_defaults_validation_and_role_checks() {
     assert_error(&admin.put("/settings/tenant", json!({"warp_drive": true})).await, 422, "invalid_settings");
     assert_error(&admin.get("/settings/platform").await, 403, "platform_admin_required");
 }
+
+/// One malformed stored setting must not reset the others to their defaults: that would turn a
+/// team's `device_policy: admins` back into `members`.
+#[tokio::test]
+async fn a_malformed_stored_setting_does_not_relax_the_device_policy() {
+    let hub = common::spawn_hub().await;
+    let owner = hub.user("owner@example.org", false).await;
+    hub.member_of("member@example.org", owner.tenant, Role::Member).await;
+    let scope = owner.tenant.to_string();
+    hub.sql(|c| {
+        let mut put =
+            c.prepare("INSERT INTO settings (scope, key, value_json) VALUES (?1, ?2, ?3)").expect("statement");
+        put.execute((&scope, "device_policy", "\"admins\"")).expect("policy");
+        put.execute((&scope, "heartbeat_interval_sec", "\"every now and then\"")).expect("malformed");
+        put.execute((&scope, "outbox_max_age_hours", "12")).expect("valid");
+    });
+    let member = hub.login("member@example.org").await;
+    assert_error(&member.post("/satellites", json!({"name": "garden"})).await, 403, "DEVICE_POLICY_ADMINS");
+    let (status, got) = member.get("/settings/tenant").await;
+    assert_eq!(status, 200, "{got}");
+    let s = &got["settings"];
+    assert_eq!(s["device_policy"], "admins");
+    assert_eq!(s["outbox_max_age_hours"], 12, "the other valid values are kept");
+    assert_eq!(s["heartbeat_interval_sec"], 30, "the malformed one takes its default");
+
+    // A malformed security setting itself resolves to its strictest value, not the default.
+    hub.sql(|c| {
+        c.execute(
+            "UPDATE settings SET value_json = '\"everyone\"' WHERE scope = ?1 AND key = 'device_policy'",
+            [&scope],
+        )
+        .expect("update")
+    });
+    assert_error(&member.post("/satellites", json!({"name": "garden"})).await, 403, "DEVICE_POLICY_ADMINS");
+    assert_eq!(member.get("/settings/tenant").await.1["settings"]["device_policy"], "admins");
+}
+
+/// A script polling with an API key must not turn every read into a write: `last_used_at` is
+/// written at most once a minute per key.
+#[tokio::test]
+async fn api_key_use_is_recorded_at_most_once_a_minute() {
+    let hub = common::spawn_hub().await;
+    let owner = hub.user("owner@example.org", false).await;
+    let admin = hub.login(&owner.email).await;
+    let (status, created) = admin.post("/api-keys", json!({"name": "poller", "role": "viewer"})).await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().expect("id").to_owned();
+    let key = common::Api::with_bearer(&hub.base_url, created["key"].as_str().expect("key"));
+    let last_used = || {
+        let id = id.clone();
+        hub.sql(move |c| {
+            c.query_row("SELECT last_used_at FROM api_keys WHERE id = ?1", [&id], |r| r.get::<_, Option<String>>(0))
+                .expect("row")
+        })
+    };
+    assert_eq!(last_used(), None);
+    // Count the writes: a trigger notes every change of the column.
+    hub.sql(|c| {
+        c.execute_batch(
+            "CREATE TABLE key_use_writes (n INTEGER);
+             CREATE TRIGGER count_key_use AFTER UPDATE OF last_used_at ON api_keys
+             BEGIN INSERT INTO key_use_writes VALUES (1); END;",
+        )
+        .expect("trigger")
+    });
+    let writes =
+        || hub.sql(|c| c.query_row("SELECT count(*) FROM key_use_writes", [], |r| r.get::<_, i64>(0)).expect("n"));
+
+    for _ in 0..10 {
+        assert_eq!(key.get("/detections").await.0, 200);
+    }
+    assert_eq!(writes(), 1, "ten requests, one write");
+    let first = last_used().expect("recorded");
+    let (_, listed) = admin.get("/api-keys").await;
+    assert_eq!(listed["apiKeys"][0]["lastUsedAt"], first.as_str(), "visible in the list");
+
+    hub.state().clock.advance(std::time::Duration::from_secs(61));
+    assert_eq!(key.get("/detections").await.0, 200);
+    assert_eq!(writes(), 2, "a minute later the use is recorded again");
+    assert!(last_used().expect("recorded") > first);
+}

@@ -145,7 +145,13 @@ async fn the_member_guard_admits_members_and_above_only() {
     let tenant = owner.tenant;
     let check = |u: &common::TestUser| {
         let (c, state) = (ctx(u), state.clone());
-        async move { guard::access(&state, &c, Some(tenant), Role::Member).await.map(|a| a.role) }
+        // The guard's refusal as the client meets it (auth::AuthError through api's one mapping).
+        async move {
+            guard::access(&state, &c, Some(tenant), Role::Member)
+                .await
+                .map(|a| a.role)
+                .map_err(birdhub::api::ApiError::from)
+        }
     };
     assert!(matches!(check(&viewer).await, Err(birdhub::api::ApiError::Forbidden("insufficient_role", _))));
     assert_eq!(check(&member).await.ok(), Some(Role::Member));

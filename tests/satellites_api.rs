@@ -22,7 +22,8 @@ async fn registration_returns_credentials_once_and_follows_the_policy() {
     assert_eq!(body["mqtt"]["username"], body["id"]);
     assert_eq!(body["mqtt"]["password"].as_str().map(str::len), Some(64));
     assert_eq!(body["apiKey"].as_str().map(str::len), Some(64));
-    assert_eq!(body["mqtt"]["brokerUrl"], format!("mqtt://127.0.0.1:{}", hub.mqtt_port));
+    // The hub's own address and bound port, never the request's Host (tests/public_links.rs).
+    assert_eq!(body["mqtt"]["brokerUrl"], format!("mqtt://{}.local:{}", birdhub::links::hostname(), hub.mqtt_port));
     let id = body["id"].as_str().expect("id").to_owned();
     let (_, detail) = member.get(&format!("/satellites/{id}")).await;
     assert!(!detail.to_string().contains(body["mqtt"]["password"].as_str().expect("pw")), "never shown again");

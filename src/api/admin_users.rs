@@ -3,7 +3,7 @@
 use axum::{
     Router,
     extract::State,
-    http::{HeaderMap, StatusCode},
+    http::StatusCode,
     routing::{delete, get, post},
 };
 use serde::Deserialize;
@@ -148,12 +148,11 @@ async fn reset_password(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
     PlatformAdmin(ctx): PlatformAdmin,
-    headers: HeaderMap,
     Path(id): Path<UserId>,
 ) -> Result<axum::Json<Value>, ApiError> {
     let user = state.store.call(move |c| store::users::get(c, id)).await.map_err(user_not_found)?;
     let token = session::issue_reset_token(&state, id, &ip).await?;
-    let url = format!("{}/reset-password?token={token}", session::base_url(&state, &headers));
+    let url = format!("{}/reset-password?token={token}", session::base_url(&state));
     let text = format!(
         "Hello {},\n\nAn administrator of this birdhub started a password reset for your account.\n\
          Open this link within 60 minutes to choose a new password:\n\n{url}\n",

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::{ApiError, Json, Path, not_found};
 use crate::{
-    auth::{Admin, Audit, Authenticated, ClientIp, guard, tokens},
+    auth::{Admin, Audit, Authenticated, ClientIp, RequestedTenant, guard, tokens},
     domain::{Role, validate},
     ids::{SatelliteId, TenantId, UserId},
     state::AppState,
@@ -70,9 +70,10 @@ async fn create(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
     Authenticated(ctx): Authenticated,
+    RequestedTenant(requested): RequestedTenant,
     Json(body): Json<CreateBody>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
-    let access = guard::access(&state, &ctx, body.tenant_id.or(ctx.default_tenant), Role::Admin).await?;
+    let access = guard::access(&state, &ctx, guard::choose_tenant(body.tenant_id, requested)?, Role::Admin).await?;
     let me = ctx.require_user()?; // keys do not mint keys
     let name = validate::name(&body.name, "name").map_err(|e| ApiError::Unprocessable("invalid_name", e))?;
     let raw = tokens::random_hex(32);

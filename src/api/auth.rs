@@ -185,7 +185,7 @@ async fn login(
     if user.is_blocked {
         state.store.call(record(false)).await?;
         failed("blocked", uid).write(&state).await;
-        return Err(crate::auth::context::blocked());
+        return Err(crate::auth::context::blocked().into());
     }
     state.store.call(record(true)).await?;
     if user.mfa_enabled {
@@ -237,7 +237,6 @@ async fn logout(
 async fn forgot_password(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
-    headers: HeaderMap,
     Json(body): Json<ForgotBody>,
 ) -> Result<StatusCode, ApiError> {
     let email = body.email.trim().to_owned();
@@ -259,7 +258,7 @@ async fn forgot_password(
         return Ok(StatusCode::NO_CONTENT); // same answer whether or not the address exists
     };
     let token = session::issue_reset_token(&state, user.id, &ip).await?;
-    let link = format!("{}/reset-password?token={token}", session::base_url(&state, &headers));
+    let link = format!("{}/reset-password?token={token}", session::base_url(&state));
     let text = format!(
         "Hello {},\n\nSomeone (hopefully you) asked to reset your birdhub password.\n\
          Open this link within 60 minutes to choose a new one:\n\n{link}\n\n\

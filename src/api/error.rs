@@ -8,7 +8,7 @@ use axum::{
 };
 use serde::Serialize;
 
-use crate::{objects::ObjectError, store};
+use crate::{auth::AuthError, objects::ObjectError, store};
 
 #[derive(Debug)]
 pub enum ApiError {
@@ -119,5 +119,36 @@ impl From<ObjectError> for ApiError {
             ObjectError::InvalidKey(k) => Self::BadRequest("invalid_key", format!("invalid object key {k:?}")),
             other => Self::Internal(other.into()),
         }
+    }
+}
+
+/// The one place that decides how each refusal of `auth` reaches a client.
+impl From<AuthError> for ApiError {
+    fn from(e: AuthError) -> Self {
+        use AuthError::*;
+        let message = e.to_string();
+        match e {
+            Unauthenticated => Self::Unauthorized("unauthenticated", message),
+            InvalidCredentials => Self::Unauthorized("invalid_credentials", message),
+            SessionExpired => Self::Unauthorized("session_expired", message),
+            UserBlocked => Self::Forbidden("user_blocked", message),
+            TenantNotFound => Self::NotFound("tenant_not_found", message),
+            TenantRequired => Self::BadRequest("tenant_required", message),
+            InvalidTenantId(_) => Self::BadRequest("invalid_tenant_id", message),
+            TenantMismatch => Self::BadRequest("tenant_mismatch", message),
+            InsufficientRole { .. } => Self::Forbidden("insufficient_role", message),
+            PlatformAdminRequired => Self::Forbidden("platform_admin_required", message),
+            UserRequired => Self::Forbidden("user_required", message),
+            SatelliteNotFound => Self::NotFound("satellite_not_found", message),
+            DeviceNotManageable => Self::Forbidden("device_not_manageable", message),
+            Store(e) => e.into(),
+        }
+    }
+}
+
+/// Extractor rejections answer exactly like a handler returning the same error.
+impl IntoResponse for AuthError {
+    fn into_response(self) -> Response {
+        ApiError::from(self).into_response()
     }
 }

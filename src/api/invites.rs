@@ -5,7 +5,7 @@
 use axum::{
     Router,
     extract::State,
-    http::{HeaderMap, StatusCode},
+    http::StatusCode,
     routing::{delete, get},
 };
 use serde::{Deserialize, Serialize};
@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::{ApiError, Json, Path, not_found, session};
 use crate::{
-    auth::{Admin, Audit, Authenticated, ClientIp, guard, limits, tokens},
+    auth::{Admin, Audit, Authenticated, ClientIp, RequestedTenant, guard, limits, tokens},
     domain::{Role, validate},
     ids::{TenantId, UserId},
     state::AppState,
@@ -65,10 +65,10 @@ async fn create(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
     Authenticated(ctx): Authenticated,
-    headers: HeaderMap,
+    RequestedTenant(requested): RequestedTenant,
     Json(body): Json<CreateBody>,
 ) -> Result<(StatusCode, axum::Json<serde_json::Value>), ApiError> {
-    let access = guard::access(&state, &ctx, body.tenant_id.or(ctx.default_tenant), Role::Admin).await?;
+    let access = guard::access(&state, &ctx, guard::choose_tenant(body.tenant_id, requested)?, Role::Admin).await?;
     let me = ctx.require_user()?;
     let email =
         body.email.map(|e| validate::email(&e)).transpose().map_err(|e| ApiError::Unprocessable("invalid_email", e))?;
@@ -91,7 +91,7 @@ async fn create(
             )
         })
         .await?;
-    let url = format!("{}/register?invite={token}", session::base_url(&state, &headers));
+    let url = format!("{}/register?invite={token}", session::base_url(&state));
     Audit::new("admin.invite_created")
         .actor(&ctx)
         .tenant(tenant)

@@ -15,6 +15,7 @@ pub mod files;
 pub mod health;
 mod invites;
 mod me;
+mod request_log;
 mod satellite_config;
 pub mod satellites;
 mod session;
@@ -34,11 +35,11 @@ use tower_http::{
         CompressionLayer,
         predicate::{DefaultPredicate, NotForContentType, Predicate},
     },
-    trace::TraceLayer,
 };
 
 pub use error::{ApiError, ErrorBody, not_found};
 pub use extract::{Json, Path, Query};
+pub use request_log::redact_uri;
 
 use crate::state::AppState;
 
@@ -80,7 +81,7 @@ pub fn router(state: AppState) -> Router {
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::Internal(anyhow::anyhow!("a request handler panicked")).into_response()
         }))
-        .layer(TraceLayer::new_for_http())
+        .layer(request_log::layer())
         .with_state(state)
 }
 
@@ -89,7 +90,7 @@ pub fn health_only(state: AppState) -> Router {
     Router::new()
         .nest("/api", health::router().fallback(unknown_route))
         .fallback(unknown_route)
-        .layer(TraceLayer::new_for_http())
+        .layer(request_log::layer())
         .with_state(state)
 }
 

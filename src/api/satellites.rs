@@ -4,7 +4,7 @@
 use axum::{
     Router,
     extract::State,
-    http::{HeaderMap, StatusCode, header},
+    http::StatusCode,
     routing::{get, post},
 };
 use serde::{Deserialize, Serialize};
@@ -178,7 +178,6 @@ async fn register(
     ClientIp(ip): ClientIp,
     Authenticated(ctx): Authenticated,
     RequestedTenant(requested): RequestedTenant,
-    headers: HeaderMap,
     Json(body): Json<RegisterBody>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
     let team = choose_tenant(body.tenant_id, requested)?;
@@ -217,7 +216,7 @@ async fn register(
         "mqtt": {
             "username": sat.id,
             "password": done.mqtt_password,
-            "brokerUrl": broker_url(&state, &headers),
+            "brokerUrl": broker_url(&state),
             "clientId": format!("{}-{}", sat.kind.client_prefix(), sat.id),
             "topicPrefix": crate::mqtt::topics::prefix(&state.settings.mqtt.topic_root, sat.tenant_id, sat.id),
         },
@@ -226,15 +225,9 @@ async fn register(
     Ok((if done.created { StatusCode::CREATED } else { StatusCode::OK }, axum::Json(body)))
 }
 
-/// `mqtt.public_url`, else `mqtt://<the host the request came to>:<broker port>`.
-fn broker_url(state: &AppState, headers: &HeaderMap) -> String {
-    if !state.settings.mqtt.public_url.is_empty() {
-        return state.settings.mqtt.public_url.clone();
-    }
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("localhost");
-    let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
-    let port = state.mqtt.tcp_addr().map_or(state.settings.mqtt.bind.port(), |a| a.port());
-    format!("mqtt://{host}:{port}")
+/// `mqtt.public_url`, else the hub's own broker address ([`crate::links`]); never the request's `Host`.
+fn broker_url(state: &AppState) -> String {
+    state.links().broker_url.clone()
 }
 
 #[derive(Debug, Deserialize)]

@@ -44,14 +44,10 @@ fn secure_suffix(state: &AppState) -> &'static str {
     if state.settings.http.public_url.starts_with("https://") { "; Secure" } else { "" }
 }
 
-/// The hub's base URL for links in mail: `http.public_url`, else the request's `Host`.
-pub fn base_url(state: &AppState, headers: &HeaderMap) -> String {
-    let configured = state.settings.http.public_url.trim_end_matches('/');
-    if !configured.is_empty() {
-        return configured.to_owned();
-    }
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("localhost");
-    format!("http://{host}")
+/// The hub's base URL for links in mail and responses ([`crate::links`]): never the request's
+/// `Host`, which a caller chooses.
+pub fn base_url(state: &AppState) -> String {
+    state.links().http_base.clone()
 }
 
 /// A fresh single-use password-reset token for `user` (60 minutes); returns the raw token.

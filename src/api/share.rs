@@ -5,7 +5,6 @@
 use axum::{
     Router,
     extract::{Request, State},
-    http::HeaderMap,
     response::Response,
     routing::get,
 };
@@ -29,13 +28,12 @@ pub fn router() -> Router<AppState> {
 async fn create(
     State(state): State<AppState>,
     Viewer(access): Viewer,
-    headers: HeaderMap,
     Path(id): Path<DetectionId>,
 ) -> Result<axum::Json<Value>, ApiError> {
     find(&state, access.tenant_id, id).await?;
     let expires = state.clock.now() + chrono::Duration::days(share::SHARE_DAYS);
     let token = share::sign(state.settings.security.jwt_secret.expose(), id, expires.timestamp());
-    let base = super::session::base_url(&state, &headers);
+    let base = super::session::base_url(&state);
     Ok(axum::Json(json!({
         "token": token,
         "expiresAt": crate::time::format(expires),

@@ -3,9 +3,11 @@
 //! Authenticated like HTTP (session cookie, `Authorization` header), or with `?token=` carrying a
 //! session JWT or API key for clients that cannot set headers. Viewer+ of the team. Frames are
 //! JSON text: `{"type": "hello", "data": {"tenantId"}}` first, then `{"type": "detection",
-//! "data": {...}}` for each new detection (the fields of SPEC 2.7) and `{"type": "satellite",
-//! "data": {"satelliteId", "status"}}` when a satellite comes online or goes offline. The server
-//! pings every 30 s.
+//! "data": {...}}` for each new detection (the fields of SPEC 2.7). The server pings every 30 s.
+//!
+//! A socket is only as good as its credentials: every [`RECHECK`] it resolves them again, and it
+//! is closed (code 1008, policy) once its session is revoked, its user blocked or removed from
+//! the team, or its API key revoked.
 
 use std::time::Duration;
 
@@ -13,7 +15,7 @@ use axum::{
     Router,
     extract::{
         State, WebSocketUpgrade,
-        ws::{Message, WebSocket},
+        ws::{CloseFrame, Message, WebSocket, close_code},
     },
     http::{HeaderMap, HeaderValue, header},
     response::Response,
@@ -24,12 +26,15 @@ use serde_json::{Value, json};
 
 use super::{ApiError, Query};
 use crate::{
-    auth::{context, guard},
+    auth::{AuthError, context, guard},
     domain::Role,
     events::Event,
     ids::TenantId,
     state::AppState,
 };
+
+/// How often an open socket re-checks its credentials: the longest a revoked one keeps listening.
+pub const RECHECK: Duration = Duration::from_secs(2);
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/ws/events", get(events))
@@ -56,8 +61,21 @@ async fn events(
     }
     let ctx = context::resolve(&state, &headers).await?;
     let access = guard::access(&state, &ctx, q.tenant_id.or(ctx.default_tenant), Role::Viewer).await?;
+    // Only what identifies the caller is kept, to resolve it again while the socket lives.
+    let mut credentials = HeaderMap::new();
+    for name in [header::AUTHORIZATION, header::COOKIE] {
+        for value in headers.get_all(&name) {
+            credentials.append(name.clone(), value.clone());
+        }
+    }
     let tenant = access.tenant_id;
-    Ok(ws.on_upgrade(move |socket| stream(state, socket, tenant)))
+    Ok(ws.on_upgrade(move |socket| stream(state, socket, tenant, credentials)))
+}
+
+/// Whether the credentials the socket opened with still give Viewer access to its team.
+async fn still_allowed(state: &AppState, credentials: &HeaderMap, tenant: TenantId) -> Result<(), AuthError> {
+    let ctx = context::resolve(state, credentials).await?;
+    guard::access(state, &ctx, Some(tenant), Role::Viewer).await.map(|_| ())
 }
 
 /// The frame for an event of `tenant`, if it is one clients see.
@@ -67,18 +85,11 @@ pub fn frame(event: &Event, tenant: TenantId) -> Option<Value> {
     }
     match event {
         Event::DetectionCreated(d) => Some(json!({ "type": "detection", "data": &**d })),
-        Event::SatelliteOnline { satellite_id, .. } => {
-            Some(json!({ "type": "satellite", "data": { "satelliteId": satellite_id, "status": "online" } }))
-        }
-        Event::SatelliteOffline { satellite_id, last_seen_at, .. } => Some(json!({
-            "type": "satellite",
-            "data": { "satelliteId": satellite_id, "status": "offline", "lastSeenAt": last_seen_at },
-        })),
         _ => None,
     }
 }
 
-async fn stream(state: AppState, mut socket: WebSocket, tenant: TenantId) {
+async fn stream(state: AppState, mut socket: WebSocket, tenant: TenantId, credentials: HeaderMap) {
     let mut events = state.bus.subscribe("websocket");
     let hello = json!({ "type": "hello", "data": { "tenantId": tenant } }).to_string();
     if socket.send(Message::Text(hello.into())).await.is_err() {
@@ -86,6 +97,9 @@ async fn stream(state: AppState, mut socket: WebSocket, tenant: TenantId) {
     }
     let mut ping = tokio::time::interval(Duration::from_secs(30));
     ping.tick().await;
+    let mut recheck = tokio::time::interval(RECHECK);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    recheck.tick().await;
     loop {
         let outgoing = tokio::select! {
             event = events.recv() => match event {
@@ -97,6 +111,20 @@ async fn stream(state: AppState, mut socket: WebSocket, tenant: TenantId) {
                 Some(Ok(_)) => None,
             },
             _ = ping.tick() => Some(Message::Ping(Vec::new().into())),
+            _ = recheck.tick() => match still_allowed(&state, &credentials, tenant).await {
+                Ok(()) => None,
+                // A busy database is no reason to drop a listener; the next check decides.
+                Err(AuthError::Store(e)) => {
+                    tracing::warn!(error = %e, "could not re-check a WebSocket's credentials");
+                    None
+                }
+                Err(refused) => {
+                    tracing::debug!(%tenant, reason = %refused, "closing a WebSocket whose credentials ended");
+                    let frame = CloseFrame { code: close_code::POLICY, reason: "credentials revoked".into() };
+                    let _ = socket.send(Message::Close(Some(frame))).await;
+                    return;
+                }
+            },
         };
         if let Some(message) = outgoing
             && socket.send(message).await.is_err()

@@ -5,9 +5,11 @@
 
 use axum::http::{HeaderMap, header};
 
-use super::tokens::{self, SESSION_COOKIE, TokenKind};
+use super::{
+    AuthError,
+    tokens::{self, SESSION_COOKIE, TokenKind},
+};
 use crate::{
-    api::ApiError,
     domain::Role,
     ids::{SatelliteId, TenantId, UserId},
     state::AppState,
@@ -63,10 +65,8 @@ impl AuthContext {
     }
 
     /// The signed-in person, or 403 for keys.
-    pub fn require_user(&self) -> Result<UserId, ApiError> {
-        self.user_id().ok_or_else(|| {
-            ApiError::Forbidden("user_required", "this endpoint needs a signed-in person, not a key".into())
-        })
+    pub fn require_user(&self) -> Result<UserId, AuthError> {
+        self.user_id().ok_or(AuthError::UserRequired)
     }
 }
 
@@ -89,7 +89,7 @@ pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 /// Resolves the caller, or 401 when no credential is valid.
-pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContext, ApiError> {
+pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContext, AuthError> {
     let bearer = bearer(headers);
     let sec = &state.settings.security;
     if bearer.is_some_and(|b| sec.internal_api_key.matches(b)) {
@@ -116,8 +116,8 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
                 is_platform_admin: u.is_platform_admin,
                 default_tenant: u.default_tenant_id,
             }),
-            (Some(u), Some(_)) if u.is_blocked => Err(blocked()),
-            _ => Err(ApiError::Unauthorized("session_expired", "the session has ended; log in again".into())),
+            (Some(u), Some(_)) if u.is_blocked => Err(AuthError::UserBlocked),
+            _ => Err(AuthError::SessionExpired),
         };
     }
     if let Some(raw) = bearer.filter(|b| !b.contains('.')) {
@@ -125,6 +125,7 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
         let now = state.clock.now_str();
         let key = state.store.call(move |c| store::api_keys::find_active(c, &hash, &now)).await?;
         if let Some(k) = key {
+            mark_used(state, &k.id).await;
             return Ok(AuthContext {
                 principal: Principal::ApiKey {
                     key_id: k.id,
@@ -138,11 +139,29 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
         }
     }
     if bearer.is_some() || cookie(headers, SESSION_COOKIE).is_some() {
-        return Err(ApiError::Unauthorized("invalid_credentials", "the credentials are not valid".into()));
+        return Err(AuthError::InvalidCredentials);
     }
-    Err(ApiError::Unauthorized("unauthenticated", "log in or send an API key".into()))
+    Err(AuthError::Unauthenticated)
 }
 
-pub fn blocked() -> ApiError {
-    ApiError::Forbidden("user_blocked", "this account is blocked; contact the hub's administrator".into())
+/// How often at most a key's `last_used_at` is written: a script polling every second must not
+/// turn each read into a write that competes with ingest.
+pub const KEY_USE_RESOLUTION: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Records the key's use, at most once per [`KEY_USE_RESOLUTION`]. A failed write only costs
+/// the timestamp, never the request.
+async fn mark_used(state: &AppState, key_id: &str) {
+    let now = state.clock.now();
+    if !state.cache.once_per(&format!("api_key:used:{key_id}"), now, KEY_USE_RESOLUTION).await {
+        return;
+    }
+    let (id, now) = (key_id.to_owned(), crate::time::format(now));
+    if let Err(e) = state.store.call(move |c| store::api_keys::touch(c, &id, &now)).await {
+        tracing::warn!(error = %e, "could not record an API key's last use");
+    }
+}
+
+/// The refusal for a blocked account (also used by the login route).
+pub fn blocked() -> AuthError {
+    AuthError::UserBlocked
 }

@@ -5,9 +5,8 @@
 //! and nothing else. A device without a registrant is team-owned and admin-managed. Unknown or
 //! invisible devices answer 404; visible but unmanageable ones 403.
 
-use super::{AuthContext, Principal};
+use super::{AuthContext, AuthError, Principal};
 use crate::{
-    api::ApiError,
     domain::{
         Role,
         settings::{DevicePolicy, TenantSettings},
@@ -61,8 +60,7 @@ pub async fn check(
     ctx: &AuthContext,
     id: SatelliteId,
     action: DeviceAction,
-) -> Result<(Satellite, Relation, TenantSettings), ApiError> {
-    let missing = || ApiError::NotFound("satellite_not_found", "no such satellite".into());
+) -> Result<(Satellite, Relation, TenantSettings), AuthError> {
     let user = ctx.user_id();
     let found = state
         .store
@@ -76,16 +74,13 @@ pub async fn check(
             Ok(Some((sat, role, settings)))
         })
         .await?;
-    let (sat, user_role, settings) = found.ok_or_else(missing)?;
+    let (sat, user_role, settings) = found.ok_or(AuthError::SatelliteNotFound)?;
     let rel = relation(ctx, &sat, user_role);
     if !rel.sees_all && rel.role.is_none() && !rel.own_key {
-        return Err(missing());
+        return Err(AuthError::SatelliteNotFound);
     }
     if !may(rel, sat.registered_by, settings.device_policy, action) {
-        return Err(ApiError::Forbidden(
-            "device_not_manageable",
-            "you may see this satellite but not change it".into(),
-        ));
+        return Err(AuthError::DeviceNotManageable);
     }
     Ok((sat, rel, settings))
 }

@@ -2,11 +2,15 @@
 //! `Authenticated`, `Viewer`, `Member`, `Admin`, `PlatformAdmin`. The role guards resolve the
 //! tenant from `?tenantId=`, the `X-Tenant-Id` header, the API key's team or the user's default
 //! team, and check the caller's role in it. A team the caller cannot see answers 404.
+//!
+//! Routes that also take a `tenantId` in their JSON body use [`RequestedTenant`] with
+//! [`choose_tenant`], so every route picks the team by the same rule.
 
 use axum::{extract::FromRequestParts, http::request::Parts};
 
+use super::AuthError;
 use super::context::{self, AuthContext, Principal};
-use crate::{api::ApiError, domain::Role, ids::TenantId, state::AppState, store};
+use crate::{domain::Role, ids::TenantId, state::AppState, store};
 
 /// Any signed-in identity.
 #[derive(Debug, Clone)]
@@ -25,27 +29,24 @@ pub struct TenantAccess {
 #[derive(Debug, Clone)]
 pub struct PlatformAdmin(pub AuthContext);
 
-/// TEMPORARY (replaced by the sec-fixes branch at merge).
+/// The team named by the query (`?tenantId=`) or the `X-Tenant-Id` header, if any; for routes
+/// that check access themselves after reading a body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestedTenant(pub Option<TenantId>);
 
-/// TEMPORARY (replaced by the sec-fixes branch at merge).
-pub fn choose_tenant(body: Option<TenantId>, requested: Option<TenantId>) -> Result<Option<TenantId>, ApiError> {
+/// The team a body-carrying route acts in: the body's `tenantId` if present, else the one named by
+/// query or header (`None` leaves the choice to [`access`]: the API key's team or the user's
+/// default team). A body that names another team than the query or header is refused, rather
+/// than silently acting in one of the two.
+pub fn choose_tenant(body: Option<TenantId>, requested: Option<TenantId>) -> Result<Option<TenantId>, AuthError> {
     match (body, requested) {
-        (Some(b), Some(r)) if b != r => Err(ApiError::BadRequest("tenant_mismatch", "x".into())),
+        (Some(b), Some(r)) if b != r => Err(AuthError::TenantMismatch),
         (Some(b), _) => Ok(Some(b)),
         (None, r) => Ok(r),
     }
 }
 
-impl FromRequestParts<AppState> for RequestedTenant {
-    type Rejection = ApiError;
-    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Self::Rejection> {
-        requested_tenant(parts).map(Self)
-    }
-}
-
-async fn auth_of(parts: &mut Parts, state: &AppState) -> Result<AuthContext, ApiError> {
+async fn auth_of(parts: &mut Parts, state: &AppState) -> Result<AuthContext, AuthError> {
     if let Some(ctx) = parts.extensions.get::<AuthContext>() {
         return Ok(ctx.clone());
     }
@@ -55,17 +56,14 @@ async fn auth_of(parts: &mut Parts, state: &AppState) -> Result<AuthContext, Api
 }
 
 /// The tenant named by the request (query `tenantId` or header `X-Tenant-Id`), if any.
-fn requested_tenant(parts: &Parts) -> Result<Option<TenantId>, ApiError> {
+fn requested_tenant(parts: &Parts) -> Result<Option<TenantId>, AuthError> {
     let from_query = parts.uri.query().and_then(|q| {
         q.split('&').filter_map(|kv| kv.split_once('=')).find(|(k, _)| *k == "tenantId").map(|(_, v)| v.to_owned())
     });
     let from_header = parts.headers.get("x-tenant-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
     match from_query.or(from_header).filter(|s| !s.is_empty()) {
         None => Ok(None),
-        Some(raw) => raw
-            .parse()
-            .map(Some)
-            .map_err(|_| ApiError::BadRequest("invalid_tenant_id", format!("tenantId {raw:?} is not a UUID"))),
+        Some(raw) => raw.parse().map(Some).map_err(|_| AuthError::InvalidTenantId(raw)),
     }
 }
 
@@ -75,15 +73,12 @@ pub async fn access(
     ctx: &AuthContext,
     requested: Option<TenantId>,
     min: Role,
-) -> Result<TenantAccess, ApiError> {
-    let no_team = || ApiError::NotFound("tenant_not_found", "no such team, or you are not a member".into());
+) -> Result<TenantAccess, AuthError> {
     let tenant_id = match (&ctx.principal, requested) {
-        (Principal::ApiKey { tenant_id, .. }, Some(t)) if *tenant_id != t => return Err(no_team()),
+        (Principal::ApiKey { tenant_id, .. }, Some(t)) if *tenant_id != t => return Err(AuthError::TenantNotFound),
         (Principal::ApiKey { tenant_id, .. }, _) => *tenant_id,
         (_, Some(t)) => t,
-        (_, None) => ctx.default_tenant.ok_or_else(|| {
-            ApiError::BadRequest("tenant_required", "name the team with ?tenantId=; you have no default team".into())
-        })?,
+        (_, None) => ctx.default_tenant.ok_or(AuthError::TenantRequired)?,
     };
     let role = match &ctx.principal {
         Principal::ApiKey { role, .. } => Some(*role),
@@ -97,32 +92,32 @@ pub async fn access(
         }
         Principal::Internal => None,
     };
-    let role = role.ok_or_else(no_team)?;
+    let role = role.ok_or(AuthError::TenantNotFound)?;
     if !role.at_least(min) {
-        return Err(ApiError::Forbidden(
-            "insufficient_role",
-            format!("this needs the {min} role or higher in the team"),
-        ));
+        return Err(AuthError::InsufficientRole { min });
     }
     Ok(TenantAccess { ctx: ctx.clone(), tenant_id, role })
 }
 
 impl FromRequestParts<AppState> for Authenticated {
-    type Rejection = ApiError;
+    type Rejection = AuthError;
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         auth_of(parts, state).await.map(Self)
     }
 }
 
 impl FromRequestParts<AppState> for PlatformAdmin {
-    type Rejection = ApiError;
+    type Rejection = AuthError;
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let ctx = auth_of(parts, state).await?;
-        if ctx.sees_all() {
-            Ok(Self(ctx))
-        } else {
-            Err(ApiError::Forbidden("platform_admin_required", "this needs a platform admin".into()))
-        }
+        if ctx.sees_all() { Ok(Self(ctx)) } else { Err(AuthError::PlatformAdminRequired) }
+    }
+}
+
+impl FromRequestParts<AppState> for RequestedTenant {
+    type Rejection = AuthError;
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Self::Rejection> {
+        requested_tenant(parts).map(Self)
     }
 }
 
@@ -133,7 +128,7 @@ macro_rules! role_guard {
         pub struct $name(pub TenantAccess);
 
         impl FromRequestParts<AppState> for $name {
-            type Rejection = ApiError;
+            type Rejection = AuthError;
             async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
                 let ctx = auth_of(parts, state).await?;
                 let requested = requested_tenant(parts)?;
@@ -158,3 +153,18 @@ role_guard!(
     Admin,
     Role::Admin
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_body_wins_unless_it_contradicts_the_query_or_header() {
+        let (a, b) = (TenantId(uuid::Uuid::from_u128(1)), TenantId(uuid::Uuid::from_u128(2)));
+        assert_eq!(choose_tenant(None, None).ok(), Some(None));
+        assert_eq!(choose_tenant(Some(a), None).ok(), Some(Some(a)));
+        assert_eq!(choose_tenant(None, Some(b)).ok(), Some(Some(b)));
+        assert_eq!(choose_tenant(Some(a), Some(a)).ok(), Some(Some(a)));
+        assert!(matches!(choose_tenant(Some(a), Some(b)), Err(AuthError::TenantMismatch)));
+    }
+}

@@ -1,20 +1,23 @@
 //! The client's IP: the socket's peer, or the last `X-Forwarded-For` hop when `http.trust_proxy` is
 //! on (the entry our own reverse proxy appended; earlier entries can be forged by the client).
 
-use std::net::{IpAddr, SocketAddr};
+use std::{
+    convert::Infallible,
+    net::{IpAddr, SocketAddr},
+};
 
 use axum::{
     extract::{ConnectInfo, FromRequestParts},
     http::request::Parts,
 };
 
-use crate::{api::ApiError, state::AppState};
+use crate::state::AppState;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientIp(pub String);
 
 impl FromRequestParts<AppState> for ClientIp {
-    type Rejection = ApiError;
+    type Rejection = Infallible;
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         if state.settings.http.trust_proxy {
             let forwarded = parts

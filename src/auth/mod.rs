@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod context;
 pub mod device_rule;
+pub mod error;
 pub mod guard;
 pub mod ip;
 pub mod limits;
@@ -13,5 +14,6 @@ pub mod tokens;
 
 pub use audit::Audit;
 pub use context::{AuthContext, Principal};
+pub use error::AuthError;
 pub use guard::{Admin, Authenticated, Member, PlatformAdmin, RequestedTenant, TenantAccess, Viewer, choose_tenant};
 pub use ip::ClientIp;

@@ -64,7 +64,8 @@ pub struct HttpSettings {
     pub max_body_bytes: usize,
     /// Take the client IP from `X-Forwarded-For` (only behind a trusted reverse proxy).
     pub trust_proxy: bool,
-    /// The URL people use to reach the hub, for links in mail; empty means derived from the request.
+    /// The URL people use to reach the hub, the base of every link it hands out; empty means
+    /// `http://<hostname>.local:<bound port>` ([`crate::links`]), never a request's `Host`.
     pub public_url: String,
 }
 
@@ -77,7 +78,8 @@ pub struct MqttSettings {
     pub ws_bind: SocketAddr,
     /// First topic segment: `{topic_root}/{tenant_id}/{satellite_id}/{channel}`.
     pub topic_root: String,
-    /// The broker URL handed to satellites at registration; empty means derived from the request.
+    /// The broker URL handed to satellites at registration; empty means
+    /// `mqtt://<hostname>.local:<bound port>` ([`crate::links`]), never a request's `Host`.
     pub public_url: String,
     /// PEM certificate and key: with both set, the TCP listener speaks TLS (MQTTS) and the
     /// WebSocket listener WSS.

@@ -1,7 +1,76 @@
 //! Tenant and platform settings (SPEC 2.11, 2.18): fields, defaults and validation.
 //! Stored one key per row; unknown stored keys are ignored, missing ones take the default.
+//!
+//! Reading them fails closed: a malformed stored value is refused alone ([`resolve`]); every other
+//! key keeps its value, and a refused security setting takes its strictest value, never the
+//! default (a broken `device_policy: admins` must not turn into `members`).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use serde_json::Value;
+
+/// A settings struct stored one key per row.
+pub trait StoredSettings: Serialize + DeserializeOwned + Default {
+    /// What a security-relevant `key` resolves to when its stored value is malformed: its strictest
+    /// value. `None` for keys whose default is harmless.
+    fn strictest(key: &str) -> Option<Value>;
+}
+
+/// A stored key whose value was refused, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub key: String,
+    pub reason: String,
+    /// The refused key took its strictest value rather than the default.
+    pub fail_closed: bool,
+}
+
+/// The settings from stored `(key, json)` rows over the defaults. Each well-formed value is kept;
+/// each malformed one is refused and reported, its key taking the strictest value when it is a
+/// security setting, else the default. Unknown keys (an older or newer hub's) are ignored.
+pub fn resolve<T: StoredSettings>(rows: impl IntoIterator<Item = (String, String)>) -> (T, Vec<Refused>) {
+    let Ok(Value::Object(mut map)) = serde_json::to_value(T::default()) else {
+        return (T::default(), Vec::new());
+    };
+    let mut refused = Vec::new();
+    for (key, json) in rows {
+        if !map.contains_key(&key) {
+            continue;
+        }
+        let fits = |v: &Value| {
+            let mut trial = map.clone();
+            trial.insert(key.clone(), v.clone());
+            serde_json::from_value::<T>(Value::Object(trial)).map(|_| ())
+        };
+        let checked = serde_json::from_str::<Value>(&json).and_then(|v| fits(&v).map(|()| v));
+        match checked {
+            Ok(v) => {
+                map.insert(key, v);
+            }
+            Err(e) => {
+                let strict = T::strictest(&key);
+                let fail_closed = strict.is_some();
+                if let Some(v) = strict {
+                    map.insert(key.clone(), v);
+                }
+                refused.push(Refused { key, reason: e.to_string(), fail_closed });
+            }
+        }
+    }
+    // Every value was checked in place above, so this holds; if not, fail closed on all of them.
+    let settings = serde_json::from_value(Value::Object(map)).unwrap_or_else(|_| strictest_defaults());
+    (settings, refused)
+}
+
+/// The defaults with every security setting at its strictest.
+fn strictest_defaults<T: StoredSettings>() -> T {
+    let Ok(Value::Object(mut map)) = serde_json::to_value(T::default()) else { return T::default() };
+    for (key, slot) in map.iter_mut() {
+        if let Some(v) = T::strictest(key) {
+            *slot = v;
+        }
+    }
+    serde_json::from_value(Value::Object(map)).unwrap_or_default()
+}
 
 /// Who may register satellites in a team (SPEC 5.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,6 +155,18 @@ impl TenantSettings {
     }
 }
 
+impl StoredSettings for TenantSettings {
+    fn strictest(key: &str) -> Option<Value> {
+        match key {
+            // Only admins register and manage devices.
+            "device_policy" => Some(Value::from("admins")),
+            // Recordings of people's voices stay on the satellite.
+            "drop_human_voice_at_satellite" => Some(Value::from(true)),
+            _ => None,
+        }
+    }
+}
+
 /// Hub-wide settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -99,6 +180,16 @@ pub struct PlatformSettings {
 impl Default for PlatformSettings {
     fn default() -> Self {
         Self { allow_self_registration: false, allow_tenant_creation: true }
+    }
+}
+
+impl StoredSettings for PlatformSettings {
+    fn strictest(key: &str) -> Option<Value> {
+        match key {
+            // Nobody gets an account or a team the hub's owner did not allow.
+            "allow_self_registration" | "allow_tenant_creation" => Some(Value::from(false)),
+            _ => None,
+        }
     }
 }
 
@@ -136,5 +227,39 @@ mod tests {
         assert!(patch(&base, &serde_json::json!({"nope": 1})).expect_err("unknown key").contains("nope"));
         let bad = TenantSettings { heartbeat_interval_sec: 1, ..base };
         assert!(bad.validate().expect_err("too short").contains("heartbeat_interval_sec"));
+    }
+
+    fn rows(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
+    #[test]
+    fn one_malformed_value_leaves_the_others_alone() {
+        let (s, refused): (TenantSettings, _) = resolve(rows(&[
+            ("device_policy", r#""admins""#),
+            ("heartbeat_interval_sec", r#""soon""#),
+            ("filter_min_rms", "0.01"),
+            ("no_longer_a_setting", "1"),
+        ]));
+        assert_eq!(s.device_policy, DevicePolicy::Admins, "kept, not reset to the default");
+        assert_eq!(s.filter_min_rms, 0.01);
+        assert_eq!(s.heartbeat_interval_sec, 30, "the malformed one takes its default");
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].key, "heartbeat_interval_sec");
+        assert!(!refused[0].fail_closed);
+    }
+
+    #[test]
+    fn a_malformed_security_setting_takes_its_strictest_value() {
+        for bad in [r#""everyone""#, "1", "not json", "null"] {
+            let (s, refused): (TenantSettings, _) =
+                resolve(rows(&[("device_policy", bad), ("drop_human_voice_at_satellite", r#""no""#)]));
+            assert_eq!(s.device_policy, DevicePolicy::Admins, "{bad}");
+            assert!(s.drop_human_voice_at_satellite);
+            assert!(refused.iter().all(|r| r.fail_closed), "{refused:?}");
+        }
+        let (p, _): (PlatformSettings, _) =
+            resolve(rows(&[("allow_self_registration", "\"yes\""), ("allow_tenant_creation", "{}")]));
+        assert!(!p.allow_self_registration && !p.allow_tenant_creation);
     }
 }

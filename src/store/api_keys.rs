@@ -61,9 +61,10 @@ pub fn create(conn: &Connection, k: &NewKey<'_>) -> Result<String> {
     Ok(id)
 }
 
-/// The live key with this hash (not revoked, not expired at `now`); marks it used.
+/// The live key with this hash (not revoked, not expired at `now`). A read only: the caller
+/// records use with [`touch`], coalesced so that requests do not each write.
 pub fn find_active(conn: &Connection, key_hash: &str, now: &str) -> Result<Option<ApiKey>> {
-    let key = conn
+    Ok(conn
         .query_row(
             &format!(
                 "SELECT {COLS} FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)"
@@ -71,11 +72,13 @@ pub fn find_active(conn: &Connection, key_hash: &str, now: &str) -> Result<Optio
             params![key_hash, now],
             from_row,
         )
-        .optional()?;
-    if let Some(k) = &key {
-        conn.execute("UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1", params![k.id, now])?;
-    }
-    Ok(key)
+        .optional()?)
+}
+
+/// Records that the key was used at `now`.
+pub fn touch(conn: &Connection, id: &str, now: &str) -> Result<()> {
+    conn.execute("UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1", params![id, now])?;
+    Ok(())
 }
 
 /// Keys of a team (live and revoked), newest first.

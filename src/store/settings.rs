@@ -1,27 +1,32 @@
 //! Key/value settings per scope (`platform` or a tenant id), values as JSON.
 
 use rusqlite::{Connection, params};
-use serde::{Serialize, de::DeserializeOwned};
+use serde::Serialize;
 
 use super::Result;
+use crate::domain::settings::{StoredSettings, resolve};
 
 pub const PLATFORM: &str = "platform";
 
-/// Reads every stored key of `scope` over `T::default()`; unknown keys are ignored.
-pub fn load<T: Serialize + DeserializeOwned + Default>(conn: &Connection, scope: &str) -> Result<T> {
-    let mut value = serde_json::to_value(T::default()).unwrap_or_default();
-    let mut stmt = conn.prepare("SELECT key, value_json FROM settings WHERE scope = ?1")?;
-    let rows = stmt.query_map([scope], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-    if let serde_json::Value::Object(map) = &mut value {
-        for row in rows {
-            let (key, json) = row?;
-            if let (Some(slot), Ok(v)) = (map.get_mut(&key), serde_json::from_str(&json)) {
-                *slot = v;
-            }
-        }
+/// Reads every stored key of `scope` over `T::default()`; unknown keys are ignored. A malformed
+/// value is refused alone and logged, and a security setting then takes its strictest value
+/// ([`resolve`]): the rest of the scope keeps what was stored.
+pub fn load<T: StoredSettings>(conn: &Connection, scope: &str) -> Result<T> {
+    let mut stmt = conn.prepare_cached("SELECT key, value_json FROM settings WHERE scope = ?1")?;
+    let rows = stmt
+        .query_map([scope], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let (settings, refused) = resolve(rows);
+    for r in refused {
+        tracing::error!(
+            scope,
+            key = %r.key,
+            reason = %r.reason,
+            "stored setting is malformed and was refused; {}. Save the setting again to repair it",
+            if r.fail_closed { "it takes its strictest value" } else { "it takes its default" }
+        );
     }
-    // A stored value of the wrong shape (from an older version) falls back to the defaults.
-    Ok(serde_json::from_value(value).unwrap_or_default())
+    Ok(settings)
 }
 
 /// Stores every field of `settings` under `scope`.
@@ -38,4 +43,26 @@ pub fn save<T: Serialize>(conn: &mut Connection, scope: &str, settings: &T, now:
     }
     tx.commit()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::settings::{DevicePolicy, TenantSettings};
+
+    #[test]
+    fn a_malformed_row_in_sqlite_does_not_relax_device_policy() {
+        let mut conn = Connection::open_in_memory().expect("db");
+        super::super::migrate::run(&mut conn).expect("migrate");
+        conn.execute_batch(
+            "INSERT INTO settings (scope, key, value_json) VALUES ('t', 'device_policy', '\"admins\"');
+             INSERT INTO settings (scope, key, value_json) VALUES ('t', 'heartbeat_interval_sec', '\"soon\"');
+             INSERT INTO settings (scope, key, value_json) VALUES ('t', 'outbox_max_age_hours', '12');",
+        )
+        .expect("rows");
+        let s: TenantSettings = load(&conn, "t").expect("load");
+        assert_eq!(s.device_policy, DevicePolicy::Admins);
+        assert_eq!(s.outbox_max_age_hours, 12);
+        assert_eq!(s.heartbeat_interval_sec, TenantSettings::default().heartbeat_interval_sec);
+    }
 }
