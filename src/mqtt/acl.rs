@@ -39,7 +39,12 @@ impl Decision {
 /// The publish rule. `identity` is `None` when the broker's user id is unknown (never allowed);
 /// `protocol_version` is the CONNECT's protocol level (`None` when unknown, treated as MQTT 5 so
 /// an unknown client is denied outright).
-pub fn publish_decision(identity: Option<&Identity>, protocol_version: Option<u8>, root: &str, topic: &str) -> Decision {
+pub fn publish_decision(
+    identity: Option<&Identity>,
+    protocol_version: Option<u8>,
+    root: &str,
+    topic: &str,
+) -> Decision {
     if identity.is_some_and(|i| i.may_publish(root, topic)) {
         return Decision::Allow;
     }
