@@ -169,7 +169,55 @@ async fn heartbeats_and_telemetry_update_the_satellite() {
     assert_eq!(temp, 48.5);
     let state: String =
         hub.sql(|c| c.query_row("SELECT heartbeat_state FROM satellites", [], |r| r.get(0)).expect("s"));
-    assert_eq!(state, "recording", "an unknown state is refused");
+    assert_eq!(state, "dancing", "an unknown state is kept as the device sent it");
+}
+
+#[tokio::test]
+async fn heartbeats_in_real_shapes_keep_the_device_online() {
+    let (hub, api, r, c) = setup().await;
+    let path = format!("/satellites/{}", r.id);
+    // As a device sends it: a float uptime, a state and a stream this hub does not know yet.
+    let raw = format!(
+        r#"{{"satelliteId":"{}","tenantId":"{}","uptimeSeconds":12.7,"state":"calibrating","stream":"wearable",
+            "noiseFloorRms":0.003,"version":"2.0.0","timestamp":"2026-05-15T06:30:00Z",
+            "filterStats":{{"totalProcessed":10}},"outboxStats":{{"rowCount":1}}}}"#,
+        r.id, r.tenant
+    );
+    c.publish(&r.topic("heartbeat"), raw).await;
+    let detail = wait_for(&api, &path, |v| v["last_seen_at"].is_string()).await;
+    assert_eq!(detail["uptime_seconds"], 12, "rounded down");
+    assert_eq!(detail["heartbeat_state"], "calibrating");
+    assert_eq!(detail["stream"], "wearable");
+    assert_eq!(detail["version"], "2.0.0");
+    assert_eq!(detail["is_online"], true);
+
+    let tel = format!(
+        r#"{{"satelliteId":"{}","tenantId":"{}","timestamp":"2026-05-15T06:31:00Z","storageFreeBytes":1.5e9,
+            "uptimeSeconds":180.9,"cpuTemp":51}}"#,
+        r.id, r.tenant
+    );
+    c.publish(&r.topic("telemetry"), tel).await;
+    let row = || {
+        hub.sql(|c| {
+            c.query_row("SELECT storage_free_bytes, uptime_seconds FROM telemetry", [], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })
+            .ok()
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while row().is_none() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(row(), Some((1_500_000_000, 180)), "telemetry numbers are read leniently too");
+
+    // A heartbeat the hub cannot read at all is still a sign of life from the logged-in device.
+    let before = detail["last_seen_at"].clone();
+    hub.state().clock.advance(std::time::Duration::from_secs(120));
+    c.publish(&r.topic("heartbeat"), br#"{"state": 5}"#.to_vec()).await;
+    let detail = wait_for(&api, &path, |v| v["last_seen_at"] != before).await;
+    assert_eq!(detail["heartbeat_state"], "calibrating", "what it could not read is not overwritten");
+    assert_eq!(detail["is_online"], true);
 }
 
 async fn wait_for(api: &common::Api, path: &str, ok: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
@@ -234,4 +282,42 @@ async fn config_is_pushed_on_request_on_override_change_and_on_tenant_change() {
     assert_eq!(api.post(&format!("/satellites/{}/profile", r.id), profile.clone()).await.0, 200);
     let pushed = c.message_on(&r.topic("config"), 10).await.expect("push on profile");
     assert_eq!(pushed["recordingProfile"], profile);
+}
+
+#[tokio::test]
+async fn a_config_request_always_gets_the_config_with_only_the_bad_keys_dropped() {
+    let (hub, _api, r, mut c) = setup().await;
+    let request = |overrides: serde_json::Value| {
+        json!({"satelliteId": r.id, "tenantId": r.tenant, "overrides": overrides}).to_string()
+    };
+    // Overrides stored by an older hub or by hand: two good keys, an unknown one, a wrong type and
+    // a value the team's settings refuse.
+    let stored = json!({"filter_min_rms": 0.02, "outbox_max_age_hours": 48, "retired_key": true,
+                        "heartbeat_interval_sec": "often", "classifier_min_bird_prob": 7.5});
+    hub.sql(|c| c.execute("UPDATE satellites SET overrides_json = ?1", [stored.to_string()]).expect("store"));
+
+    c.publish(&r.topic("config-request"), request(json!({}))).await;
+    let config = c.message_on(&r.topic("config"), 10).await.expect("a config push");
+    assert_eq!(config["filterMinRms"], 0.02, "a good stored override is kept");
+    assert_eq!(config["outboxMaxAgeHours"], 48);
+    assert_eq!(config["heartbeatIntervalSec"], 30, "the bad one falls back to the team's value");
+    assert_eq!(config["classifierMinBirdProb"], 0.1);
+
+    // The device's own overrides with a bad key: the good one is applied, the bad one dropped.
+    c.publish(&r.topic("config-request"), request(json!({"heartbeat_interval_sec": 20, "no_such_key": 1}))).await;
+    let config = c.message_on(&r.topic("config"), 10).await.expect("a config push");
+    assert_eq!(config["heartbeatIntervalSec"], 20);
+    assert_eq!(config["filterMinRms"], 0.02, "earlier overrides stay");
+    let now_stored: serde_json::Value = hub.sql(|c| {
+        let text: String = c.query_row("SELECT overrides_json FROM satellites", [], |r| r.get(0)).expect("row");
+        serde_json::from_str(&text).expect("json")
+    });
+    assert_eq!(now_stored["heartbeat_interval_sec"], 20);
+    assert_eq!(now_stored["filter_min_rms"], 0.02);
+    assert!(now_stored.get("retired_key").is_none() && now_stored.get("no_such_key").is_none(), "{now_stored}");
+
+    // Even a request the hub cannot read is answered with the config.
+    c.publish(&r.topic("config-request"), b"{\"overrides\": ".to_vec()).await;
+    let config = c.message_on(&r.topic("config"), 10).await.expect("a config push");
+    assert_eq!(config["heartbeatIntervalSec"], 20);
 }

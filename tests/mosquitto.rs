@@ -2,18 +2,13 @@
 
 mod common;
 
-use std::process::Stdio;
-
 use tokio::process::Command;
 
-use common::sat;
+use common::{
+    mosq::{self, tool},
+    sat,
+};
 use serde_json::json;
-
-fn tool(name: &str) -> String {
-    let found = std::process::Command::new("which").arg(name).output().map(|o| o.status.success()).unwrap_or(false);
-    assert!(found, "{name} is missing: `apt-get install mosquitto-clients` (.ci/run does this)");
-    name.to_owned()
-}
 
 #[tokio::test]
 async fn mosquitto_pub_and_sub_speak_to_the_hub_with_the_acl_enforced() {
@@ -29,14 +24,30 @@ async fn mosquitto_pub_and_sub_speak_to_the_hub_with_the_acl_enforced() {
         let file = dir.path().join(format!("{chunk}.json"));
         std::fs::write(&file, sat::audio_message(&r, &chunk, &sat::tone_wav(48_000, 3.0), 48_000, 3000))
             .expect("write");
-        let sub = Command::new(tool("mosquitto_sub"))
-            .args(["-h", "127.0.0.1", "-p", &port, "-V", version, "-u", &r.id, "-P", &r.password])
-            .args(["-i", &format!("mobile-{}", r.id), "-t", &r.topic("ack"), "-C", "1", "-W", "20"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("mosquitto_sub");
-        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        let mobile = format!("mobile-{}", r.id);
+        let ack_topic = r.topic("ack");
+        // Returns once the broker has answered the SUBSCRIBE, so the ack cannot be missed.
+        let mut sub = mosq::Sub::start(&[
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-V",
+            version,
+            "-u",
+            &r.id,
+            "-P",
+            &r.password,
+            "-i",
+            &mobile,
+            "-t",
+            &ack_topic,
+            "-C",
+            "1",
+            "-W",
+            "20",
+        ])
+        .await;
         let publish = Command::new(tool("mosquitto_pub"))
             .args(["-h", "127.0.0.1", "-p", &port, "-V", version, "-u", &r.id, "-P", &r.password])
             .args(["-i", &r.client_id, "-q", "1", "-t", &r.topic("audio"), "-f"])
@@ -45,9 +56,8 @@ async fn mosquitto_pub_and_sub_speak_to_the_hub_with_the_acl_enforced() {
             .await
             .expect("mosquitto_pub");
         assert!(publish.status.success(), "{version}: {}", String::from_utf8_lossy(&publish.stderr));
-        let out = sub.wait_with_output().await.expect("sub output");
-        let ack: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{version}: no ack ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+        let ack = sub.next_json(20).await.unwrap_or_else(|| panic!("{version}: no ack: {:?}", sub.seen));
+        sub.stop().await;
         assert_eq!(ack, json!({"chunkId": chunk, "status": "stored"}), "{version}");
     }
 

@@ -51,12 +51,33 @@ async fn satellites_cannot_read_or_write_each_others_topics() {
     assert!(!ca.subscribe(&format!("birdhub/{}/+/config", a.tenant)).await, "wildcard across satellites");
 
     // A publish into b's tree from a is not delivered.
+    assert!(ca.subscribe(&a.topic("config")).await, "own config");
     ca.publish(&b.topic("config"), json!({"evil": true}).to_string()).await;
     ca.publish(&b.topic("custom"), b"x".to_vec()).await;
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    while let Ok(seen) = cb.events.try_recv() {
-        assert!(!matches!(seen, Seen::Message { .. }), "b received a message from a: {seen:?}");
+    // The broker handles one connection's publishes in order: once a's own config-request is
+    // answered, its two foreign publishes were handled too ...
+    ca.publish(&a.topic("config-request"), config_request(&a)).await;
+    assert!(ca.message_on(&a.topic("config"), 10).await.is_some(), "a's config push");
+    // ... and anything they routed to b is queued ahead of the config b asks for now.
+    cb.publish(&b.topic("config-request"), config_request(&b)).await;
+    loop {
+        match cb.next(10).await {
+            Some(Seen::Message { topic, payload }) => {
+                let body: serde_json::Value = serde_json::from_slice(&payload).unwrap_or_default();
+                assert!(
+                    topic == b.topic("config") && body["satelliteId"] == b.id.as_str(),
+                    "b received a message from a: {topic} {body}"
+                );
+                break;
+            }
+            Some(_) => continue,
+            None => panic!("b never got its config push"),
+        }
     }
+}
+
+fn config_request(r: &sat::Registered) -> String {
+    json!({"satelliteId": r.id, "tenantId": r.tenant, "overrides": {}}).to_string()
 }
 
 #[tokio::test]

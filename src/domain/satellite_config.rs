@@ -25,13 +25,63 @@ pub struct Overrides {
 }
 
 impl Overrides {
+    /// Reads stored overrides, keeping every key that parses: one unknown key or wrong type
+    /// must not throw away the satellite's other overrides. See [`Overrides::sanitized`] for
+    /// the version that also checks values against the team's settings and reports what it drops.
     pub fn from_stored(json: &str) -> Self {
-        serde_json::from_str(json).unwrap_or_default()
+        match serde_json::from_str::<Value>(json) {
+            Ok(value) => Self::default().leniently(&value, None).0,
+            Err(_) => Self::default(),
+        }
+    }
+
+    /// Stored overrides as the hub applies them: each key that is unknown, has the wrong type, or
+    /// would make the resolved settings invalid is dropped and reported; every other key is kept.
+    pub fn sanitized(json: &str, tenant: &TenantSettings) -> (Self, Vec<Dropped>) {
+        match serde_json::from_str::<Value>(json) {
+            Ok(value) => Self::default().leniently(&value, Some(tenant)),
+            Err(e) => (Self::default(), vec![Dropped { key: "*".into(), reason: format!("not JSON: {e}") }]),
+        }
+    }
+
+    /// Like [`Overrides::patched`], but a bad key is dropped (and reported) instead of refusing
+    /// the whole patch. For devices, which cannot be answered with an error.
+    pub fn patched_leniently(&self, patch: &Value, tenant: &TenantSettings) -> (Self, Vec<Dropped>) {
+        self.leniently(patch, Some(tenant))
+    }
+
+    /// Applies the keys of `patch` one at a time, in key order, keeping each that leaves a valid
+    /// result. Validation against `tenant` is skipped when there is none.
+    fn leniently(&self, patch: &Value, tenant: Option<&TenantSettings>) -> (Self, Vec<Dropped>) {
+        let Value::Object(changes) = patch else {
+            return (self.clone(), vec![Dropped { key: "*".into(), reason: "overrides must be a JSON object".into() }]);
+        };
+        let mut kept = self.clone();
+        let mut dropped = Vec::new();
+        for (key, value) in changes {
+            let one = Value::Object([(key.clone(), value.clone())].into_iter().collect());
+            let next = match tenant {
+                Some(t) => kept.patched(&one, t),
+                None => kept.merged(&one),
+            };
+            match next {
+                Ok(next) => kept = next,
+                Err(reason) => dropped.push(Dropped { key: key.clone(), reason }),
+            }
+        }
+        (kept, dropped)
     }
 
     /// Applies a patch object: present keys replace (null clears the override), absent keys stay.
     /// Unknown keys and wrong types are refused; the merged result must resolve to valid settings.
     pub fn patched(&self, patch: &Value, tenant: &TenantSettings) -> Result<Self, String> {
+        let next = self.merged(patch)?;
+        next.apply(tenant).validate()?;
+        Ok(next)
+    }
+
+    /// The merge of [`Overrides::patched`] without the check against the team's settings.
+    fn merged(&self, patch: &Value) -> Result<Self, String> {
         let Value::Object(changes) = patch else { return Err("overrides must be a JSON object".into()) };
         let mut merged = serde_json::to_value(self).map_err(|e| e.to_string())?;
         if let Value::Object(map) = &mut merged {
@@ -42,9 +92,7 @@ impl Overrides {
                 map.insert(k.clone(), v.clone());
             }
         }
-        let next: Self = serde_json::from_value(merged).map_err(|e| e.to_string())?;
-        next.apply(tenant).validate()?;
-        Ok(next)
+        serde_json::from_value(merged).map_err(|e| e.to_string())
     }
 
     /// The team's settings with these overrides applied.
@@ -70,6 +118,19 @@ impl Overrides {
                 .unwrap_or(t.drop_other_animal_at_satellite),
             ..t.clone()
         }
+    }
+}
+
+/// An override key that was left out, and why (for the log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    pub key: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.key, self.reason)
     }
 }
 
@@ -224,6 +285,37 @@ mod tests {
         assert!(o.patched(&json!({"bogus": 1}), &tenant).is_err());
         assert!(o.patched(&json!({"heartbeat_interval_sec": "x"}), &tenant).is_err());
         assert!(o.patched(&json!({"heartbeat_interval_sec": 1}), &tenant).is_err(), "resolved values are validated");
+    }
+
+    #[test]
+    fn bad_stored_keys_are_dropped_one_by_one_and_the_good_ones_kept() {
+        let tenant = TenantSettings::default();
+        let stored = json!({"filter_min_rms": 0.02, "bogus": 1, "heartbeat_interval_sec": "x",
+                            "outbox_max_age_hours": 48, "classifier_min_bird_prob": 7.0})
+        .to_string();
+        let (o, dropped) = Overrides::sanitized(&stored, &tenant);
+        assert_eq!(o.filter_min_rms, Some(0.02));
+        assert_eq!(o.outbox_max_age_hours, Some(48));
+        assert_eq!((o.heartbeat_interval_sec, o.classifier_min_bird_prob), (None, None));
+        let mut keys: Vec<&str> = dropped.iter().map(|d| d.key.as_str()).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["bogus", "classifier_min_bird_prob", "heartbeat_interval_sec"]);
+        assert!(o.apply(&tenant).validate().is_ok(), "what is kept resolves to valid settings");
+
+        let lenient = Overrides::from_stored(&stored);
+        assert_eq!(lenient.filter_min_rms, Some(0.02), "from_stored keeps the keys that parse");
+        assert_eq!(lenient.classifier_min_bird_prob, Some(7.0), "it does not know the team's settings");
+        assert_eq!(Overrides::from_stored("not json"), Overrides::default());
+        assert_eq!(Overrides::sanitized("[1]", &tenant).0, Overrides::default());
+
+        let (patched, dropped) = o.patched_leniently(&json!({"heartbeat_interval_sec": 20, "nope": true}), &tenant);
+        assert_eq!((patched.heartbeat_interval_sec, patched.filter_min_rms), (Some(20), Some(0.02)));
+        assert_eq!(dropped.len(), 1);
+        assert_eq!(dropped[0].key, "nope");
+        assert!(
+            o.patched(&json!({"heartbeat_interval_sec": 20, "nope": true}), &tenant).is_err(),
+            "strict stays strict"
+        );
     }
 
     #[test]

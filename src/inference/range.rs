@@ -1,12 +1,11 @@
 //! The location filter: BirdNET's range meta-model turns (latitude, longitude, week) into a score
 //! per species; species at or above the threshold (default 0.03) are "expected here and now".
 //! Results are cached per location (rounded to 0.1 degree, about 10 km) and week, so each
-//! satellite costs one model run a week.
+//! satellite costs one model run a week. The cache is bounded ([`DEFAULT_CACHE_ENTRIES`]):
+//! coordinates come from satellite messages, and one satellite sending a new place with every
+//! chunk must not grow the hub's memory without limit.
 
-use std::{
-    collections::HashMap,
-    sync::{Arc, Mutex},
-};
+use std::sync::{Arc, Mutex};
 
 use chrono::{Datelike, NaiveDate};
 use ort::{session::Session, value::Tensor};
@@ -14,6 +13,11 @@ use ort::{session::Session, value::Tensor};
 use super::{ModelDir, ModelError, model};
 
 pub const DEFAULT_THRESHOLD: f32 = 0.03;
+
+/// How many (cell, week) answers are kept. One answer is a score per class (6522 x 4 bytes, about
+/// 26 KB), so this is at most about 6.7 MB: room for every satellite of a large hub in the
+/// current and the previous week. Least-recently-used answers go first.
+pub const DEFAULT_CACHE_ENTRIES: u64 = 256;
 
 /// BirdNET's week: four per month, 1..=48 (days 1-7 are week 1 of the month, 8-14 week 2,
 /// 15-21 week 3, 22 to the end week 4).
@@ -26,17 +30,24 @@ type CellWeek = (i32, i32, u32);
 
 /// The meta-model with its cache.
 pub struct RangeFilter {
+    /// The ONNX session; one run at a time.
     session: Mutex<Session>,
-    cache: Mutex<HashMap<CellWeek, Arc<Vec<f32>>>>,
+    /// Answers per (cell, week), bounded so untrusted coordinates cannot exhaust memory.
+    cache: moka::sync::Cache<CellWeek, Arc<Vec<f32>>>,
     /// Species scoring at least this are expected.
     pub threshold: f32,
 }
 
 impl RangeFilter {
     pub fn load(dir: &ModelDir, threshold: f32) -> Result<Self, ModelError> {
+        Self::load_with_capacity(dir, threshold, DEFAULT_CACHE_ENTRIES)
+    }
+
+    /// Like [`RangeFilter::load`], keeping at most `entries` cached answers.
+    pub fn load_with_capacity(dir: &ModelDir, threshold: f32, entries: u64) -> Result<Self, ModelError> {
         let env = model::init_runtime(&dir.runtime_library())?;
         let session = model::open_session(env, &dir.file("meta_model.onnx"), 1, false)?;
-        Ok(Self { session: Mutex::new(session), cache: Mutex::new(HashMap::new()), threshold })
+        Ok(Self { session: Mutex::new(session), cache: moka::sync::Cache::new(entries), threshold })
     }
 
     /// Occurrence scores (one per class) at a place and week.
@@ -45,20 +56,18 @@ impl RangeFilter {
             return Err(ModelError::Runtime(format!("no range data for ({latitude}, {longitude}) week {week}")));
         }
         let key = ((latitude * 10.0).round() as i32, (longitude * 10.0).round() as i32, week);
-        let poisoned = || ModelError::Runtime("a range-filter thread panicked".into());
-        if let Some(hit) = self.cache.lock().map_err(|_| poisoned())?.get(&key) {
-            return Ok(hit.clone());
-        }
-        let input = vec![key.0 as f32 / 10.0, key.1 as f32 / 10.0, week as f32];
-        let tensor = Tensor::from_array(([1usize, 3], input)).map_err(ModelError::runtime)?;
-        let scores = {
-            let mut session = self.session.lock().map_err(|_| poisoned())?;
-            let outputs = session.run(ort::inputs![tensor]).map_err(ModelError::runtime)?;
-            let (_, data) = outputs[0].try_extract_tensor::<f32>().map_err(ModelError::runtime)?;
-            Arc::new(data.to_vec())
-        };
-        self.cache.lock().map_err(|_| poisoned())?.insert(key, scores.clone());
-        Ok(scores)
+        // Concurrent misses on one key run the model once; the others wait for that answer.
+        self.cache.try_get_with(key, || self.run(key)).map_err(|e: Arc<String>| ModelError::Runtime((*e).clone()))
+    }
+
+    /// One model run; the error is ONNX Runtime's message.
+    fn run(&self, (lat10, lon10, week): CellWeek) -> Result<Arc<Vec<f32>>, String> {
+        let input = vec![lat10 as f32 / 10.0, lon10 as f32 / 10.0, week as f32];
+        let tensor = Tensor::from_array(([1usize, 3], input)).map_err(|e| e.to_string())?;
+        let mut session = self.session.lock().map_err(|_| "a range-filter thread panicked".to_owned())?;
+        let outputs = session.run(ort::inputs![tensor]).map_err(|e| e.to_string())?;
+        let (_, data) = outputs[0].try_extract_tensor::<f32>().map_err(|e| e.to_string())?;
+        Ok(Arc::new(data.to_vec()))
     }
 
     /// Whether class `index` is expected at this place on this date.
@@ -67,9 +76,15 @@ impl RangeFilter {
         Ok(scores.get(index).is_some_and(|s| *s >= self.threshold))
     }
 
-    /// How many (place, week) entries are cached.
+    /// How many (place, week) entries are cached (after the cache's pending evictions ran).
     pub fn cached(&self) -> usize {
-        self.cache.lock().map(|c| c.len()).unwrap_or(0)
+        self.cache.run_pending_tasks();
+        usize::try_from(self.cache.entry_count()).unwrap_or(usize::MAX)
+    }
+
+    /// The most entries the cache keeps.
+    pub fn capacity(&self) -> u64 {
+        self.cache.policy().max_capacity().unwrap_or(u64::MAX)
     }
 }
 

@@ -5,6 +5,8 @@
 //! rotation takes effect at once). Their client id must be `satellite-{id}` or `mobile-{id}`.
 //! They are confined to `{root}/{tenant}/{satellite}/`. The hub's own clients (split mode) log in
 //! as `hub` with the internal API key and a `hub-` client id; no satellite can take those.
+//! Where a client may publish is decided in one place, [`super::acl`]; this module only answers
+//! the broker with it.
 
 use std::{
     collections::HashMap,
@@ -21,7 +23,10 @@ use mqtt5::{
 };
 use subtle::ConstantTimeEq;
 
-use super::topics;
+use super::{
+    acl::{self, Decision},
+    topics,
+};
 use crate::{auth::tokens::sha256_hex, config::Secret, ids::SatelliteId, store::Store};
 
 /// The broker username of the hub's own clients.
@@ -85,7 +90,8 @@ pub struct BrokerAuth {
     store: Store,
     root: String,
     internal_key: Secret,
-    /// MQTT protocol version per client id (3.1.1 clients need the consumer-side ACL, see ingest).
+    /// MQTT protocol version per client id, as sent in CONNECT: the publish ACL treats 3.1.1
+    /// clients differently (see [`acl`]). One entry per client id, so bounded by the satellites.
     versions: Mutex<HashMap<String, u8>>,
 }
 
@@ -94,9 +100,15 @@ impl BrokerAuth {
         Arc::new(Self { store, root: root.into(), internal_key, versions: Mutex::new(HashMap::new()) })
     }
 
-    /// Whether the client speaks MQTT 3.1.1 (protocol level 4).
-    pub fn is_v311(&self, client_id: &str) -> bool {
-        self.versions.lock().map(|v| v.get(client_id) == Some(&4)).unwrap_or(false)
+    /// The protocol level the client logged in with (4 = 3.1.1, 5 = MQTT 5), if it did.
+    pub fn protocol_version(&self, client_id: &str) -> Option<u8> {
+        self.versions.lock().ok().and_then(|v| v.get(client_id).copied())
+    }
+
+    /// The publish ACL for this client, asked by both the broker and the consumer (see [`acl`]).
+    pub fn publish_decision(&self, client_id: &str, user_id: Option<&str>, topic: &str) -> Decision {
+        let identity = Identity::from_user_id(user_id);
+        acl::publish_decision(identity.as_ref(), self.protocol_version(client_id), &self.root, topic)
     }
 
     async fn check(&self, connect: &ConnectPacket) -> Result<Identity, ReasonCode> {
@@ -165,12 +177,9 @@ impl AuthProvider for BrokerAuth {
         user_id: Option<&'a str>,
         topic: &'a str,
     ) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
-        // A denied publish from a 3.1.1 client gets a malformed PUBACK from the broker; let it
-        // through here and drop it in the consumer instead (see `ingest`).
-        let v311 = self.is_v311(client_id);
-        Box::pin(
-            async move { v311 || Identity::from_user_id(user_id).is_some_and(|i| i.may_publish(&self.root, topic)) },
-        )
+        // A 3.1.1 client's foreign publish passes here and is dropped by the consumer (see `acl`).
+        let passes = self.publish_decision(client_id, user_id, topic).broker_passes();
+        Box::pin(async move { passes })
     }
 
     fn authorize_subscribe<'a>(

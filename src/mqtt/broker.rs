@@ -13,10 +13,23 @@ use mqtt5::broker::{
 use super::{auth::BrokerAuth, ingest::Ingest};
 use crate::state::AppState;
 
-/// The largest MQTT packet the broker accepts. A 3 s 48 kHz WAV is 288 KB (~384 KB as base64
-/// in JSON); ingest refuses audio messages over [`super::ingest::MAX_AUDIO_MESSAGE_BYTES`] with an
-/// error ack, and anything beyond this limit is refused by the broker itself.
-pub const MAX_PACKET_BYTES: usize = 4 << 20;
+/// The largest MQTT packet the broker accepts (MQTT 5 clients are told so in CONNACK's Maximum
+/// Packet Size). A 3 s 48 kHz WAV is 288 KB (~384 KB as base64 in JSON); ingest refuses audio
+/// messages over [`super::ingest::MAX_AUDIO_MESSAGE_BYTES`] with an error ack.
+///
+/// This limit sits far above that on purpose. A packet over it makes the broker drop the
+/// connection without a PUBACK, and an MQTT 3.1.1 client (which has no way to learn the limit)
+/// then resends the same QoS 1 message after every reconnect, forever. mqtt5 has no
+/// mosquitto-style `message_size_limit` (acknowledge and drop), so every message a misconfigured
+/// satellite plausibly sends (60 s of 48 kHz mono is ~7.7 MB in JSON, 30 s of 96 kHz 16-bit
+/// stereo ~15.4 MB) must reach ingest, which acknowledges it and answers with an error ack.
+/// Only a packet over 16 MiB still costs the connection.
+///
+/// Memory: the broker buffers at most one incoming packet per connection (read in 4 KiB steps,
+/// never allocated up front from the announced length), so the worst case is 16 MiB times the
+/// connections sending an oversize packet at the same moment; ingest refuses an oversize audio
+/// message before decoding it, without copying it.
+pub const MAX_PACKET_BYTES: usize = 16 << 20;
 
 pub struct Broker {
     pub tcp_addr: SocketAddr,
@@ -29,7 +42,7 @@ pub struct Broker {
 pub async fn start(state: &AppState) -> anyhow::Result<Broker> {
     let s = &state.settings.mqtt;
     let auth = BrokerAuth::new(state.store.clone(), &s.topic_root, state.settings.security.internal_api_key.clone());
-    let ingest = Arc::new(Ingest::new(state.clone()));
+    let ingest = Arc::new(Ingest::new(state.clone(), auth.clone()));
 
     let mut config = BrokerConfig::default()
         .with_bind_address(s.bind)

@@ -1,8 +1,10 @@
 //! The hub's side of the six satellite channels (SPEC 2.1-2.4, 4.15). The broker hands every
 //! publish to [`Ingest`] before acknowledging it, so a slow hub slows satellites down instead of
 //! losing data. Satellite messages are consumed here and never routed to other clients.
+//! Before anything else, every publish goes through the same ACL decision the broker used
+//! ([`super::acl`]); only an allowed one is looked at.
 
-use std::{future::Future, pin::Pin};
+use std::{future::Future, pin::Pin, sync::Arc};
 
 use base64::Engine;
 use mqtt5::broker::{BrokerEventHandler, ClientDisconnectEvent, ClientPublishEvent, PublishAction};
@@ -26,10 +28,13 @@ use crate::{
 pub const MIN_CHUNK_MS: i64 = 500;
 pub const MAX_CHUNK_MS: i64 = 10_000;
 /// The largest `audio` message accepted (10 s of 48 kHz 16-bit mono is ~1.3 MB as base64).
+/// Bigger ones, up to the broker's packet limit, are acknowledged and answered with an error ack.
 pub const MAX_AUDIO_MESSAGE_BYTES: usize = 2 << 20;
 
 pub struct Ingest {
     state: AppState,
+    /// The broker's login state, for the shared publish ACL (it knows each client's protocol).
+    auth: Arc<BrokerAuth>,
 }
 
 /// A satellite message that was refused, with the reason the satellite is told.
@@ -43,12 +48,19 @@ impl<E: std::fmt::Display> From<E> for Refused {
 }
 
 impl Ingest {
-    pub fn new(state: AppState) -> Self {
-        Self { state }
+    pub fn new(state: AppState, auth: Arc<BrokerAuth>) -> Self {
+        Self { state, auth }
     }
 
     async fn on_publish(&self, event: ClientPublishEvent) -> PublishAction {
         let root = &self.state.settings.mqtt.topic_root;
+        let decision = self.auth.publish_decision(&event.client_id, event.user_id.as_deref(), &event.topic);
+        if !decision.consumer_handles() {
+            // Only MQTT 3.1.1 clients get here (`DropInConsumer`): the broker acknowledged the
+            // publish so the client stays connected, and it goes no further.
+            tracing::warn!(client_id = %event.client_id, topic = %event.topic, ?decision, "dropped a publish outside the client's tree");
+            return PublishAction::Handled;
+        }
         let Some(identity) = BrokerAuth::identity(event.user_id.as_deref()) else { return PublishAction::Handled };
         let satellite = match &identity {
             Identity::Hub
@@ -62,12 +74,10 @@ impl Ingest {
             Identity::Hub => return PublishAction::Continue, // the hub's own messages to satellites
             Identity::Satellite { satellite, .. } => *satellite,
         };
-        if !identity.may_publish(root, &event.topic) {
-            // Only reachable for 3.1.1 clients, whose denied publishes the broker lets through.
-            tracing::warn!(client_id = %event.client_id, topic = %event.topic, "dropped a publish outside the satellite's tree");
-            return PublishAction::Handled;
-        }
         let Some(parsed) = topics::parse(root, &event.topic) else { return PublishAction::Handled };
+        if parsed.satellite != satellite {
+            return PublishAction::Handled; // the ACL allows only the own tree; never act for another
+        }
         let tenant = parsed.tenant;
         match Channel::parse(parsed.channel) {
             Some(Channel::Audio) => self.audio(tenant, satellite, &event.payload).await,
@@ -202,14 +212,28 @@ impl Ingest {
         Ok(chunk.to_string())
     }
 
+    /// Any message on the satellite's own status channels is a sign of life, whatever its body.
+    async fn refresh_seen(&self, satellite: SatelliteId) {
+        let now = self.state.clock.now_str();
+        if let Err(e) = self.state.store.call(move |c| store::satellites::seen(c, satellite, &now)).await {
+            tracing::error!(%satellite, error = %e, "could not refresh last_seen_at");
+        }
+    }
+
+    /// Records the heartbeat; a body the hub cannot use still refreshes `last_seen_at`.
     async fn heartbeat(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<(), Refused> {
+        let result = self.record_heartbeat(tenant, satellite, payload).await;
+        if result.is_err() {
+            self.refresh_seen(satellite).await;
+        }
+        result
+    }
+
+    async fn record_heartbeat(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<(), Refused> {
         let msg: protocol::Heartbeat = parse(payload)?;
         check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
         if !protocol::HEARTBEAT_STATES.contains(&msg.state.as_str()) {
-            return Err(Refused(format!("unknown state {:?}", msg.state)));
-        }
-        if msg.stream.as_deref().is_some_and(|s| s != "satellite" && s != "mobile") {
-            return Err(Refused("stream must be satellite or mobile".into()));
+            tracing::info!(%satellite, state = %msg.state, "heartbeat with a state this hub does not know; kept as sent");
         }
         let hb = store::satellites::Heartbeat {
             state: msg.state,
@@ -225,7 +249,16 @@ impl Ingest {
         Ok(())
     }
 
+    /// Stores a telemetry sample; a body the hub cannot use still refreshes `last_seen_at`.
     async fn telemetry(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<(), Refused> {
+        let result = self.record_telemetry(tenant, satellite, payload).await;
+        if result.is_err() {
+            self.refresh_seen(satellite).await;
+        }
+        result
+    }
+
+    async fn record_telemetry(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<(), Refused> {
         let msg: protocol::Telemetry = parse(payload)?;
         check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
         let at: chrono::DateTime<chrono::Utc> =
@@ -250,8 +283,24 @@ impl Ingest {
         Ok(())
     }
 
-    /// Applies non-empty overrides (unless the config is locked), then pushes the config.
+    /// Applies non-empty overrides (unless the config is locked), then pushes the config. The
+    /// config is pushed whatever happened to the overrides: a satellite without one stays idle.
     async fn config_request(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<(), Refused> {
+        let applied = self.apply_requested_overrides(tenant, satellite, payload).await;
+        if let Err(Refused(why)) = &applied {
+            tracing::warn!(%satellite, reason = %why, "config-request overrides not applied; pushing the config anyway");
+        }
+        publish::push_config(&self.state, satellite).await.map_err(Refused)
+    }
+
+    /// Stores the device's own overrides, keeping every valid key and dropping (with a warning)
+    /// each bad one, in the request or already stored.
+    async fn apply_requested_overrides(
+        &self,
+        tenant: TenantId,
+        satellite: SatelliteId,
+        payload: &[u8],
+    ) -> Result<(), Refused> {
         let msg: protocol::ConfigRequest = parse(payload)?;
         check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
         let non_empty = msg.overrides.as_object().is_some_and(|o| !o.is_empty());
@@ -267,9 +316,11 @@ impl Ingest {
             if sat.config_locked {
                 tracing::info!(%satellite, "config is locked; the satellite's overrides were ignored");
             } else {
-                let next = Overrides::from_stored(&sat.overrides_json)
-                    .patched(&msg.overrides, &tenant_settings)
-                    .map_err(|e| Refused(format!("overrides refused: {e}")))?;
+                let (current, _) = Overrides::sanitized(&sat.overrides_json, &tenant_settings);
+                let (next, dropped) = current.patched_leniently(&msg.overrides, &tenant_settings);
+                for d in &dropped {
+                    tracing::warn!(%satellite, key = %d.key, reason = %d.reason, "a requested override was refused");
+                }
                 let (json, now) = (serde_json::to_string(&next)?, self.state.clock.now_str());
                 self.state
                     .store
@@ -277,7 +328,7 @@ impl Ingest {
                     .await?;
             }
         }
-        publish::push_config(&self.state, satellite).await.map_err(Refused)
+        Ok(())
     }
 }
 

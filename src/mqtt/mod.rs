@@ -2,7 +2,8 @@
 //! six satellite channels, and everything the hub publishes (acks, config, detections).
 //!
 //! - [`broker`]: starting the broker on TCP and WebSocket (TLS optional).
-//! - [`auth`]: logins and the ACL.
+//! - [`auth`]: logins, and the broker's side of the ACL.
+//! - [`acl`]: the one publish rule both the broker and ingest apply.
 //! - [`ingest`]: audio, heartbeat, telemetry and config-request handling.
 //! - [`publish`]: config pushes, the detection publisher and revocation kicks.
 //! - [`client`]: the hub as an MQTT client of a dispatcher's broker (split mode).
@@ -10,6 +11,7 @@
 //!
 //! [`MqttHandle`] is how the rest of the hub publishes, whichever way it is connected.
 
+pub mod acl;
 pub mod auth;
 pub mod broker;
 pub mod client;

@@ -1,4 +1,9 @@
 //! The JSON messages of SPEC 2.1-2.8, as satellites and the hub exchange them.
+//!
+//! Status messages (heartbeat, telemetry) are read leniently: devices in the field send `12.7`
+//! where an integer is specified, or a state this hub does not know yet, and refusing the whole
+//! message would show a live device as offline. Integers accept any number (rounded down); enum
+//! fields are kept as the device sent them.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -27,10 +32,12 @@ pub struct Telemetry {
     pub tenant_id: String,
     pub timestamp: String,
     pub battery_level: Option<f64>,
+    #[serde(default, deserialize_with = "lenient_int")]
     pub storage_free_bytes: Option<i64>,
     pub cpu_temp: Option<f64>,
     pub network_latency_ms: Option<f64>,
     pub packet_loss_pct: Option<f64>,
+    #[serde(default, deserialize_with = "lenient_int")]
     pub uptime_seconds: Option<i64>,
 }
 
@@ -40,17 +47,33 @@ pub struct Telemetry {
 pub struct Heartbeat {
     pub satellite_id: String,
     pub tenant_id: String,
+    #[serde(default, deserialize_with = "lenient_int")]
     pub uptime_seconds: Option<i64>,
+    /// One of [`HEARTBEAT_STATES`], or whatever a newer device sends (stored as given).
     pub state: String,
     pub noise_floor_rms: Option<f64>,
     pub version: Option<String>,
+    /// `satellite` or `mobile`, or whatever a newer device sends (stored as given).
     pub stream: Option<String>,
     pub timestamp: Option<String>,
     pub filter_stats: Option<Value>,
     pub outbox_stats: Option<Value>,
 }
 
+/// The heartbeat states SPEC 2.3 defines.
 pub const HEARTBEAT_STATES: &[&str] = &["recording", "paused", "scheduled_off", "error"];
+
+/// An optional integer that accepts any JSON number: `12.7` reads as 12, `-0.5` as -1, and numbers
+/// beyond `i64` saturate. Anything that is not a number or null is still an error.
+fn lenient_int<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else { return Ok(None) };
+    Ok(Some(match (n.as_i64(), n.as_u64()) {
+        (Some(i), _) => i,
+        (None, Some(_)) => i64::MAX,
+        // `as` saturates (and JSON has no NaN), which is what a rounded-down reading wants.
+        (None, None) => n.as_f64().map_or(0, |f| f.floor() as i64),
+    }))
+}
 
 /// `config-request` (SPEC 2.4).
 #[derive(Debug, Clone, Deserialize)]
@@ -90,4 +113,41 @@ pub struct Envelope {
     pub satellite_id: Option<String>,
     pub tenant_id: Option<String>,
     pub chunk_id: Option<Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn status_numbers_are_read_leniently() {
+        let hb = |uptime: Value| {
+            serde_json::from_value::<Heartbeat>(json!({"satelliteId": "s", "tenantId": "t", "state": "dreaming",
+                                                        "stream": "watch", "uptimeSeconds": uptime}))
+        };
+        let cases = [
+            (json!(12), Some(12)),
+            (json!(12.7), Some(12)),
+            (json!(-0.5), Some(-1)),
+            (json!(1e30), Some(i64::MAX)),
+            (json!(u64::MAX), Some(i64::MAX)),
+            (Value::Null, None),
+        ];
+        for (given, want) in cases {
+            let parsed = hb(given.clone()).unwrap_or_else(|e| panic!("{given}: {e}"));
+            assert_eq!(parsed.uptime_seconds, want, "{given}");
+            assert_eq!((parsed.state.as_str(), parsed.stream.as_deref()), ("dreaming", Some("watch")));
+        }
+        assert!(hb(json!("12")).is_err(), "a string is not a number");
+        let missing: Heartbeat =
+            serde_json::from_value(json!({"satelliteId": "s", "tenantId": "t", "state": "recording"})).expect("hb");
+        assert_eq!(missing.uptime_seconds, None);
+
+        let tel: Telemetry = serde_json::from_value(json!({"satelliteId": "s", "tenantId": "t", "timestamp": "x",
+            "storageFreeBytes": 1.5e9, "uptimeSeconds": 180.9}))
+        .expect("telemetry");
+        assert_eq!((tel.storage_free_bytes, tel.uptime_seconds), (Some(1_500_000_000), Some(180)));
+    }
 }

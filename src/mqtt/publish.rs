@@ -15,7 +15,8 @@ use crate::{
     store,
 };
 
-/// Resolves a satellite's config and publishes it on its `config` channel (QoS 2).
+/// Resolves a satellite's config and publishes it on its `config` channel (QoS 2). Stored
+/// overrides that are no longer valid are left out (and logged), never the whole config.
 pub async fn push_config(state: &AppState, satellite: SatelliteId) -> Result<(), String> {
     let (sat, tenant) = state
         .store
@@ -28,13 +29,13 @@ pub async fn push_config(state: &AppState, satellite: SatelliteId) -> Result<(),
         .map_err(|e| e.to_string())?;
     let profile: Option<RecordingProfile> =
         sat.recording_profile_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
-    let config = satellite_config::resolve(
-        &sat.id.to_string(),
-        &sat.tenant_id.to_string(),
-        &tenant,
-        &Overrides::from_stored(&sat.overrides_json),
-        profile,
-    );
+    // A bad stored key must not cost the satellite its config: drop only that key.
+    let (overrides, dropped) = Overrides::sanitized(&sat.overrides_json, &tenant);
+    for d in &dropped {
+        tracing::warn!(%satellite, key = %d.key, reason = %d.reason, "a stored override was ignored");
+    }
+    let config =
+        satellite_config::resolve(&sat.id.to_string(), &sat.tenant_id.to_string(), &tenant, &overrides, profile);
     let topic = topics::topic(&state.settings.mqtt.topic_root, sat.tenant_id, sat.id, Channel::Config);
     let body = serde_json::to_vec(&config).map_err(|e| e.to_string())?;
     state.mqtt.publish(topic, body, 2).await

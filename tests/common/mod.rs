@@ -2,6 +2,8 @@
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
 pub mod api;
+pub mod mosq;
+pub mod paho;
 pub mod sat;
 pub mod seed;
 pub mod smtp;
