@@ -36,7 +36,8 @@ async fn registration_follows_the_tenant_header_and_query() {
 
     // The list in each team shows what was registered there.
     let (_, in_b) = browser.get(&format!("/satellites?tenantId={}", bob.tenant)).await;
-    let names: Vec<&str> = in_b["satellites"].as_array().expect("list").iter().filter_map(|s| s["name"].as_str()).collect();
+    let names: Vec<&str> =
+        in_b["satellites"].as_array().expect("list").iter().filter_map(|s| s["name"].as_str()).collect();
     assert_eq!(names, ["phone", "pond"]);
     let (_, in_a) = browser.get("/satellites").await;
     assert_eq!(in_a["total"], 1);

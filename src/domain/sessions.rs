@@ -92,7 +92,8 @@ mod tests {
         let (a, b) = (Span::of_chunk(t(0), 3000), Span::of_chunk(t(8), 3000));
         let at = t(4);
         let near: Vec<Span> = [a, b].into_iter().filter(|s| within_reach(s, at)).collect();
-        assert_eq!(near.len(), 1, "only the first is before the chunk by less than the gap");
+        assert_eq!(near.len(), 2, "4 minutes after one session and 4 before the next: it bridges both");
+        assert!(!within_reach(&a, t(6)), "6 minutes after the first session is out of its reach");
         assert_eq!(place(&[a, b]), Placement::Merge(0, 1));
         assert_eq!(place(&[]), Placement::New);
         let whole = a.union(&b).union(&Span::of_chunk(at, 3000));

@@ -19,14 +19,12 @@ use super::{
 use crate::{
     domain::{satellite_config::Overrides, settings::TenantSettings},
     ids::{ChunkId, SatelliteId, TenantId},
-    inference::audio,
     state::AppState,
     store,
+    time::Timestamp,
+    usecases::chunks,
 };
 
-/// Chunk durations accepted (a standard chunk is 3 s).
-pub const MIN_CHUNK_MS: i64 = 500;
-pub const MAX_CHUNK_MS: i64 = 10_000;
 /// The largest `audio` message accepted (10 s of 48 kHz 16-bit mono is ~1.3 MB as base64).
 /// Bigger ones, up to the broker's packet limit, are acknowledged and answered with an error ack.
 pub const MAX_AUDIO_MESSAGE_BYTES: usize = 2 << 20;
@@ -145,69 +143,25 @@ impl Ingest {
         let msg: protocol::Audio = parse(payload)?;
         check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
         let chunk: ChunkId = msg.chunk_id.parse().map_err(|_| Refused("chunkId is not a UUID".into()))?;
-        let recorded: chrono::DateTime<chrono::Utc> =
+        let recorded: Timestamp =
             msg.recorded_at.parse().map_err(|_| Refused("recordedAt is not an ISO 8601 timestamp".into()))?;
-        let bad_location = |(lat, lon): (f64, f64)| !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lon);
-        if msg.latitude.zip(msg.longitude).is_some_and(bad_location) {
-            return Err(Refused("latitude/longitude out of range".into()));
-        }
         let wav = base64::engine::general_purpose::STANDARD
             .decode(msg.audio.trim())
             .map_err(|e| Refused(format!("audio is not valid base64: {e}")))?;
-        if is_stereo(&wav) {
-            return Err(Refused("audio must be mono".into()));
-        }
-        let decoded = audio::decode_wav(&wav, MAX_CHUNK_MS as f64 / 1000.0)?;
-        let wav_ms = (decoded.duration_secs() * 1000.0).round() as i64;
-        if i64::from(decoded.sample_rate) != msg.sample_rate {
-            return Err(Refused(format!(
-                "sampleRate {} does not match the WAV's {} Hz",
-                msg.sample_rate, decoded.sample_rate
-            )));
-        }
-        if !(MIN_CHUNK_MS..=MAX_CHUNK_MS).contains(&wav_ms) {
-            return Err(Refused(format!("chunk is {wav_ms} ms; {MIN_CHUNK_MS} to {MAX_CHUNK_MS} ms accepted")));
-        }
-        if (wav_ms - msg.duration_ms).abs() > 100 {
-            return Err(Refused(format!("durationMs {} does not match the WAV's {wav_ms} ms", msg.duration_ms)));
-        }
-        if self.state.store.call(move |c| store::chunks::exists(c, chunk)).await? {
-            return Ok(chunk.to_string()); // a retry of a chunk we already hold
-        }
-        let key = format!("audio/{tenant}/{satellite}/{}/{chunk}.wav", recorded.format("%Y-%m-%d"));
-        let size = self.state.objects.put(&key, wav).await?;
-        let row = store::chunks::NewChunk {
-            id: chunk,
-            tenant_id: tenant,
-            satellite_id: satellite,
-            recorded_at: recorded.into(),
-            duration_ms: wav_ms,
+        let upload = chunks::Upload {
+            tenant,
+            satellite,
+            chunk,
+            recorded_at: recorded,
+            duration_ms: msg.duration_ms,
             sample_rate: msg.sample_rate,
-            latitude: msg.latitude,
-            longitude: msg.longitude,
-            storage_key: key.clone(),
-            size_bytes: size as i64,
+            location: msg.latitude.zip(msg.longitude),
+            wav,
         };
-        let now = self.state.clock.now_str();
-        let location = msg.latitude.zip(msg.longitude);
-        let committed = self
-            .state
-            .store
-            .call(move |c| {
-                let inserted = store::chunks::insert_with_job(c, &row, &now)?;
-                if let (true, Some((lat, lon))) = (inserted, location) {
-                    store::satellites::set_location(c, tenant, satellite, lat, lon)?;
-                }
-                Ok(inserted)
-            })
-            .await;
-        match committed {
-            Ok(true) => self.state.job_signal.notify(),
-            Ok(false) => {} // raced with a concurrent retry, which stored the same WAV under the same key
-            Err(e) => {
-                let _ = self.state.objects.delete(&key).await; // nothing half-written remains
-                return Err(Refused(format!("the hub could not store the chunk ({e}); send it again")));
-            }
+        let s = &self.state;
+        match chunks::store_chunk(&s.store, &s.objects, &s.clock, upload).await.map_err(|e| Refused(e.to_string()))? {
+            chunks::Stored::New => s.job_signal.notify(),
+            chunks::Stored::Duplicate => {} // a retry of a chunk we already hold
         }
         Ok(chunk.to_string())
     }
@@ -342,10 +296,6 @@ fn check_ids(tenant_id: &str, satellite_id: &str, tenant: TenantId, satellite: S
         return Err(Refused("tenantId/satelliteId do not match the topic".into()));
     }
     Ok(())
-}
-
-fn is_stereo(wav: &[u8]) -> bool {
-    hound::WavReader::new(std::io::Cursor::new(wav)).map(|r| r.spec().channels != 1).unwrap_or(false)
 }
 
 impl BrokerEventHandler for Ingest {

@@ -5,6 +5,7 @@
 //! (`api/usecase_errors.rs`). No HTTP or MQTT type, no string error and no `AppState` in here.
 
 pub mod accounts;
+pub mod chunks;
 pub mod detections;
 pub mod satellites;
 pub mod verification;

@@ -1,0 +1,143 @@
+//! What a satellite does most: hand over a chunk of audio. The WAV is checked (mono, readable,
+//! its rate and length as announced), written durably to disk, and its row and inference job are
+//! committed together; only then is the chunk acknowledged `stored`. A retried chunk is stored once.
+//! The MQTT ingest calls this; an HTTP upload would call the same function.
+
+use crate::{
+    clock::Clock,
+    ids::{ChunkId, SatelliteId, TenantId},
+    inference::audio,
+    objects::{ObjectError, ObjectStore},
+    store::{self, Store},
+    time::Timestamp,
+};
+
+/// Chunk durations accepted (a standard chunk is 3 s).
+pub const MIN_CHUNK_MS: i64 = 500;
+pub const MAX_CHUNK_MS: i64 = 10_000;
+/// How far the announced duration may be from the WAV's own.
+const DURATION_SLACK_MS: i64 = 100;
+
+/// A chunk as the satellite announced it, with its WAV bytes.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    pub tenant: TenantId,
+    pub satellite: SatelliteId,
+    pub chunk: ChunkId,
+    pub recorded_at: Timestamp,
+    pub duration_ms: i64,
+    pub sample_rate: i64,
+    pub location: Option<(f64, f64)>,
+    pub wav: Vec<u8>,
+}
+
+/// What became of an accepted chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    /// Written now; the inference job is queued.
+    New,
+    /// The hub already holds this chunk (a retry); nothing was written.
+    Duplicate,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChunkError {
+    #[error("latitude/longitude out of range")]
+    InvalidLocation,
+    #[error("audio must be mono")]
+    NotMono,
+    #[error("{0}")]
+    BadWav(String),
+    #[error("sampleRate {announced} does not match the WAV's {actual} Hz")]
+    SampleRateMismatch { announced: i64, actual: u32 },
+    #[error("chunk is {0} ms; {MIN_CHUNK_MS} to {MAX_CHUNK_MS} ms accepted")]
+    BadLength(i64),
+    #[error("durationMs {announced} does not match the WAV's {actual} ms")]
+    DurationMismatch { announced: i64, actual: i64 },
+    #[error("the hub could not store the chunk ({0}); send it again")]
+    NotStored(String),
+}
+
+impl From<store::Error> for ChunkError {
+    fn from(e: store::Error) -> Self {
+        Self::NotStored(e.to_string())
+    }
+}
+
+impl From<ObjectError> for ChunkError {
+    fn from(e: ObjectError) -> Self {
+        Self::NotStored(e.to_string())
+    }
+}
+
+/// Whether the WAV announces more than one channel (a broken header is judged by the decoder).
+fn is_stereo(wav: &[u8]) -> bool {
+    hound::WavReader::new(std::io::Cursor::new(wav)).map(|r| r.spec().channels != 1).unwrap_or(false)
+}
+
+/// Checks and stores one chunk. On `Ok` the WAV is on disk and the row and job are committed.
+pub async fn store_chunk(
+    store: &Store,
+    objects: &ObjectStore,
+    clock: &Clock,
+    up: Upload,
+) -> Result<Stored, ChunkError> {
+    let bad_location = |(lat, lon): (f64, f64)| !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lon);
+    if up.location.is_some_and(bad_location) {
+        return Err(ChunkError::InvalidLocation);
+    }
+    if is_stereo(&up.wav) {
+        return Err(ChunkError::NotMono);
+    }
+    let decoded =
+        audio::decode_wav(&up.wav, MAX_CHUNK_MS as f64 / 1000.0).map_err(|e| ChunkError::BadWav(e.to_string()))?;
+    let wav_ms = (decoded.duration_secs() * 1000.0).round() as i64;
+    if i64::from(decoded.sample_rate) != up.sample_rate {
+        return Err(ChunkError::SampleRateMismatch { announced: up.sample_rate, actual: decoded.sample_rate });
+    }
+    if !(MIN_CHUNK_MS..=MAX_CHUNK_MS).contains(&wav_ms) {
+        return Err(ChunkError::BadLength(wav_ms));
+    }
+    if (wav_ms - up.duration_ms).abs() > DURATION_SLACK_MS {
+        return Err(ChunkError::DurationMismatch { announced: up.duration_ms, actual: wav_ms });
+    }
+    let chunk = up.chunk;
+    if store.call(move |c| store::chunks::exists(c, chunk)).await? {
+        return Ok(Stored::Duplicate);
+    }
+    let (tenant, satellite) = (up.tenant, up.satellite);
+    let key = format!("audio/{tenant}/{satellite}/{}/{chunk}.wav", up.recorded_at.at().format("%Y-%m-%d"));
+    let size = objects.put(&key, up.wav).await?;
+    let row = store::chunks::NewChunk {
+        id: chunk,
+        tenant_id: tenant,
+        satellite_id: satellite,
+        recorded_at: up.recorded_at,
+        duration_ms: wav_ms,
+        sample_rate: up.sample_rate,
+        latitude: up.location.map(|l| l.0),
+        longitude: up.location.map(|l| l.1),
+        storage_key: key.clone(),
+        size_bytes: size as i64,
+    };
+    let now = clock.now_str();
+    let location = up.location;
+    let committed = store
+        .call(move |c| {
+            let inserted = store::chunks::insert_with_job(c, &row, &now)?;
+            if let (true, Some((lat, lon))) = (inserted, location) {
+                store::satellites::set_location(c, tenant, satellite, lat, lon)?;
+            }
+            Ok(inserted)
+        })
+        .await;
+    match committed {
+        Ok(true) => Ok(Stored::New),
+        // Raced with a concurrent retry, which stored the same WAV under the same key.
+        Ok(false) => Ok(Stored::Duplicate),
+        Err(e) => {
+            let _ = objects.delete(&key).await; // nothing half-written remains
+            Err(e.into())
+        }
+    }
+}
