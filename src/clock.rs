@@ -8,6 +8,8 @@ use std::sync::{
 
 use chrono::{DateTime, Duration, Utc};
 
+use crate::time::Timestamp;
+
 #[derive(Debug, Clone, Default)]
 pub struct Clock {
     offset_ms: Arc<AtomicI64>,
@@ -18,14 +20,14 @@ impl Clock {
         Utc::now() + Duration::milliseconds(self.offset_ms.load(Ordering::Relaxed))
     }
 
-    /// `now()` in the SPEC's text format, as stored in SQLite.
-    pub fn now_str(&self) -> String {
-        crate::time::format(self.now())
+    /// `now()` as a [`Timestamp`], the type store functions take.
+    pub fn stamp(&self) -> Timestamp {
+        Timestamp(self.now())
     }
 
-    /// `now() + d` in the stored format.
-    pub fn in_str(&self, d: Duration) -> String {
-        crate::time::format(self.now() + d)
+    /// `now() + d`, for expiries.
+    pub fn stamp_in(&self, d: Duration) -> Timestamp {
+        Timestamp(self.now() + d)
     }
 
     /// Moves this clock (and every clone of it) forward.

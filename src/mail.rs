@@ -78,9 +78,9 @@ impl Mailer {
             Outcome::Dropped => "dropped",
             Outcome::Failed => "failed",
         };
-        let (to, subject, kind, now) = (to.to_owned(), subject.to_owned(), kind.to_owned(), clock.now_str());
+        let (to, subject, kind, now) = (to.to_owned(), subject.to_owned(), kind.to_owned(), clock.stamp());
         let _ = store
-            .call(move |c| crate::store::mail_log::record(c, &to, &subject, &kind, status, error.as_deref(), &now))
+            .call(move |c| crate::store::mail_log::record(c, &to, &subject, &kind, status, error.as_deref(), now))
             .await;
         outcome
     }

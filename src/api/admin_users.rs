@@ -124,14 +124,14 @@ async fn block(
     if ctx.user_id() == Some(id) {
         return Err(ApiError::BadRequest("cannot_block_self", "you cannot block your own account".into()));
     }
-    let now = state.clock.now_str();
+    let now = state.clock.stamp();
     let blocked = state
         .store
         .call(move |c| {
             let blocked = !store::users::get(c, id)?.is_blocked;
             store::users::set_blocked(c, id, blocked)?;
             if blocked {
-                store::sessions::revoke_all(c, id, None, &now)?;
+                store::sessions::revoke_all(c, id, None, now)?;
             }
             Ok(blocked)
         })
@@ -248,10 +248,10 @@ pub(super) async fn remove_membership(
             "the owner cannot be removed; transfer ownership first".into(),
         ));
     }
-    let now = state.clock.now_str();
+    let now = state.clock.stamp();
     let released = state
         .store
-        .call(move |c| store::tenants::leave(c, tenant, user, keep, &now))
+        .call(move |c| store::tenants::leave(c, tenant, user, keep, now))
         .await
         .map_err(super::not_found("member_not_found", "the user is not a member of this team"))?;
     announce_released(state, tenant, &released, keep);

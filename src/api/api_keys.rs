@@ -20,6 +20,7 @@ use crate::{
     ids::{SatelliteId, TenantId, UserId},
     state::AppState,
     store::{self, api_keys::ApiKey},
+    time::Timestamp,
 };
 
 pub fn router() -> Router<AppState> {
@@ -36,9 +37,9 @@ struct KeyView {
     name: String,
     key_prefix: String,
     role: Role,
-    created_at: String,
-    last_used_at: Option<String>,
-    revoked_at: Option<String>,
+    created_at: Timestamp,
+    last_used_at: Option<Timestamp>,
+    revoked_at: Option<Timestamp>,
 }
 
 impl From<&ApiKey> for KeyView {
@@ -51,9 +52,9 @@ impl From<&ApiKey> for KeyView {
             name: k.name.clone(),
             key_prefix: k.key_prefix.clone(),
             role: k.role,
-            created_at: k.created_at.clone(),
-            last_used_at: k.last_used_at.clone(),
-            revoked_at: k.revoked_at.clone(),
+            created_at: k.created_at,
+            last_used_at: k.last_used_at,
+            revoked_at: k.revoked_at,
         }
     }
 }
@@ -123,10 +124,10 @@ async fn revoke(
     Admin(access): Admin,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let (tenant, now, id2) = (access.tenant_id, state.clock.now_str(), id.clone());
+    let (tenant, now, id2) = (access.tenant_id, state.clock.stamp(), id.clone());
     state
         .store
-        .call(move |c| store::api_keys::revoke(c, tenant, &id2, &now))
+        .call(move |c| store::api_keys::revoke(c, tenant, &id2, now))
         .await
         .map_err(not_found("api_key_not_found", "no such API key in this team"))?;
     Audit::new("admin.api_key_revoked")

@@ -136,10 +136,10 @@ async fn login(
         }
     };
 
-    let since = crate::time::format(state.clock.now() - limits::login_window());
+    let since = state.clock.stamp_in(-limits::login_window());
     let ip_key = ip.clone();
     let attempts =
-        state.store.call(move |c| store::login_attempts::count_since(c, Kind::Login, &ip_key, &since)).await?;
+        state.store.call(move |c| store::login_attempts::count_since(c, Kind::Login, &ip_key, since)).await?;
     if attempts >= limits::LOGIN_ATTEMPTS_PER_IP {
         failed("rate_limited", None).write(&state).await;
         return Err(ApiError::TooManyRequests(
@@ -148,11 +148,11 @@ async fn login(
     }
     let lookup = email.clone();
     let user = state.store.call(move |c| store::users::find_by_email(c, &lookup)).await?;
-    let now = state.clock.now_str();
-    let (ip_rec, email_rec, now_rec) = (ip.clone(), email.clone(), now.clone());
+    let now = state.clock.stamp();
+    let (ip_rec, email_rec, now_rec) = (ip.clone(), email.clone(), now);
     let record = move |ok: bool| {
-        let (ip, email, now) = (ip_rec.clone(), email_rec.clone(), now_rec.clone());
-        move |c: &mut rusqlite::Connection| store::login_attempts::record(c, Kind::Login, &ip, Some(&email), ok, &now)
+        let (ip, email, now) = (ip_rec.clone(), email_rec.clone(), now_rec);
+        move |c: &mut rusqlite::Connection| store::login_attempts::record(c, Kind::Login, &ip, Some(&email), ok, now)
     };
     let bad_credentials = || ApiError::Unauthorized("invalid_credentials", "wrong email or password".into());
 
@@ -170,10 +170,10 @@ async fn login(
     }
     if !verify(body.password, user.password_hash.clone()).await? {
         state.store.call(record(false)).await?;
-        let (id, until) = (user.id, state.clock.in_str(limits::lock_duration()));
+        let (id, until) = (user.id, state.clock.stamp_in(limits::lock_duration()));
         let now_locked = state
             .store
-            .call(move |c| store::users::record_failed_login(c, id, limits::FAILURES_BEFORE_LOCK, &until))
+            .call(move |c| store::users::record_failed_login(c, id, limits::FAILURES_BEFORE_LOCK, until))
             .await?;
         if now_locked {
             failed("locked", uid).write(&state).await;
@@ -191,11 +191,11 @@ async fn login(
     if user.mfa_enabled {
         return mfa_challenge(&state, &user);
     }
-    let (id, now2, ip2) = (user.id, now.clone(), ip.clone());
+    let (id, now2, ip2) = (user.id, now, ip.clone());
     let user = state
         .store
         .call(move |c| {
-            store::users::record_login(c, id, &now2, &ip2)?;
+            store::users::record_login(c, id, now2, &ip2)?;
             store::users::get(c, id)
         })
         .await?;
@@ -227,8 +227,8 @@ async fn logout(
     Authenticated(ctx): Authenticated,
 ) -> Result<Response, ApiError> {
     if let Principal::User { session_id, .. } = &ctx.principal {
-        let (sid, now) = (session_id.clone(), state.clock.now_str());
-        state.store.call(move |c| store::sessions::revoke(c, &sid, &now)).await?;
+        let (sid, now) = (session_id.clone(), state.clock.stamp());
+        state.store.call(move |c| store::sessions::revoke(c, &sid, now)).await?;
         Audit::new("user.logout").actor(&ctx).ip(&ip).write(&state).await;
     }
     Ok((StatusCode::NO_CONTENT, [(header::SET_COOKIE, session::clear_cookie(&state))]).into_response())
@@ -240,13 +240,13 @@ async fn forgot_password(
     Json(body): Json<ForgotBody>,
 ) -> Result<StatusCode, ApiError> {
     let email = body.email.trim().to_owned();
-    let since = crate::time::format(state.clock.now() - limits::forgot_window());
-    let (ip2, email2, now) = (ip.clone(), email.clone(), state.clock.now_str());
+    let since = state.clock.stamp_in(-limits::forgot_window());
+    let (ip2, email2, now) = (ip.clone(), email.clone(), state.clock.stamp());
     let (recent, user) = state
         .store
         .call(move |c| {
-            let recent = store::login_attempts::count_since(c, Kind::ForgotPassword, &ip2, &since)?;
-            store::login_attempts::record(c, Kind::ForgotPassword, &ip2, Some(&email2), false, &now)?;
+            let recent = store::login_attempts::count_since(c, Kind::ForgotPassword, &ip2, since)?;
+            store::login_attempts::record(c, Kind::ForgotPassword, &ip2, Some(&email2), false, now)?;
             Ok((recent, store::users::find_by_email(c, &email2)?))
         })
         .await?;
@@ -299,7 +299,7 @@ async fn reset_password(
         fail("invalid_token", None).write(&state).await;
         return Err(ApiError::BadRequest("invalid_token", "this reset link is not valid".into()));
     };
-    let now = state.clock.now_str();
+    let now = state.clock.stamp();
     let refusal = if token.used_at.is_some() {
         Some(("token_used", "this reset link has already been used"))
     } else if token.expires_at <= state.clock.now() {
@@ -319,11 +319,11 @@ async fn reset_password(
         .store
         .call(move |c| {
             let tx = c.transaction()?;
-            if !store::resets::mark_used(&tx, &token_id, &now)? {
+            if !store::resets::mark_used(&tx, &token_id, now)? {
                 return Ok(false);
             }
-            store::users::set_password(&tx, id, &new_hash, &now)?;
-            store::sessions::revoke_all(&tx, id, None, &now)?;
+            store::users::set_password(&tx, id, &new_hash, now)?;
+            store::sessions::revoke_all(&tx, id, None, now)?;
             tx.commit()?;
             Ok(true)
         })

@@ -62,7 +62,7 @@ async fn refresh(
         Some(guard::access(&state, &ctx, named, Role::Admin).await?.tenant_id)
     };
     let model = body.model_id.filter(|m| !m.is_empty());
-    let now = crate::time::format(state.clock.now());
+    let now = state.clock.stamp();
     let results = state
         .store
         .call(move |c| {
@@ -76,7 +76,7 @@ async fn refresh(
             for (tenant, model_id) in pairs.into_iter().filter(|(_, m)| model.as_ref().is_none_or(|x| x == m)) {
                 let samples = store::calibration::samples(c, tenant, &model_id)?;
                 let curve = calibration::fit(&samples).unwrap_or_default();
-                store::calibration::save(c, tenant, &model_id, &curve, &now)?;
+                store::calibration::save(c, tenant, &model_id, &curve, now)?;
                 out.push(json!({
                     "tenantId": tenant, "modelId": model_id, "samples": samples.len(), "fitted": !curve.is_empty(),
                     "minSamples": calibration::MIN_SAMPLES, "buckets": curve,

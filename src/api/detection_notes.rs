@@ -64,8 +64,8 @@ async fn add_comment(
     }
     let tenant = access.tenant_id;
     find(&state, tenant, id).await?;
-    let now = crate::time::format(state.clock.now());
-    let comment = state.store.call(move |c| store::comments::add(c, tenant, id, user, &text, &now)).await?;
+    let now = state.clock.stamp();
+    let comment = state.store.call(move |c| store::comments::add(c, tenant, id, user, &text, now)).await?;
     Ok((StatusCode::CREATED, axum::Json(comment)))
 }
 
@@ -159,9 +159,9 @@ async fn annotate(
         .await?
         .ok_or_else(|| ApiError::NotFound("chunk_not_found", "the detection's audio is gone".into()))?;
     let new = checked(body, meta.duration_ms, meta.sample_rate)?;
-    let now = crate::time::format(state.clock.now());
+    let now = state.clock.stamp();
     let (annotation, status, tally) =
-        state.store.call(move |c| store::annotations::add(c, tenant, id, user, &new, &now)).await?;
+        state.store.call(move |c| store::annotations::add(c, tenant, id, user, &new, now)).await?;
     Audit::new("detection.annotated")
         .actor(&access.ctx)
         .tenant(tenant)

@@ -18,6 +18,7 @@ use crate::{
     ids::{TenantId, UserId},
     state::AppState,
     store::{self, invites::Invite},
+    time::Timestamp,
 };
 
 pub fn router() -> Router<AppState> {
@@ -35,8 +36,8 @@ struct InviteView {
     role: Role,
     email: Option<String>,
     created_by: Option<UserId>,
-    expires_at: String,
-    created_at: String,
+    expires_at: Timestamp,
+    created_at: Timestamp,
 }
 
 impl From<&Invite> for InviteView {
@@ -47,8 +48,8 @@ impl From<&Invite> for InviteView {
             role: i.role,
             email: i.email.clone(),
             created_by: i.created_by,
-            expires_at: i.expires_at.to_string(),
-            created_at: i.created_at.to_string(),
+            expires_at: i.expires_at,
+            created_at: i.created_at,
         }
     }
 }
@@ -73,7 +74,7 @@ async fn create(
     let email =
         body.email.map(|e| validate::email(&e)).transpose().map_err(|e| ApiError::Unprocessable("invalid_email", e))?;
     let token = tokens::random_hex(24);
-    let (hash, expires) = (tokens::sha256_hex(&token), state.clock.in_str(limits::invite_ttl()));
+    let (hash, expires) = (tokens::sha256_hex(&token), state.clock.stamp_in(limits::invite_ttl()));
     let tenant = access.tenant_id;
     let invite = state
         .store
@@ -86,7 +87,7 @@ async fn create(
                     email: email.as_deref(),
                     created_by: me,
                     token_hash: &hash,
-                    expires_at: &expires,
+                    expires_at: expires,
                 },
             )
         })
@@ -107,8 +108,8 @@ async fn create(
 }
 
 async fn list(State(state): State<AppState>, Admin(access): Admin) -> Result<axum::Json<serde_json::Value>, ApiError> {
-    let (tenant, now) = (access.tenant_id, state.clock.now_str());
-    let invites = state.store.call(move |c| store::invites::pending(c, tenant, &now)).await?;
+    let (tenant, now) = (access.tenant_id, state.clock.stamp());
+    let invites = state.store.call(move |c| store::invites::pending(c, tenant, now)).await?;
     let views: Vec<InviteView> = invites.iter().map(InviteView::from).collect();
     Ok(axum::Json(json!({ "invites": views })))
 }
@@ -119,10 +120,10 @@ async fn revoke(
     Admin(access): Admin,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let (tenant, now, id2) = (access.tenant_id, state.clock.now_str(), id.clone());
+    let (tenant, now, id2) = (access.tenant_id, state.clock.stamp(), id.clone());
     state
         .store
-        .call(move |c| store::invites::revoke(c, tenant, &id2, &now))
+        .call(move |c| store::invites::revoke(c, tenant, &id2, now))
         .await
         .map_err(not_found("invite_not_found", "no such pending invite in this team"))?;
     Audit::new("admin.invite_revoked")
@@ -145,7 +146,7 @@ pub struct MemberView {
     pub email: String,
     pub role: Role,
     pub is_owner: bool,
-    pub joined_at: String,
+    pub joined_at: Timestamp,
 }
 
 impl From<&store::tenants::Membership> for MemberView {
@@ -158,7 +159,7 @@ impl From<&store::tenants::Membership> for MemberView {
             email: m.email.clone(),
             role: m.role,
             is_owner: m.is_owner,
-            joined_at: m.created_at.to_string(),
+            joined_at: m.created_at,
         }
     }
 }

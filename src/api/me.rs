@@ -62,8 +62,8 @@ async fn preferences(
     let next: Preferences = settings::patch(&Preferences::from_stored(&current.preferences_json), &patch)
         .map_err(|e| ApiError::Unprocessable("invalid_preferences", e))?;
     next.validate().map_err(|e| ApiError::Unprocessable("invalid_preferences", e))?;
-    let (json, now) = (serde_json::to_string(&next).map_err(ApiError::internal)?, state.clock.now_str());
-    state.store.call(move |c| store::users::set_preferences(c, id, &json, &now)).await?;
+    let (json, now) = (serde_json::to_string(&next).map_err(ApiError::internal)?, state.clock.stamp());
+    state.store.call(move |c| store::users::set_preferences(c, id, &json, now)).await?;
     Audit::new("user.preferences_updated").actor(&ctx).target("user", id).ip(&ip).write(&state).await;
     Ok(axum::Json(next))
 }
@@ -121,12 +121,12 @@ async fn change_password(
         Principal::User { session_id, .. } => Some(session_id.clone()),
         _ => None,
     };
-    let now = state.clock.now_str();
+    let now = state.clock.stamp();
     state
         .store
         .call(move |c| {
-            store::users::set_password(c, id, &hash, &now)?;
-            store::sessions::revoke_all(c, id, keep.as_deref(), &now)
+            store::users::set_password(c, id, &hash, now)?;
+            store::sessions::revoke_all(c, id, keep.as_deref(), now)
         })
         .await?;
     Audit::new("user.password_changed").actor(&ctx).target("user", id).ip(&ip).write(&state).await;

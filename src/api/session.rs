@@ -9,6 +9,7 @@ use crate::{
     ids::UserId,
     state::AppState,
     store,
+    time::Timestamp,
 };
 
 /// A new session for `user`: its JWT and the `Set-Cookie` value carrying it.
@@ -22,8 +23,8 @@ pub async fn start(
     let expires = now + Duration::days(SESSION_DAYS);
     let agent =
         headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(|s| s.chars().take(200).collect::<String>());
-    let (ip, exp) = (ip.to_owned(), crate::time::format(expires));
-    let sid = state.store.call(move |c| store::sessions::create(c, user, &ip, agent.as_deref(), &exp)).await?;
+    let (ip, exp) = (ip.to_owned(), Timestamp(expires));
+    let sid = state.store.call(move |c| store::sessions::create(c, user, &ip, agent.as_deref(), exp)).await?;
     let claims = Claims { sub: user, sid, typ: TokenKind::Session, iat: now.timestamp(), exp: expires.timestamp() };
     let token = tokens::sign(state.settings.security.jwt_secret.expose(), &claims).map_err(ApiError::internal)?;
     let cookie = format!(
@@ -54,7 +55,7 @@ pub fn base_url(state: &AppState) -> String {
 pub async fn issue_reset_token(state: &AppState, user: UserId, ip: &str) -> Result<String, ApiError> {
     let token = tokens::random_hex(32);
     let (hash, ip, expires) =
-        (tokens::sha256_hex(&token), ip.to_owned(), state.clock.in_str(crate::auth::limits::reset_token_ttl()));
-    state.store.call(move |c| store::resets::create(c, user, &hash, &expires, &ip)).await?;
+        (tokens::sha256_hex(&token), ip.to_owned(), state.clock.stamp_in(crate::auth::limits::reset_token_ttl()));
+    state.store.call(move |c| store::resets::create(c, user, &hash, expires, &ip)).await?;
     Ok(token)
 }

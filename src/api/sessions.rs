@@ -20,6 +20,7 @@ use crate::{
     ids::SatelliteId,
     state::AppState,
     store::{self, recording_sessions::SortBy},
+    time::Timestamp,
 };
 
 /// The longest range `GET /sessions/timeline` covers.
@@ -105,7 +106,7 @@ async fn timeline(
         return Err(ApiError::BadRequest("invalid_range", format!("a timeline covers at most {MAX_RANGE_DAYS} days")));
     }
     let (tenant, satellite) = (access.tenant_id, q.satellite_id);
-    let (from, to) = (crate::time::format(from), crate::time::format(to));
-    let t = state.store.call(move |c| store::timeline::range(c, tenant, satellite, &from, &to)).await?;
+    let (from, to) = (Timestamp(from), Timestamp(to));
+    let t = state.store.call(move |c| store::timeline::range(c, tenant, satellite, from, to)).await?;
     Ok(axum::Json(t))
 }

@@ -37,8 +37,8 @@ async fn put_tenant(
     let next: TenantSettings =
         settings::patch(&current, &patch).map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
     next.validate().map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
-    let (saved, now) = (next.clone(), state.clock.now_str());
-    state.store.call(move |c| store::settings::save(c, &scope, &saved, &now)).await?;
+    let (saved, now) = (next.clone(), state.clock.stamp());
+    state.store.call(move |c| store::settings::save(c, &scope, &saved, now)).await?;
     state.bus.publish(Event::ConfigChanged { tenant_id: access.tenant_id, satellite_id: None });
     let changed: Vec<&String> = patch.as_object().map(|m| m.keys().collect()).unwrap_or_default();
     Audit::new("admin.tenant_settings_updated")
@@ -68,8 +68,8 @@ async fn put_platform(
     let current: PlatformSettings = state.store.call(|c| store::settings::load(c, store::settings::PLATFORM)).await?;
     let next: PlatformSettings =
         settings::patch(&current, &patch).map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
-    let (saved, now) = (next.clone(), state.clock.now_str());
-    state.store.call(move |c| store::settings::save(c, store::settings::PLATFORM, &saved, &now)).await?;
+    let (saved, now) = (next.clone(), state.clock.stamp());
+    state.store.call(move |c| store::settings::save(c, store::settings::PLATFORM, &saved, now)).await?;
     Audit::new("admin.platform_settings_updated").actor(&ctx).ip(&ip).details(patch).write(&state).await;
     Ok(axum::Json(next))
 }

@@ -106,8 +106,8 @@ async fn leave(
             "owners cannot leave their team; transfer ownership first".into(),
         ));
     }
-    let now = state.clock.now_str();
-    let released = state.store.call(move |c| store::tenants::leave(c, tenant, me, keep, &now)).await?;
+    let now = state.clock.stamp();
+    let released = state.store.call(move |c| store::tenants::leave(c, tenant, me, keep, now)).await?;
     announce_released(&state, tenant, &released, keep);
     Audit::new("user.left_tenant")
         .actor(&ctx)

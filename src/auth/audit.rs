@@ -52,9 +52,9 @@ impl Audit {
     }
 
     pub async fn write(self, state: &AppState) {
-        let now = state.clock.now_str();
+        let now = state.clock.stamp();
         let action = self.0.action.clone();
-        if let Err(e) = state.store.call(move |c| store::audit::record(c, &self.0, &now)).await {
+        if let Err(e) = state.store.call(move |c| store::audit::record(c, &self.0, now)).await {
             tracing::error!(action, error = %e, "could not write the audit log");
         }
     }

@@ -14,6 +14,7 @@ use crate::{
     ids::{SatelliteId, TenantId, UserId},
     state::AppState,
     store,
+    time::Timestamp,
 };
 
 /// The identity behind a request.
@@ -102,11 +103,11 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
             || bearer.filter(|b| b.contains('.')).and_then(|t| tokens::verify(jwt_secret, t, TokenKind::Session, now)),
         );
     if let Some(claims) = session {
-        let now = state.clock.now_str();
+        let now = state.clock.stamp();
         let (user, active) = state
             .store
             .call(move |c| {
-                let active = store::sessions::is_active(c, &claims.sid, claims.sub, &now)?;
+                let active = store::sessions::is_active(c, &claims.sid, claims.sub, now)?;
                 Ok((store::users::get(c, claims.sub).ok(), active.then_some(claims.sid)))
             })
             .await?;
@@ -122,8 +123,8 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
     }
     if let Some(raw) = bearer.filter(|b| !b.contains('.')) {
         let hash = tokens::sha256_hex(raw);
-        let now = state.clock.now_str();
-        let key = state.store.call(move |c| store::api_keys::find_active(c, &hash, &now)).await?;
+        let now = state.clock.stamp();
+        let key = state.store.call(move |c| store::api_keys::find_active(c, &hash, now)).await?;
         if let Some(k) = key {
             mark_used(state, &k.id).await;
             return Ok(AuthContext {
@@ -155,8 +156,8 @@ async fn mark_used(state: &AppState, key_id: &str) {
     if !state.cache.once_per(&format!("api_key:used:{key_id}"), now, KEY_USE_RESOLUTION).await {
         return;
     }
-    let (id, now) = (key_id.to_owned(), crate::time::format(now));
-    if let Err(e) = state.store.call(move |c| store::api_keys::touch(c, &id, &now)).await {
+    let (id, now) = (key_id.to_owned(), Timestamp(now));
+    if let Err(e) = state.store.call(move |c| store::api_keys::touch(c, &id, now)).await {
         tracing::warn!(error = %e, "could not record an API key's last use");
     }
 }

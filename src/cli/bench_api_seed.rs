@@ -27,6 +27,7 @@ use crate::{
     ids::{ChunkId, DetectionId, SatelliteId, TenantId},
     inference::{MODEL_ID, labels::species_code},
     store::{self, recording_sessions, satellites::NewSatellite, users::NewUser},
+    time::Timestamp,
 };
 
 pub(super) const EMAIL: &str = "bench@example.org";
@@ -113,7 +114,7 @@ struct Ctx {
     cumulative: Vec<f64>,
     /// Jobs finished before this are not written: the hub prunes them after
     /// `store::jobs::DONE_RETENTION_DAYS`, so an old hub holds only the last week's.
-    jobs_since: String,
+    jobs_since: Timestamp,
 }
 
 /// Per species, the start of the UTC day and of the season of its latest detection (`None`:
@@ -182,7 +183,7 @@ pub(super) async fn seed(data: &std::path::Path, plan: &Plan) -> anyhow::Result<
             Some(*acc)
         })
         .collect();
-    let jobs_since = crate::time::format(Utc::now() - chrono::Duration::days(store::jobs::DONE_RETENTION_DAYS));
+    let jobs_since = Timestamp(Utc::now() - chrono::Duration::days(store::jobs::DONE_RETENTION_DAYS));
     let ctx = Ctx { tenant: created.tenant_id, satellites, species, cumulative, jobs_since };
     let target = plan.detections;
     let (chunks, detections) = tokio::task::spawn_blocking(move || {
@@ -254,7 +255,7 @@ fn insert_all(
 ) -> store::Result<(u64, u64)> {
     let mut left = days.iter().map(Vec::len).sum::<usize>() as u64;
     let (mut chunks, mut stored, mut next_report) = (0u64, 0u64, target.div_ceil(10));
-    let mut last_seen: Vec<Option<String>> = vec![None; ctx.satellites.len()];
+    let mut last_seen: Vec<Option<Timestamp>> = vec![None; ctx.satellites.len()];
     let mut seen: Seen = vec![None; ctx.species.len()];
     let mut slots = days.iter().flatten();
     while stored < target && left > 0 {
@@ -285,7 +286,7 @@ fn insert_all(
     // What `chunks::insert_with_job` does per chunk, once per satellite with its last chunk.
     for ((id, ..), seen) in ctx.satellites.iter().zip(&last_seen) {
         if let Some(at) = seen {
-            store::satellites::seen(conn, *id, at)?;
+            store::satellites::seen(conn, *id, *at)?;
         }
     }
     Ok((chunks, stored))
@@ -312,9 +313,9 @@ fn insert_chunk(
     k: usize,
     rng: &mut StdRng,
     seen: &mut Seen,
-) -> store::Result<String> {
+) -> store::Result<Timestamp> {
     let at = DateTime::<Utc>::from_timestamp_millis(slot.at_ms).unwrap_or_default();
-    let ms = |n: i64| crate::time::format(at + chrono::Duration::milliseconds(n));
+    let ms = |n: i64| Timestamp(at + chrono::Duration::milliseconds(n));
     let (recorded, upload) = (crate::time::format(at), SLOT_MS + rng.random_range(300..4000));
     let (received, claimed, finished) = (ms(upload), ms(upload + 120), ms(upload + 450));
     let (sat, lat, lon) = &ctx.satellites[slot.sat];

@@ -392,8 +392,8 @@ async fn watch_websocket(hub: &app::Hub) -> anyhow::Result<(Times, Arc<Mutex<Vec
     let user =
         hub.state.store.call(|c| store::users::find_by_email(c, "bench@example.org")).await?.context("bench user")?;
     let (uid, now) = (user.id, hub.state.clock.now());
-    let exp = crate::time::format(now + chrono::Duration::hours(1));
-    let sid = hub.state.store.call(move |c| store::sessions::create(c, uid, "127.0.0.1", None, &exp)).await?;
+    let exp = crate::time::Timestamp(now + chrono::Duration::hours(1));
+    let sid = hub.state.store.call(move |c| store::sessions::create(c, uid, "127.0.0.1", None, exp)).await?;
     let claims = tokens::Claims {
         sub: uid,
         sid,

@@ -24,6 +24,7 @@ use crate::{
     events::{Bus, DetectionCreated, Event},
     objects::ObjectStore,
     store::{self, Store, detections::NewDetection, jobs::Claimed},
+    time::Timestamp,
     usecases::detections as record,
 };
 
@@ -107,7 +108,7 @@ pub struct WorkerStats {
     pub avg_duration_ms: f64,
     #[serde(skip)]
     total_ms: f64,
-    pub last_job_at: Option<String>,
+    pub last_job_at: Option<Timestamp>,
 }
 
 /// Counters of every worker of this process.
@@ -205,8 +206,8 @@ impl Shared {
         board.update(id, |w| w.status = WorkerStatus::Idle);
         let mut seen = self.state.signal.current();
         while !self.stop.load(Ordering::Relaxed) {
-            let now = self.state.clock.now_str();
-            let claimed = self.state.store.call_blocking(|c| store::jobs::claim(c, id, BATCH, &now));
+            let now = self.state.clock.stamp();
+            let claimed = self.state.store.call_blocking(|c| store::jobs::claim(c, id, BATCH, now));
             let jobs = match claimed {
                 Ok(j) => j,
                 Err(e) => {
@@ -257,8 +258,8 @@ impl Shared {
             .collect();
         // One transaction for the whole batch: each job's detections and its `done` together.
         let elapsed = (started.elapsed().as_millis() as usize / prepared.len().max(1)) as i64;
-        let now = self.state.clock.now_str();
-        match record::record_batch(&self.state.store, &results, elapsed, &now) {
+        let now = self.state.clock.stamp();
+        match record::record_batch(&self.state.store, &results, elapsed, now) {
             Ok(stored) => {
                 for d in stored {
                     self.state.bus.publish(Event::DetectionCreated(Arc::new(created(&d))));
@@ -338,13 +339,12 @@ impl Shared {
 
     fn finish_failed(&self, worker: &str, job: &Claimed, e: JobError, started: Instant) {
         let retry = !e.permanent && job.attempts < MAX_ATTEMPTS;
-        let at = retry
-            .then(|| self.state.clock.in_str(chrono::Duration::seconds(5 << (job.attempts.saturating_sub(1)).min(6))));
+        let at = retry.then(|| {
+            self.state.clock.stamp_in(chrono::Duration::seconds(5 << (job.attempts.saturating_sub(1)).min(6)))
+        });
         tracing::warn!(job = %job.job_id, chunk = %job.chunk_id, attempts = job.attempts, retry, error = %e.message, "inference job failed");
-        let now = self.state.clock.now_str();
-        if let Err(err) =
-            self.state.store.call_blocking(|c| store::jobs::fail(c, &job.job_id, &e.message, at.as_deref(), &now))
-        {
+        let now = self.state.clock.stamp();
+        if let Err(err) = self.state.store.call_blocking(|c| store::jobs::fail(c, &job.job_id, &e.message, at, now)) {
             tracing::error!(error = %err, "could not record a failed job");
         }
         self.record(worker, false, started);
@@ -352,7 +352,7 @@ impl Shared {
 
     fn record(&self, worker: &str, ok: bool, started: Instant) {
         let ms = started.elapsed().as_secs_f64() * 1e3;
-        let now = self.state.clock.now_str();
+        let now = self.state.clock.stamp();
         self.state.board.update(worker, |w| {
             w.jobs_processed += 1;
             if ok {

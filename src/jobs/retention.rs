@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{state::AppState, store};
+use crate::{state::AppState, store, time::Timestamp};
 
 const EVERY: Duration = Duration::from_secs(3600);
 
@@ -17,16 +17,16 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
             _ = tick.tick() => {}
         }
         let now = state.clock.now();
-        let telemetry_before = crate::time::format(now - chrono::Duration::days(store::telemetry::RETENTION_DAYS));
-        let ledger_before = crate::time::format(now - chrono::Duration::days(1));
-        let jobs_before = crate::time::format(now - chrono::Duration::days(store::jobs::DONE_RETENTION_DAYS));
+        let telemetry_before = Timestamp(now - chrono::Duration::days(store::telemetry::RETENTION_DAYS));
+        let ledger_before = Timestamp(now - chrono::Duration::days(1));
+        let jobs_before = Timestamp(now - chrono::Duration::days(store::jobs::DONE_RETENTION_DAYS));
         let pruned = state
             .store
             .call(move |c| {
                 Ok((
-                    store::telemetry::prune(c, &telemetry_before)?,
-                    store::login_attempts::prune(c, &ledger_before)?,
-                    store::jobs::prune_done(c, &jobs_before)?,
+                    store::telemetry::prune(c, telemetry_before)?,
+                    store::login_attempts::prune(c, ledger_before)?,
+                    store::jobs::prune_done(c, jobs_before)?,
                 ))
             })
             .await;

@@ -168,8 +168,8 @@ impl Ingest {
 
     /// Any message on the satellite's own status channels is a sign of life, whatever its body.
     async fn refresh_seen(&self, satellite: SatelliteId) {
-        let now = self.state.clock.now_str();
-        if let Err(e) = self.state.store.call(move |c| store::satellites::seen(c, satellite, &now)).await {
+        let now = self.state.clock.stamp();
+        if let Err(e) = self.state.store.call(move |c| store::satellites::seen(c, satellite, now)).await {
             tracing::error!(%satellite, error = %e, "could not refresh last_seen_at");
         }
     }
@@ -198,8 +198,8 @@ impl Ingest {
             filter_stats_json: msg.filter_stats.map(|v| v.to_string()),
             outbox_stats_json: msg.outbox_stats.map(|v| v.to_string()),
         };
-        let now = self.state.clock.now_str();
-        self.state.store.call(move |c| store::satellites::record_heartbeat(c, satellite, &hb, &now)).await?;
+        let now = self.state.clock.stamp();
+        self.state.store.call(move |c| store::satellites::record_heartbeat(c, satellite, &hb, now)).await?;
         Ok(())
     }
 
@@ -226,12 +226,12 @@ impl Ingest {
             packet_loss_pct: msg.packet_loss_pct,
             uptime_seconds: msg.uptime_seconds,
         };
-        let now = self.state.clock.now_str();
+        let now = self.state.clock.stamp();
         self.state
             .store
             .call(move |c| {
-                store::telemetry::insert(c, satellite, tenant, &sample, &now)?;
-                store::satellites::seen(c, satellite, &now)
+                store::telemetry::insert(c, satellite, tenant, &sample, now)?;
+                store::satellites::seen(c, satellite, now)
             })
             .await?;
         Ok(())
@@ -275,10 +275,10 @@ impl Ingest {
                 for d in &dropped {
                     tracing::warn!(%satellite, key = %d.key, reason = %d.reason, "a requested override was refused");
                 }
-                let (json, now) = (serde_json::to_string(&next)?, self.state.clock.now_str());
+                let (json, now) = (serde_json::to_string(&next)?, self.state.clock.stamp());
                 self.state
                     .store
-                    .call(move |c| store::satellites::set_overrides(c, tenant, satellite, &json, &now))
+                    .call(move |c| store::satellites::set_overrides(c, tenant, satellite, &json, now))
                     .await?;
             }
         }

@@ -43,7 +43,7 @@ pub fn add(
     detection: DetectionId,
     user: UserId,
     a: &NewAnnotation,
-    now: &str,
+    now: Timestamp,
 ) -> Result<(Annotation, Status, votes::Tally)> {
     let id = uuid::Uuid::new_v4().to_string();
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;

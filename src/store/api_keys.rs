@@ -6,6 +6,7 @@ use super::{Error, Result};
 use crate::{
     domain::Role,
     ids::{SatelliteId, TenantId, UserId},
+    time::Timestamp,
 };
 
 #[derive(Debug, Clone)]
@@ -17,9 +18,9 @@ pub struct ApiKey {
     pub name: String,
     pub key_prefix: String,
     pub role: Role,
-    pub created_at: String,
-    pub last_used_at: Option<String>,
-    pub revoked_at: Option<String>,
+    pub created_at: Timestamp,
+    pub last_used_at: Option<Timestamp>,
+    pub revoked_at: Option<Timestamp>,
 }
 
 const COLS: &str =
@@ -63,7 +64,7 @@ pub fn create(conn: &Connection, k: &NewKey<'_>) -> Result<String> {
 
 /// The live key with this hash (not revoked, not expired at `now`). A read only: the caller
 /// records use with [`touch`], coalesced so that requests do not each write.
-pub fn find_active(conn: &Connection, key_hash: &str, now: &str) -> Result<Option<ApiKey>> {
+pub fn find_active(conn: &Connection, key_hash: &str, now: Timestamp) -> Result<Option<ApiKey>> {
     Ok(conn
         .query_row(
             &format!(
@@ -76,7 +77,7 @@ pub fn find_active(conn: &Connection, key_hash: &str, now: &str) -> Result<Optio
 }
 
 /// Records that the key was used at `now`.
-pub fn touch(conn: &Connection, id: &str, now: &str) -> Result<()> {
+pub fn touch(conn: &Connection, id: &str, now: Timestamp) -> Result<()> {
     conn.execute("UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1", params![id, now])?;
     Ok(())
 }
@@ -89,7 +90,7 @@ pub fn list(conn: &Connection, tenant: TenantId) -> Result<Vec<ApiKey>> {
 }
 
 /// Revokes a key of `tenant`; an unknown id or another team's key is `NotFound`.
-pub fn revoke(conn: &Connection, tenant: TenantId, id: &str, now: &str) -> Result<()> {
+pub fn revoke(conn: &Connection, tenant: TenantId, id: &str, now: Timestamp) -> Result<()> {
     let n = conn.execute(
         "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?3) WHERE id = ?1 AND tenant_id = ?2",
         params![id, tenant, now],
@@ -98,7 +99,7 @@ pub fn revoke(conn: &Connection, tenant: TenantId, id: &str, now: &str) -> Resul
 }
 
 /// Expires every key of a satellite (rotation, deletion, the registrant leaving).
-pub fn revoke_for_satellite(conn: &Connection, satellite: SatelliteId, now: &str) -> Result<usize> {
+pub fn revoke_for_satellite(conn: &Connection, satellite: SatelliteId, now: Timestamp) -> Result<usize> {
     Ok(conn.execute(
         "UPDATE api_keys SET revoked_at = ?2 WHERE satellite_id = ?1 AND revoked_at IS NULL",
         params![satellite, now],

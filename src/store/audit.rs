@@ -38,7 +38,7 @@ pub struct Stored {
     pub created_at: Timestamp,
 }
 
-pub fn record(conn: &Connection, e: &Entry, now: &str) -> Result<()> {
+pub fn record(conn: &Connection, e: &Entry, now: Timestamp) -> Result<()> {
     let details = if e.details.is_null() { "{}".to_owned() } else { e.details.to_string() };
     conn.execute(
         "INSERT INTO audit_log (tenant_id, actor_user_id, actor_api_key_id, action, target_type, target_id, ip, details_json, created_at)

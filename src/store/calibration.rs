@@ -35,7 +35,7 @@ fn bucket(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Bucket> {
 }
 
 /// Replaces the stored curve of (`tenant`, `model`); an empty `curve` removes it.
-pub fn save(conn: &mut Connection, tenant: TenantId, model: &str, curve: &[Bucket], now: &str) -> Result<()> {
+pub fn save(conn: &mut Connection, tenant: TenantId, model: &str, curve: &[Bucket], now: Timestamp) -> Result<()> {
     let tx = conn.transaction()?;
     tx.execute("DELETE FROM calibration_buckets WHERE tenant_id = ?1 AND model_id = ?2", params![tenant, model])?;
     for b in curve {

@@ -28,7 +28,7 @@ pub fn exists(conn: &Connection, id: ChunkId) -> Result<bool> {
 
 /// Inserts the chunk and its queued job in one transaction. Returns false (and writes nothing)
 /// when the chunk id is already stored: a satellite retrying a chunk that was acknowledged.
-pub fn insert_with_job(conn: &mut Connection, c: &NewChunk, now: &str) -> Result<bool> {
+pub fn insert_with_job(conn: &mut Connection, c: &NewChunk, now: Timestamp) -> Result<bool> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     if exists(&tx, c.id)? {
         return Ok(false);

@@ -50,7 +50,7 @@ pub fn add(
     detection: DetectionId,
     user: UserId,
     body: &str,
-    now: &str,
+    now: Timestamp,
 ) -> Result<Comment> {
     let id = uuid::Uuid::new_v4().to_string();
     let n = conn.execute(

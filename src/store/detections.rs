@@ -130,7 +130,7 @@ pub fn history(conn: &Connection, tenant: TenantId, species: &str, at: DateTime<
 
 /// Inserts one detection with the flags the use case judged. Returns `None` when the chunk already
 /// has this species (a retried job), and counts it in its chunk's recording session.
-pub fn insert(conn: &Connection, d: &NewDetection, flags: Flags, now: &str) -> Result<Option<Stored>> {
+pub fn insert(conn: &Connection, d: &NewDetection, flags: Flags, now: Timestamp) -> Result<Option<Stored>> {
     let rare_reason = flags.rare.map(RareReason::as_str);
     let id = DetectionId::new();
     let inserted = conn.prepare_cached(
@@ -189,13 +189,12 @@ pub fn count(conn: &Connection) -> Result<u64> {
 
 #[cfg(test)]
 pub(crate) mod testing {
-    //! One detection in a team, for tests of what is done to detections.
+    //! Satellites, chunks and detections of a team, for tests of what is done to detections.
     use super::*;
     use crate::store::{chunks, satellites};
 
-    /// A satellite, a chunk and a detection of `tenant`; returns the detection's id.
-    pub fn one(c: &mut Connection, tenant: TenantId) -> Result<DetectionId> {
-        let sat = satellites::insert(
+    pub fn satellite(c: &Connection, tenant: TenantId) -> Result<SatelliteId> {
+        satellites::insert(
             c,
             &satellites::NewSatellite {
                 tenant_id: tenant,
@@ -207,26 +206,37 @@ pub(crate) mod testing {
                 latitude: None,
                 longitude: None,
             },
-        )?;
-        let chunk = ChunkId::new();
-        let at = "2026-05-01T06:00:00.000Z";
-        chunks::insert_with_job(
-            c,
-            &chunks::NewChunk {
-                id: chunk,
-                tenant_id: tenant,
-                satellite_id: sat,
-                recorded_at: at.parse().map_err(|_| crate::store::Error::NotFound)?,
-                duration_ms: 3000,
-                sample_rate: 48_000,
-                latitude: None,
-                longitude: None,
-                storage_key: format!("audio/{chunk}.wav"),
-                size_bytes: 1,
-            },
-            at,
-        )?;
-        let d = NewDetection {
+        )
+    }
+
+    /// A 3 s chunk of `sat` recorded (and received) at `at`, with its inference job.
+    pub fn chunk(c: &mut Connection, tenant: TenantId, sat: SatelliteId, at: Timestamp) -> Result<ChunkId> {
+        let id = ChunkId::new();
+        let new = chunks::NewChunk {
+            id,
+            tenant_id: tenant,
+            satellite_id: sat,
+            recorded_at: at,
+            duration_ms: 3000,
+            sample_rate: 48_000,
+            latitude: None,
+            longitude: None,
+            storage_key: format!("audio/{id}.wav"),
+            size_bytes: 1,
+        };
+        chunks::insert_with_job(c, &new, at)?;
+        Ok(id)
+    }
+
+    /// An American Robin heard at `at` in `chunk`.
+    pub fn robin(
+        tenant: TenantId,
+        sat: SatelliteId,
+        chunk: ChunkId,
+        at: Timestamp,
+        expected: Option<bool>,
+    ) -> NewDetection {
+        NewDetection {
             tenant_id: tenant,
             satellite_id: sat,
             satellite_name: "s".into(),
@@ -236,22 +246,27 @@ pub(crate) mod testing {
             scientific_name: "Turdus migratorius".into(),
             common_name: "American Robin".into(),
             confidence: 0.9,
-            detected_at: Timestamp(
-                DateTime::parse_from_rfc3339(at).map_err(|_| crate::store::Error::NotFound)?.to_utc(),
-            ),
+            detected_at: at,
             start_ms: 0,
             end_ms: 3000,
-            expected_here: None,
-        };
+            expected_here: expected,
+        }
+    }
+
+    /// A satellite, a chunk and a detection of `tenant`; returns the detection's id.
+    pub fn one(c: &mut Connection, tenant: TenantId) -> Result<DetectionId> {
+        let at = Timestamp(DateTime::<Utc>::UNIX_EPOCH + chrono::Duration::days(20_574));
+        let sat = satellite(c, tenant)?;
+        let chunk = chunk(c, tenant, sat, at)?;
         let flags = crate::domain::detection_flags::judge(Default::default(), None);
-        insert(c, &d, flags, at)?.map(|s| s.id).ok_or(crate::store::Error::NotFound)
+        insert(c, &robin(tenant, sat, chunk, at, None), flags, at)?.map(|s| s.id).ok_or(crate::store::Error::NotFound)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::store::{chunks, satellites, testing, users};
+    use super::{testing::robin, *};
+    use crate::store::{testing, users};
 
     async fn fixture() -> (crate::store::Store, tempfile::TempDir, TenantId, SatelliteId) {
         let (store, dir) = testing::store().await;
@@ -264,46 +279,15 @@ mod tests {
                     is_platform_admin: false,
                 };
                 let created = users::create_with_team(c, &new, "t")?;
-                let sat = satellites::insert(
-                    c,
-                    &satellites::NewSatellite {
-                        tenant_id: created.tenant_id,
-                        name: "s",
-                        device_id: None,
-                        kind: crate::domain::DeviceKind::Satellite,
-                        registered_by: None,
-                        mqtt_password_hash: "h",
-                        latitude: None,
-                        longitude: None,
-                    },
-                )?;
-                Ok((created.tenant_id, sat))
+                Ok((created.tenant_id, super::testing::satellite(c, created.tenant_id)?))
             })
             .await
             .expect("fixture");
         (store, dir, ids.0, ids.1)
     }
 
-    fn found(tenant: TenantId, sat: SatelliteId, chunk: ChunkId, at: &str, expected: Option<bool>) -> NewDetection {
-        NewDetection {
-            tenant_id: tenant,
-            satellite_id: sat,
-            satellite_name: "s".into(),
-            audio_chunk_id: chunk,
-            model_id: "m".into(),
-            species_code: "turdus_migratorius".into(),
-            scientific_name: "Turdus migratorius".into(),
-            common_name: "American Robin".into(),
-            confidence: 0.9,
-            detected_at: at.parse().expect("time"),
-            start_ms: 0,
-            end_ms: 3000,
-            expected_here: expected,
-        }
-    }
-
     /// The facts from the store, the rule from `domain`, as the workers' use case composes them.
-    fn judged(c: &Connection, d: &NewDetection, now: &str) -> Result<Option<Stored>> {
+    fn judged(c: &Connection, d: &NewDetection, now: Timestamp) -> Result<Option<Stored>> {
         let history = history(c, d.tenant_id, &d.species_code, d.detected_at.at())?;
         insert(c, d, crate::domain::detection_flags::judge(history, d.expected_here), now)
     }
@@ -320,25 +304,10 @@ mod tests {
                     ("2026-02-28T07:00:00.000Z", Some(false)), // next day, out of range: rare again
                     ("2026-03-01T07:00:00.000Z", Some(true)), // spring starts
                 ] {
-                    let chunk = ChunkId::new();
-                    chunks::insert_with_job(
-                        c,
-                        &chunks::NewChunk {
-                            id: chunk,
-                            tenant_id: tenant,
-                            satellite_id: sat,
-                            recorded_at: at.parse().expect("time"),
-                            duration_ms: 3000,
-                            sample_rate: 48_000,
-                            latitude: None,
-                            longitude: None,
-                            storage_key: format!("audio/{chunk}.wav"),
-                            size_bytes: 1,
-                        },
-                        at,
-                    )?;
-                    let d = judged(c, &found(tenant, sat, chunk, at, expected), at)?.expect("inserted");
-                    assert!(judged(c, &found(tenant, sat, chunk, at, expected), at)?.is_none(), "once per chunk");
+                    let at: Timestamp = at.parse().expect("time");
+                    let chunk = super::testing::chunk(c, tenant, sat, at)?;
+                    let d = judged(c, &robin(tenant, sat, chunk, at, expected), at)?.expect("inserted");
+                    assert!(judged(c, &robin(tenant, sat, chunk, at, expected), at)?.is_none(), "once per chunk");
                     out.push((d.is_first_of_day, d.is_first_of_season, d.rare_reason));
                 }
                 Ok(out)

@@ -44,7 +44,7 @@ pub struct NewInvite<'a> {
     pub email: Option<&'a str>,
     pub created_by: UserId,
     pub token_hash: &'a str,
-    pub expires_at: &'a str,
+    pub expires_at: Timestamp,
 }
 
 pub fn create(conn: &Connection, n: &NewInvite<'_>) -> Result<Invite> {
@@ -57,7 +57,7 @@ pub fn create(conn: &Connection, n: &NewInvite<'_>) -> Result<Invite> {
 }
 
 /// Invites of a team that can still be redeemed.
-pub fn pending(conn: &Connection, tenant: TenantId, now: &str) -> Result<Vec<Invite>> {
+pub fn pending(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result<Vec<Invite>> {
     let mut stmt = conn.prepare(&format!(
         "SELECT {COLS} FROM invites WHERE tenant_id = ?1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?2
          ORDER BY created_at DESC"
@@ -65,7 +65,7 @@ pub fn pending(conn: &Connection, tenant: TenantId, now: &str) -> Result<Vec<Inv
     Ok(stmt.query_map(params![tenant, now], from_row)?.collect::<rusqlite::Result<_>>()?)
 }
 
-pub fn revoke(conn: &Connection, tenant: TenantId, id: &str, now: &str) -> Result<()> {
+pub fn revoke(conn: &Connection, tenant: TenantId, id: &str, now: Timestamp) -> Result<()> {
     let n = conn.execute(
         "UPDATE invites SET revoked_at = ?3 WHERE id = ?1 AND tenant_id = ?2 AND revoked_at IS NULL AND accepted_at IS NULL",
         params![id, tenant, now],
@@ -80,7 +80,7 @@ pub fn find_by_hash(conn: &Connection, token_hash: &str) -> Result<Option<Invite
 }
 
 /// Marks the invite accepted by `user`; false when it was already used.
-pub fn accept(conn: &Connection, id: &str, user: UserId, now: &str) -> Result<bool> {
+pub fn accept(conn: &Connection, id: &str, user: UserId, now: Timestamp) -> Result<bool> {
     Ok(conn.execute(
         "UPDATE invites SET accepted_at = ?3, accepted_by = ?2 WHERE id = ?1 AND accepted_at IS NULL",
         params![id, user, now],

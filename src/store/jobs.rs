@@ -31,7 +31,7 @@ pub fn requeue_running(conn: &Connection) -> Result<usize> {
 }
 
 /// Claims up to `max` due jobs for `worker`, oldest first.
-pub fn claim(conn: &mut Connection, worker: &str, max: u32, now: &str) -> Result<Vec<Claimed>> {
+pub fn claim(conn: &mut Connection, worker: &str, max: u32, now: Timestamp) -> Result<Vec<Claimed>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let claimed = {
         let mut stmt = tx.prepare(
@@ -81,7 +81,7 @@ pub fn is_running(conn: &Connection, job_id: &str) -> Result<bool> {
         .query_row([job_id], |r| r.get(0))?)
 }
 
-pub fn mark_done(conn: &Connection, job_id: &str, duration_ms: i64, now: &str) -> Result<()> {
+pub fn mark_done(conn: &Connection, job_id: &str, duration_ms: i64, now: Timestamp) -> Result<()> {
     conn.prepare_cached(
         "UPDATE inference_jobs SET status = 'done', finished_at = ?2, duration_ms = ?3, error = NULL WHERE id = ?1",
     )?
@@ -90,7 +90,7 @@ pub fn mark_done(conn: &Connection, job_id: &str, duration_ms: i64, now: &str) -
 }
 
 /// Records a failure: back to the queue at `retry_at`, or failed for good when `None`.
-pub fn fail(conn: &Connection, job_id: &str, error: &str, retry_at: Option<&str>, now: &str) -> Result<()> {
+pub fn fail(conn: &Connection, job_id: &str, error: &str, retry_at: Option<Timestamp>, now: Timestamp) -> Result<()> {
     match retry_at {
         Some(at) => conn.execute(
             "UPDATE inference_jobs SET status = 'queued', run_after = ?2, error = ?3, worker_id = NULL WHERE id = ?1",
@@ -137,7 +137,7 @@ pub fn stats(conn: &Connection, tenant: Option<TenantId>) -> Result<QueueStats> 
 pub const DONE_RETENTION_DAYS: i64 = 7;
 
 /// Deletes done jobs finished before `before`, in batches so writers are never held up long.
-pub fn prune_done(conn: &Connection, before: &str) -> Result<u64> {
+pub fn prune_done(conn: &Connection, before: Timestamp) -> Result<u64> {
     let mut total = 0u64;
     loop {
         let n = conn.execute(
@@ -214,7 +214,7 @@ mod tests {
             )
             .expect("job");
         }
-        assert_eq!(prune_done(&conn, "2026-01-02T00:00:00.000Z").expect("prune"), 1);
+        assert_eq!(prune_done(&conn, "2026-01-02T00:00:00.000Z".parse().expect("time")).expect("prune"), 1);
         let left: Vec<String> = conn
             .prepare("SELECT id FROM inference_jobs ORDER BY id")
             .expect("prepare")

@@ -4,6 +4,7 @@
 use rusqlite::{Connection, params};
 
 use super::Result;
+use crate::time::Timestamp;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -20,7 +21,14 @@ impl Kind {
     }
 }
 
-pub fn record(conn: &Connection, kind: Kind, ip: &str, email: Option<&str>, success: bool, now: &str) -> Result<()> {
+pub fn record(
+    conn: &Connection,
+    kind: Kind,
+    ip: &str,
+    email: Option<&str>,
+    success: bool,
+    now: Timestamp,
+) -> Result<()> {
     conn.execute(
         "INSERT INTO login_attempts (kind, ip, email, success, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![kind.as_str(), ip, email, success, now],
@@ -29,7 +37,7 @@ pub fn record(conn: &Connection, kind: Kind, ip: &str, email: Option<&str>, succ
 }
 
 /// Attempts of `kind` from `ip` since `since`.
-pub fn count_since(conn: &Connection, kind: Kind, ip: &str, since: &str) -> Result<u32> {
+pub fn count_since(conn: &Connection, kind: Kind, ip: &str, since: Timestamp) -> Result<u32> {
     Ok(conn.query_row(
         "SELECT count(*) FROM login_attempts WHERE kind = ?1 AND ip = ?2 AND created_at > ?3",
         params![kind.as_str(), ip, since],
@@ -38,6 +46,6 @@ pub fn count_since(conn: &Connection, kind: Kind, ip: &str, since: &str) -> Resu
 }
 
 /// Drops ledger rows older than `before` (housekeeping).
-pub fn prune(conn: &Connection, before: &str) -> Result<usize> {
+pub fn prune(conn: &Connection, before: Timestamp) -> Result<usize> {
     Ok(conn.execute("DELETE FROM login_attempts WHERE created_at < ?1", [before])?)
 }

@@ -3,6 +3,7 @@
 use rusqlite::{Connection, params};
 
 use super::Result;
+use crate::time::Timestamp;
 
 pub fn record(
     conn: &Connection,
@@ -11,7 +12,7 @@ pub fn record(
     kind: &str,
     status: &str,
     error: Option<&str>,
-    now: &str,
+    now: Timestamp,
 ) -> Result<()> {
     conn.execute(
         "INSERT INTO mail_log (recipient, subject, kind, status, error, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",

@@ -30,7 +30,7 @@ pub mod votes;
 use std::{path::Path, time::Duration};
 
 use r2d2_sqlite::SqliteConnectionManager;
-use rusqlite::{Connection, ErrorCode};
+use rusqlite::Connection;
 
 /// Why a storage call failed.
 #[derive(Debug, thiserror::Error)]
@@ -61,9 +61,11 @@ impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
         match &e {
             rusqlite::Error::QueryReturnedNoRows => Self::NotFound,
-            rusqlite::Error::SqliteFailure(f, msg) if f.code == ErrorCode::ConstraintViolation => {
-                let text = msg.as_deref().unwrap_or_default();
-                if text.contains("UNIQUE") || text.contains("PRIMARY KEY") { Self::Duplicate } else { Self::Db(e) }
+            rusqlite::Error::SqliteFailure(f, _)
+                if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
+            {
+                Self::Duplicate
             }
             _ => Self::Db(e),
         }

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use rusqlite::Connection;
 
 use super::*;
-use crate::store::{migrate, satellites, users};
+use crate::store::{migrate, users};
 
 fn db() -> (Connection, TenantId, SatelliteId) {
     let mut conn = Connection::open_in_memory().expect("open");
@@ -19,20 +19,7 @@ fn db() -> (Connection, TenantId, SatelliteId) {
         is_platform_admin: false,
     };
     let created = users::create_with_team(&mut conn, &new, "t").expect("user");
-    let sat = satellites::insert(
-        &conn,
-        &satellites::NewSatellite {
-            tenant_id: created.tenant_id,
-            name: "s",
-            device_id: None,
-            kind: crate::domain::DeviceKind::Satellite,
-            registered_by: None,
-            mqtt_password_hash: "h",
-            latitude: None,
-            longitude: None,
-        },
-    )
-    .expect("satellite");
+    let sat = crate::store::detections::testing::satellite(&conn, created.tenant_id).expect("satellite");
     (conn, created.tenant_id, sat)
 }
 

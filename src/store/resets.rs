@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::Result;
 use crate::{ids::UserId, time::Timestamp};
 
-pub fn create(conn: &Connection, user: UserId, token_hash: &str, expires_at: &str, ip: &str) -> Result<()> {
+pub fn create(conn: &Connection, user: UserId, token_hash: &str, expires_at: Timestamp, ip: &str) -> Result<()> {
     conn.execute(
         "INSERT INTO password_reset_tokens (id, user_id, token_hash, expires_at, request_ip) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![uuid::Uuid::new_v4().to_string(), user, token_hash, expires_at, ip],
@@ -33,7 +33,7 @@ pub fn find(conn: &Connection, token_hash: &str) -> Result<Option<Token>> {
 }
 
 /// Marks the token used; false when it already was (a concurrent second use loses).
-pub fn mark_used(conn: &Connection, id: &str, now: &str) -> Result<bool> {
+pub fn mark_used(conn: &Connection, id: &str, now: Timestamp) -> Result<bool> {
     Ok(conn
         .execute("UPDATE password_reset_tokens SET used_at = ?2 WHERE id = ?1 AND used_at IS NULL", params![id, now])?
         == 1)

@@ -193,13 +193,13 @@ fn touch(
     tenant: TenantId,
     id: SatelliteId,
     value: &dyn rusqlite::ToSql,
-    now: &str,
+    now: Timestamp,
 ) -> Result<()> {
     let n = conn.execute(sql, params![id, value, now, tenant])?;
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }
 }
 
-pub fn rename(conn: &Connection, tenant: TenantId, id: SatelliteId, name: &str, now: &str) -> Result<()> {
+pub fn rename(conn: &Connection, tenant: TenantId, id: SatelliteId, name: &str, now: Timestamp) -> Result<()> {
     touch(
         conn,
         "UPDATE satellites SET name = ?2, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
@@ -210,7 +210,13 @@ pub fn rename(conn: &Connection, tenant: TenantId, id: SatelliteId, name: &str, 
     )
 }
 
-pub fn set_password_hash(conn: &Connection, tenant: TenantId, id: SatelliteId, hash: &str, now: &str) -> Result<()> {
+pub fn set_password_hash(
+    conn: &Connection,
+    tenant: TenantId,
+    id: SatelliteId,
+    hash: &str,
+    now: Timestamp,
+) -> Result<()> {
     touch(
         conn,
         "UPDATE satellites SET mqtt_password_hash = ?2, updated_at = ?3
@@ -227,7 +233,7 @@ pub fn set_registered_by(
     tenant: TenantId,
     id: SatelliteId,
     user: Option<UserId>,
-    now: &str,
+    now: Timestamp,
 ) -> Result<()> {
     touch(
         conn,
@@ -239,7 +245,7 @@ pub fn set_registered_by(
     )
 }
 
-pub fn set_overrides(conn: &Connection, tenant: TenantId, id: SatelliteId, json: &str, now: &str) -> Result<()> {
+pub fn set_overrides(conn: &Connection, tenant: TenantId, id: SatelliteId, json: &str, now: Timestamp) -> Result<()> {
     touch(
         conn,
         "UPDATE satellites SET overrides_json = ?2, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
@@ -250,7 +256,13 @@ pub fn set_overrides(conn: &Connection, tenant: TenantId, id: SatelliteId, json:
     )
 }
 
-pub fn set_config_locked(conn: &Connection, tenant: TenantId, id: SatelliteId, locked: bool, now: &str) -> Result<()> {
+pub fn set_config_locked(
+    conn: &Connection,
+    tenant: TenantId,
+    id: SatelliteId,
+    locked: bool,
+    now: Timestamp,
+) -> Result<()> {
     touch(
         conn,
         "UPDATE satellites SET config_locked = ?2, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
@@ -261,7 +273,7 @@ pub fn set_config_locked(conn: &Connection, tenant: TenantId, id: SatelliteId, l
     )
 }
 
-pub fn set_profile(conn: &Connection, tenant: TenantId, id: SatelliteId, json: &str, now: &str) -> Result<()> {
+pub fn set_profile(conn: &Connection, tenant: TenantId, id: SatelliteId, json: &str, now: Timestamp) -> Result<()> {
     touch(
         conn,
         "UPDATE satellites SET recording_profile_json = ?2, updated_at = ?3
@@ -282,7 +294,7 @@ pub fn set_location(conn: &Connection, tenant: TenantId, id: SatelliteId, lat: f
 }
 
 /// Soft deletion: the row stays for its history (chunks, detections), the device can no longer log in.
-pub fn soft_delete(conn: &Connection, tenant: TenantId, id: SatelliteId, now: &str) -> Result<()> {
+pub fn soft_delete(conn: &Connection, tenant: TenantId, id: SatelliteId, now: Timestamp) -> Result<()> {
     let n = conn.execute(
         "UPDATE satellites SET deleted_at = ?2, mqtt_password_hash = ?3, device_id = NULL, updated_at = ?2
          WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
@@ -304,7 +316,7 @@ pub struct Heartbeat {
 }
 
 /// Records a heartbeat: last seen, state, version; clears `update_status` once the target version runs.
-pub fn record_heartbeat(conn: &Connection, id: SatelliteId, hb: &Heartbeat, now: &str) -> Result<()> {
+pub fn record_heartbeat(conn: &Connection, id: SatelliteId, hb: &Heartbeat, now: Timestamp) -> Result<()> {
     let n = conn.execute(
         "UPDATE satellites SET last_seen_at = ?2, last_heartbeat_at = ?2, heartbeat_state = ?3, uptime_seconds = ?4,
              noise_floor_rms = coalesce(?5, noise_floor_rms), version = coalesce(?6, version), stream = coalesce(?7, stream),
@@ -317,7 +329,7 @@ pub fn record_heartbeat(conn: &Connection, id: SatelliteId, hb: &Heartbeat, now:
 }
 
 /// Any sign of life (audio, telemetry) refreshes `last_seen_at`.
-pub fn seen(conn: &Connection, id: SatelliteId, now: &str) -> Result<()> {
+pub fn seen(conn: &Connection, id: SatelliteId, now: Timestamp) -> Result<()> {
     conn.execute("UPDATE satellites SET last_seen_at = ?2 WHERE id = ?1 AND deleted_at IS NULL", params![id, now])?;
     Ok(())
 }
@@ -346,7 +358,7 @@ pub fn release_registrant_devices(
     tenant: TenantId,
     user: UserId,
     keep: bool,
-    now: &str,
+    now: Timestamp,
 ) -> Result<Vec<SatelliteId>> {
     let mut stmt = conn.prepare("SELECT id FROM satellites WHERE tenant_id = ?1 AND registered_by = ?2")?;
     let ids: Vec<SatelliteId> =

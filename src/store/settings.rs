@@ -4,7 +4,10 @@ use rusqlite::{Connection, params};
 use serde::Serialize;
 
 use super::Result;
-use crate::domain::settings::{StoredSettings, resolve};
+use crate::{
+    domain::settings::{StoredSettings, resolve},
+    time::Timestamp,
+};
 
 pub const PLATFORM: &str = "platform";
 
@@ -30,7 +33,7 @@ pub fn load<T: StoredSettings>(conn: &Connection, scope: &str) -> Result<T> {
 }
 
 /// Stores every field of `settings` under `scope`.
-pub fn save<T: Serialize>(conn: &mut Connection, scope: &str, settings: &T, now: &str) -> Result<()> {
+pub fn save<T: Serialize>(conn: &mut Connection, scope: &str, settings: &T, now: Timestamp) -> Result<()> {
     let tx = conn.transaction()?;
     if let serde_json::Value::Object(map) = serde_json::to_value(settings).unwrap_or_default() {
         for (key, value) in map {

@@ -21,7 +21,7 @@ pub struct Sample {
     pub uptime_seconds: Option<i64>,
 }
 
-pub fn insert(conn: &Connection, satellite: SatelliteId, tenant: TenantId, s: &Sample, now: &str) -> Result<()> {
+pub fn insert(conn: &Connection, satellite: SatelliteId, tenant: TenantId, s: &Sample, now: Timestamp) -> Result<()> {
     conn.execute(
         "INSERT INTO telemetry (satellite_id, tenant_id, recorded_at, battery_level, storage_free_bytes, cpu_temp,
              network_latency_ms, packet_loss_pct, uptime_seconds, received_at)
@@ -43,7 +43,7 @@ pub fn insert(conn: &Connection, satellite: SatelliteId, tenant: TenantId, s: &S
 }
 
 /// Drops samples received before `before`.
-pub fn prune(conn: &Connection, before: &str) -> Result<usize> {
+pub fn prune(conn: &Connection, before: Timestamp) -> Result<usize> {
     Ok(conn.execute("DELETE FROM telemetry WHERE received_at < ?1", [before])?)
 }
 

@@ -176,7 +176,7 @@ pub fn leave(
     tenant: TenantId,
     user: UserId,
     keep_devices: bool,
-    now: &str,
+    now: Timestamp,
 ) -> Result<Vec<crate::ids::SatelliteId>> {
     let tx = conn.transaction()?;
     remove_member(&tx, tenant, user)?;

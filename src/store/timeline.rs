@@ -37,8 +37,8 @@ pub struct Detection {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Timeline {
-    pub from: String,
-    pub to: String,
+    pub from: Timestamp,
+    pub to: Timestamp,
     pub chunks: Vec<Chunk>,
     pub detections: Vec<Detection>,
     /// True when the range held more than [`MAX_ROWS`] chunks or detections (the earliest are
@@ -51,8 +51,8 @@ pub fn range(
     conn: &Connection,
     tenant: TenantId,
     satellite: Option<SatelliteId>,
-    from: &str,
-    to: &str,
+    from: Timestamp,
+    to: Timestamp,
 ) -> Result<Timeline> {
     let cap = MAX_ROWS + 1;
     let chunks = conn
@@ -94,7 +94,7 @@ pub fn range(
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let truncated = chunks.len() > MAX_ROWS as usize || detections.len() > MAX_ROWS as usize;
-    let mut t = Timeline { from: from.into(), to: to.into(), chunks, detections, truncated };
+    let mut t = Timeline { from, to, chunks, detections, truncated };
     t.chunks.truncate(MAX_ROWS as usize);
     t.detections.truncate(MAX_ROWS as usize);
     Ok(t)

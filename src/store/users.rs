@@ -122,7 +122,7 @@ pub fn find_by_email(conn: &Connection, email: &str) -> Result<Option<User>> {
 
 /// Counts a failed password; at `lock_after` failures the account is locked until `lock_until`.
 /// Returns whether the account is now locked.
-pub fn record_failed_login(conn: &Connection, id: UserId, lock_after: u32, lock_until: &str) -> Result<bool> {
+pub fn record_failed_login(conn: &Connection, id: UserId, lock_after: u32, lock_until: Timestamp) -> Result<bool> {
     let attempts: u32 = conn.query_row(
         "UPDATE users SET failed_login_attempts = failed_login_attempts + 1 WHERE id = ?1 RETURNING failed_login_attempts",
         [id],
@@ -139,7 +139,7 @@ pub fn record_failed_login(conn: &Connection, id: UserId, lock_after: u32, lock_
 }
 
 /// A successful login: clears the failure count and records when and from where.
-pub fn record_login(conn: &Connection, id: UserId, now: &str, ip: &str) -> Result<()> {
+pub fn record_login(conn: &Connection, id: UserId, now: Timestamp, ip: &str) -> Result<()> {
     conn.execute(
         "UPDATE users SET failed_login_attempts = 0, locked_until = NULL, last_login_at = ?2, last_login_ip = ?3 WHERE id = ?1",
         params![id, now, ip],
@@ -148,7 +148,7 @@ pub fn record_login(conn: &Connection, id: UserId, now: &str, ip: &str) -> Resul
 }
 
 /// Sets a new password hash and lifts any lock.
-pub fn set_password(conn: &Connection, id: UserId, hash: &str, now: &str) -> Result<()> {
+pub fn set_password(conn: &Connection, id: UserId, hash: &str, now: Timestamp) -> Result<()> {
     let n = conn.execute(
         "UPDATE users SET password_hash = ?2, failed_login_attempts = 0, locked_until = NULL, updated_at = ?3 WHERE id = ?1",
         params![id, hash, now],
@@ -157,7 +157,13 @@ pub fn set_password(conn: &Connection, id: UserId, hash: &str, now: &str) -> Res
 }
 
 /// Changes name and/or email; a taken email is `Duplicate`.
-pub fn update_profile(conn: &Connection, id: UserId, name: Option<&str>, email: Option<&str>, now: &str) -> Result<()> {
+pub fn update_profile(
+    conn: &Connection,
+    id: UserId,
+    name: Option<&str>,
+    email: Option<&str>,
+    now: Timestamp,
+) -> Result<()> {
     if let Some(email) = email {
         let other: Option<UserId> = conn
             .query_row("SELECT id FROM users WHERE email = ?1 AND id != ?2", params![email, id], |r| r.get(0))
@@ -173,7 +179,7 @@ pub fn update_profile(conn: &Connection, id: UserId, name: Option<&str>, email: 
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }
 }
 
-pub fn set_preferences(conn: &Connection, id: UserId, json: &str, now: &str) -> Result<()> {
+pub fn set_preferences(conn: &Connection, id: UserId, json: &str, now: Timestamp) -> Result<()> {
     conn.execute("UPDATE users SET preferences_json = ?2, updated_at = ?3 WHERE id = ?1", params![id, json, now])?;
     Ok(())
 }
@@ -265,13 +271,18 @@ mod tests {
         let created = store.call(|c| create_with_team(c, &alice("a@example.org"), "t")).await.expect("create");
         let id = created.user_id;
         for i in 1..=5 {
-            let locked =
-                store.call(move |c| record_failed_login(c, id, 5, "2100-01-01T00:00:00.000Z")).await.expect("fail");
+            let locked = store
+                .call(move |c| record_failed_login(c, id, 5, "2100-01-01T00:00:00.000Z".parse().expect("time")))
+                .await
+                .expect("fail");
             assert_eq!(locked, i == 5);
         }
         let user = store.call(move |c| get(c, id)).await.expect("get");
         assert_eq!(user.locked_until.map(|t| t.to_string()).as_deref(), Some("2100-01-01T00:00:00.000Z"));
-        store.call(move |c| record_login(c, id, "2026-01-01T00:00:00.000Z", "10.0.0.1")).await.expect("login");
+        store
+            .call(move |c| record_login(c, id, "2026-01-01T00:00:00.000Z".parse().expect("time"), "10.0.0.1"))
+            .await
+            .expect("login");
         let user = store.call(move |c| get(c, id)).await.expect("get");
         assert_eq!((user.failed_login_attempts, user.locked_until), (0, None));
         assert_eq!(user.last_login_ip.as_deref(), Some("10.0.0.1"));

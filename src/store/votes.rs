@@ -27,7 +27,7 @@ pub fn cast(
     user: UserId,
     vote: Vote,
     annotation: Option<&str>,
-    now: &str,
+    now: Timestamp,
 ) -> Result<(Status, Tally)> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let outcome = record(&tx, tenant, detection, user, vote, annotation, now)?;
@@ -44,7 +44,7 @@ pub fn record(
     user: UserId,
     vote: Vote,
     annotation: Option<&str>,
-    now: &str,
+    now: Timestamp,
 ) -> Result<(Status, Tally)> {
     let written = conn
         .prepare_cached(

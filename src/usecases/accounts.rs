@@ -9,6 +9,7 @@ use crate::{
     domain::Role,
     ids::{TenantId, UserId},
     store::{self, Store, users::User},
+    time::Timestamp,
 };
 
 /// A new account, already validated (email normalised, strong password hashed).
@@ -81,7 +82,7 @@ pub async fn sign_up(store: &Store, clock: &Clock, new: SignUp) -> Result<User, 
             let id = match &invite {
                 Some(inv) => {
                     let id = store::users::create_in_tenant(&tx, &user, inv.tenant_id, inv.role)?;
-                    if !store::invites::accept(&tx, &inv.id, id, &crate::time::format(now))? {
+                    if !store::invites::accept(&tx, &inv.id, id, Timestamp(now))? {
                         return Ok(Err(SignUpError::InviteUsed));
                     }
                     id
@@ -134,15 +135,7 @@ pub enum ProfileError {
     Store(store::Error),
 }
 
-impl From<store::Error> for ProfileError {
-    fn from(e: store::Error) -> Self {
-        match e {
-            store::Error::NotFound => Self::UserNotFound,
-            store::Error::Duplicate => Self::EmailTaken,
-            other => Self::Store(other),
-        }
-    }
-}
+super::from_store_error!(ProfileError, not_found => UserNotFound, duplicate => EmailTaken);
 
 /// A change to an account: name and email by the person, plus the platform-admin flag by an admin.
 #[derive(Debug, Clone, Default)]
@@ -160,7 +153,7 @@ pub async fn change_profile(
     id: UserId,
     change: ProfileChange,
 ) -> Result<User, ProfileError> {
-    let now = clock.now_str();
+    let now = clock.stamp();
     store
         .call(move |c| {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -171,7 +164,7 @@ pub async fn change_profile(
                 return Ok(Err(ProfileError::EmailTaken));
             }
             if change.name.is_some() || change.email.is_some() {
-                store::users::update_profile(&tx, id, change.name.as_deref(), change.email.as_deref(), &now)?;
+                store::users::update_profile(&tx, id, change.name.as_deref(), change.email.as_deref(), now)?;
             }
             if let Some(flag) = change.platform_admin {
                 if before.is_platform_admin && !flag && store::users::count_platform_admins(&tx)? <= 1 {
@@ -198,20 +191,13 @@ pub enum DeleteAccountError {
     Store(store::Error),
 }
 
-impl From<store::Error> for DeleteAccountError {
-    fn from(e: store::Error) -> Self {
-        match e {
-            store::Error::NotFound => Self::UserNotFound,
-            other => Self::Store(other),
-        }
-    }
-}
+super::from_store_error!(DeleteAccountError, not_found => UserNotFound);
 
 /// Deletes an account in one transaction. Teams it owns alone go with it; a team it owns with
 /// other members must be handed over first, and the hub keeps at least one platform admin. Its
 /// devices in the teams it belonged to become team-owned and are disconnected.
 pub async fn delete_account(store: &Store, clock: &Clock, id: UserId) -> Result<(), DeleteAccountError> {
-    let now = clock.now_str();
+    let now = clock.stamp();
     store
         .call(move |c| {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -227,7 +213,7 @@ pub async fn delete_account(store: &Store, clock: &Clock, id: UserId) -> Result<
                 store::tenants::delete(&tx, tenant)?;
             }
             for (tenant, _) in store::tenants::list_for_user(&tx, id)? {
-                store::satellites::release_registrant_devices(&tx, tenant.id, id, false, &now)?;
+                store::satellites::release_registrant_devices(&tx, tenant.id, id, false, now)?;
             }
             store::users::delete(&tx, id)?;
             tx.commit()?;

@@ -120,11 +120,11 @@ pub async fn store_chunk(
         storage_key: key.clone(),
         size_bytes: size as i64,
     };
-    let now = clock.now_str();
+    let now = clock.stamp();
     let location = up.location;
     let committed = store
         .call(move |c| {
-            let inserted = store::chunks::insert_with_job(c, &row, &now)?;
+            let inserted = store::chunks::insert_with_job(c, &row, now)?;
             if let (true, Some((lat, lon))) = (inserted, location) {
                 store::satellites::set_location(c, tenant, satellite, lat, lon)?;
             }

@@ -4,6 +4,7 @@
 use crate::{
     domain::detection_flags,
     store::{self, Store, detections::NewDetection, detections::Stored},
+    time::Timestamp,
 };
 
 /// One finished job: its id and the species found in its chunk.
@@ -14,7 +15,7 @@ pub type JobResult = (String, Vec<NewDetection>);
 /// detections are never written twice. Each detection's flags are judged against what the team
 /// had before it, including the detections earlier in the same batch. Runs on the calling thread
 /// (the workers' own), never on the async runtime.
-pub fn record_batch(store: &Store, jobs: &[JobResult], duration_ms: i64, now: &str) -> store::Result<Vec<Stored>> {
+pub fn record_batch(store: &Store, jobs: &[JobResult], duration_ms: i64, now: Timestamp) -> store::Result<Vec<Stored>> {
     store.call_blocking(|c| {
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut stored = Vec::new();
@@ -34,7 +35,7 @@ pub fn record_batch(store: &Store, jobs: &[JobResult], duration_ms: i64, now: &s
 
 /// Writes one detection with the flags its species' history decides, inside the caller's
 /// transaction. `None` when the chunk already has this species.
-pub fn record(conn: &rusqlite::Connection, d: &NewDetection, now: &str) -> store::Result<Option<Stored>> {
+pub fn record(conn: &rusqlite::Connection, d: &NewDetection, now: Timestamp) -> store::Result<Option<Stored>> {
     let history = store::detections::history(conn, d.tenant_id, &d.species_code, d.detected_at.at())?;
     store::detections::insert(conn, d, detection_flags::judge(history, d.expected_here), now)
 }

@@ -71,7 +71,7 @@ pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result
     let api_key = tokens::random_hex(32);
     let (pw_hash, key_hash, key_prefix) =
         (tokens::sha256_hex(&password), tokens::sha256_hex(&api_key), api_key[..8].to_owned());
-    let now = clock.now_str();
+    let now = clock.stamp();
     let Registration { tenant, by: me, by_admin, kind, location, .. } = req;
     let outcome = store
         .call(move |c| {
@@ -96,14 +96,14 @@ pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result
                             RegisterError::NameTaken
                         }));
                     }
-                    store::satellites::set_password_hash(&tx, tenant, sat.id, &pw_hash, &now)?;
+                    store::satellites::set_password_hash(&tx, tenant, sat.id, &pw_hash, now)?;
                     if claimable && !by_admin {
-                        store::satellites::set_registered_by(&tx, tenant, sat.id, Some(me), &now)?;
+                        store::satellites::set_registered_by(&tx, tenant, sat.id, Some(me), now)?;
                     }
                     if let Some((la, lo)) = location {
                         store::satellites::set_location(&tx, tenant, sat.id, la, lo)?;
                     }
-                    store::api_keys::revoke_for_satellite(&tx, sat.id, &now)?;
+                    store::api_keys::revoke_for_satellite(&tx, sat.id, now)?;
                     (sat.id, false)
                 }
                 None => {
@@ -158,15 +158,7 @@ pub enum RenameError {
     Store(store::Error),
 }
 
-impl From<store::Error> for RenameError {
-    fn from(e: store::Error) -> Self {
-        match e {
-            store::Error::NotFound => Self::NotFound,
-            store::Error::Duplicate => Self::NameTaken,
-            other => Self::Store(other),
-        }
-    }
-}
+super::from_store_error!(RenameError, not_found => NotFound, duplicate => NameTaken);
 
 /// Renames one of `tenant`'s satellites; names are unique in a team.
 pub async fn rename(
@@ -177,14 +169,14 @@ pub async fn rename(
     name: &str,
 ) -> Result<Satellite, RenameError> {
     let name = validate::name(name, "name").map_err(RenameError::InvalidName)?;
-    let now = clock.now_str();
+    let now = clock.stamp();
     store
         .call(move |c| {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             if store::satellites::find_by_name(&tx, tenant, &name)?.is_some_and(|o| o.id != id) {
                 return Ok(Err(RenameError::NameTaken));
             }
-            store::satellites::rename(&tx, tenant, id, &name, &now)?;
+            store::satellites::rename(&tx, tenant, id, &name, now)?;
             let sat = store::satellites::get(&tx, id)?;
             tx.commit()?;
             Ok(Ok(sat))
@@ -201,13 +193,13 @@ pub async fn rotate_key(
     by: Option<UserId>,
 ) -> Result<String, store::Error> {
     let key = tokens::random_hex(32);
-    let (hash, prefix, now) = (tokens::sha256_hex(&key), key[..8].to_owned(), clock.now_str());
+    let (hash, prefix, now) = (tokens::sha256_hex(&key), key[..8].to_owned(), clock.stamp());
     store
         .call(move |c| {
             let tx = c.transaction()?;
             // Proves the device is the team's before any key is touched.
             store::satellites::ensure_in_tenant(&tx, tenant, id)?;
-            store::api_keys::revoke_for_satellite(&tx, id, &now)?;
+            store::api_keys::revoke_for_satellite(&tx, id, now)?;
             store::api_keys::create(
                 &tx,
                 &store::api_keys::NewKey {
@@ -230,12 +222,12 @@ pub async fn rotate_key(
 /// Deletes one of `tenant`'s satellites: its broker login and keys stop working at once. Its
 /// recordings and detections stay with the team. The caller drops its live MQTT session.
 pub async fn remove(store: &Store, clock: &Clock, tenant: TenantId, id: SatelliteId) -> Result<(), store::Error> {
-    let now = clock.now_str();
+    let now = clock.stamp();
     store
         .call(move |c| {
             let tx = c.transaction()?;
-            store::satellites::soft_delete(&tx, tenant, id, &now)?;
-            store::api_keys::revoke_for_satellite(&tx, id, &now)?;
+            store::satellites::soft_delete(&tx, tenant, id, now)?;
+            store::api_keys::revoke_for_satellite(&tx, id, now)?;
             tx.commit()?;
             Ok(())
         })
@@ -280,18 +272,18 @@ mod tests {
         };
         let theirs = register(&store, &clock, reg).await.expect("registered").satellite;
         let (team_a, id) = (a.0, theirs.id);
-        let now = clock.now_str();
+        let now = clock.stamp();
         let attempts = store
             .call(move |c| {
                 Ok([
-                    store::satellites::rename(c, team_a, id, "mine", &now),
-                    store::satellites::set_password_hash(c, team_a, id, "h", &now),
-                    store::satellites::set_registered_by(c, team_a, id, None, &now),
-                    store::satellites::set_overrides(c, team_a, id, "{\"x\":1}", &now),
-                    store::satellites::set_config_locked(c, team_a, id, true, &now),
-                    store::satellites::set_profile(c, team_a, id, "{}", &now),
+                    store::satellites::rename(c, team_a, id, "mine", now),
+                    store::satellites::set_password_hash(c, team_a, id, "h", now),
+                    store::satellites::set_registered_by(c, team_a, id, None, now),
+                    store::satellites::set_overrides(c, team_a, id, "{\"x\":1}", now),
+                    store::satellites::set_config_locked(c, team_a, id, true, now),
+                    store::satellites::set_profile(c, team_a, id, "{}", now),
                     store::satellites::set_location(c, team_a, id, 1.0, 2.0),
-                    store::satellites::soft_delete(c, team_a, id, &now),
+                    store::satellites::soft_delete(c, team_a, id, now),
                 ])
             })
             .await

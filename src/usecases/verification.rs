@@ -24,14 +24,7 @@ pub enum VoteError {
     Store(store::Error),
 }
 
-impl From<store::Error> for VoteError {
-    fn from(e: store::Error) -> Self {
-        match e {
-            store::Error::NotFound => Self::DetectionNotFound,
-            other => Self::Store(other),
-        }
-    }
-}
+super::from_store_error!(VoteError, not_found => DetectionNotFound);
 
 /// Records `user`'s vote on `tenant`'s detection (replacing an earlier one) and settles the
 /// consensus, in one transaction. A vote is always accepted, whatever the person's voting mode:
@@ -44,8 +37,8 @@ pub async fn vote(
     user: UserId,
     vote: Vote,
 ) -> Result<Verdict, VoteError> {
-    let now = clock.now_str();
-    let (status, tally) = store.call(move |c| store::votes::cast(c, tenant, detection, user, vote, None, &now)).await?;
+    let now = clock.stamp();
+    let (status, tally) = store.call(move |c| store::votes::cast(c, tenant, detection, user, vote, None, now)).await?;
     Ok(Verdict { status, tally })
 }
 
@@ -59,14 +52,7 @@ pub enum CommentError {
     Store(store::Error),
 }
 
-impl From<store::Error> for CommentError {
-    fn from(e: store::Error) -> Self {
-        match e {
-            store::Error::NotFound => Self::NotFound,
-            other => Self::Store(other),
-        }
-    }
-}
+super::from_store_error!(CommentError, not_found => NotFound);
 
 /// Deletes a comment on `tenant`'s detection: its author may, and so may a team admin.
 pub async fn delete_comment(
@@ -146,9 +132,7 @@ mod tests {
         assert_eq!(votes, 0);
         // The store function itself refuses too (no handler lookup in front of it).
         let direct = store
-            .call(move |c| {
-                store::votes::cast(c, a, detection_b, user_a, Vote::Confirm, None, "2026-01-01T00:00:00.000Z")
-            })
+            .call(move |c| store::votes::cast(c, a, detection_b, user_a, Vote::Confirm, None, clock.stamp()))
             .await;
         assert!(matches!(direct, Err(store::Error::NotFound)));
         assert_eq!(status_of(&store, detection_b), "unverified");
@@ -159,7 +143,7 @@ mod tests {
         let (store, _dir) = testing::store().await;
         let ((a, user_a, detection_a), (b, user_b, detection_b)) = two_teams(&store).await;
         let theirs = store
-            .call(move |c| store::comments::add(c, b, detection_b, user_b, "mine", "2026-01-01T00:00:00.000Z"))
+            .call(move |c| store::comments::add(c, b, detection_b, user_b, "mine", Clock::default().stamp()))
             .await
             .expect("comment");
         // An admin of team A, naming B's comment under B's detection or under A's own.

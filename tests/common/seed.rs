@@ -50,12 +50,9 @@ pub async fn chunk(hub: &TestHub, tenant: TenantId, sat: SatelliteId, at: &str) 
         storage_key: key,
         size_bytes: wav.len() as i64,
     };
-    let stored = hub
-        .state()
-        .store
-        .call(move |c| store::chunks::insert_with_job(c, &new, "2026-01-01T00:00:00.000Z"))
-        .await
-        .expect("chunk");
+    let hub_now = hub.state().clock.stamp();
+    let stored =
+        hub.state().store.call(move |c| store::chunks::insert_with_job(c, &new, hub_now)).await.expect("chunk");
     assert!(stored);
     id
 }
@@ -93,9 +90,10 @@ pub async fn detection(
         end_ms: 3000,
         expected_here: None,
     };
+    let hub_now = hub.state().clock.stamp();
     hub.state()
         .store
-        .call(move |c| birdhub::usecases::detections::record(c, &new, "2026-01-01T00:00:00.000Z"))
+        .call(move |c| birdhub::usecases::detections::record(c, &new, hub_now))
         .await
         .expect("detection")
         .expect("new")
