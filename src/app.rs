@@ -175,11 +175,19 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
     let objects = ObjectStore::open(data.join("objects")).context("opening the object store")?;
     let cache = Cache::new(settings.cache.max_entries, &settings.cache.registry_prefix);
     let mailer = crate::mail::Mailer::new(&settings.smtp).context("configuring SMTP")?;
+    let secrets = crate::auth::secretbox::SecretBox::from_hex(settings.security.mfa_encryption_key.expose())
+        .context("reading MFA_ENCRYPTION_KEY (security.mfa_encryption_key)")?;
+    let clock = crate::clock::Clock::default();
+    // A key other than the one the stored secrets were sealed with is said at once, and loudly;
+    // nothing is re-sealed under it, so second factors fail closed until the key is restored.
+    if let Err(e) = crate::usecases::mfa::check_key(&store, &secrets, &clock).await {
+        tracing::error!("{e}");
+    }
     Ok(AppState {
         mqtt: crate::mqtt::MqttHandle::default(),
         job_signal: Default::default(),
         workers: Default::default(),
-        clock: crate::clock::Clock::default(),
+        clock,
         mailer,
         settings: Arc::new(settings),
         store,
@@ -189,6 +197,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
         instance_id: Uuid::new_v4(),
         started_at: chrono::Utc::now(),
         links: Default::default(),
+        secrets,
     })
 }
 

@@ -48,6 +48,8 @@ pub struct AppState {
     /// The hub's own public addresses for links in mail and API responses (never a request's
     /// `Host`); resolved once the listeners are bound.
     pub links: Links,
+    /// Seals second-factor secrets at rest with `MFA_ENCRYPTION_KEY`.
+    pub secrets: crate::auth::secretbox::SecretBox,
 }
 
 impl AppState {

@@ -140,6 +140,7 @@ async fn the_member_guard_admits_members_and_above_only() {
         principal: Principal::User { user_id: u.id, session_id: "s".into() },
         is_platform_admin: false,
         default_tenant: Some(u.tenant),
+        mfa_enrollment_due: false,
     };
     let state = hub.state().clone();
     let tenant = owner.tenant;
@@ -166,6 +167,7 @@ async fn the_member_guard_admits_members_and_above_only() {
         },
         is_platform_admin: false,
         default_tenant: Some(owner.tenant),
+        mfa_enrollment_due: false,
     };
     assert_eq!(
         guard::access(hub.state(), &key, None, Role::Member).await.ok().map(|a| a.tenant_id),

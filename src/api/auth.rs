@@ -22,8 +22,10 @@ use crate::{
     domain::validate,
     state::AppState,
     store::{self, login_attempts::Kind},
-    usecases::accounts,
+    usecases::{accounts, mfa},
 };
+
+use super::mfa_login::REMEMBER_COOKIE;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -188,23 +190,42 @@ async fn login(
         return Err(crate::auth::context::blocked().into());
     }
     state.store.call(record(true)).await?;
-    if user.mfa_enabled {
-        return mfa_challenge(&state, &user);
+    let remembered = match (user.mfa_enabled, crate::auth::context::cookie(&headers, REMEMBER_COOKIE)) {
+        (true, Some(cookie)) => mfa::is_remembered(super::mfa::factors(&state), user.id, cookie).await?,
+        _ => false,
+    };
+    if user.mfa_enabled && !remembered {
+        return mfa_challenge(&state, &user).await;
     }
     let (id, now2, ip2) = (user.id, now, ip.clone());
-    let user = state
+    let (user, enrolment_due) = state
         .store
         .call(move |c| {
             store::users::record_login(c, id, now2, &ip2)?;
-            store::users::get(c, id)
+            let user = store::users::get(c, id)?;
+            let due = !user.mfa_enabled && store::mfa::required_by_a_team(c, id)?;
+            Ok((user, due))
         })
         .await?;
-    Audit::new("user.login").actor_user(user.id).tenant(user.default_tenant_id).ip(&ip).write(&state).await;
-    signed_in(&state, &user, &ip, &headers, StatusCode::OK).await
+    Audit::new("user.login")
+        .actor_user(user.id)
+        .tenant(user.default_tenant_id)
+        .ip(&ip)
+        .details(json!({ "rememberedDevice": remembered }))
+        .write(&state)
+        .await;
+    let (token, cookie) = session::start(&state, user.id, &ip, &headers).await?;
+    let mut body = json!({ "user": UserView::from(&user), "token": token });
+    if enrolment_due {
+        // A team requires a second factor: until it is set up, only the enrolment routes answer.
+        body["enrollmentRequired"] = json!(true);
+    }
+    Ok((StatusCode::OK, [(header::SET_COOKIE, cookie)], axum::Json(body)).into_response())
 }
 
-/// Password accepted, second factor due: no session yet, just a short-lived challenge token.
-fn mfa_challenge(state: &AppState, user: &store::users::User) -> Result<Response, ApiError> {
+/// Password accepted, second factor due: no session yet, just a short-lived challenge token
+/// (5 minutes, single use, bound to this person).
+async fn mfa_challenge(state: &AppState, user: &store::users::User) -> Result<Response, ApiError> {
     let now = state.clock.now();
     let claims = Claims {
         sub: user.id,
@@ -214,7 +235,9 @@ fn mfa_challenge(state: &AppState, user: &store::users::User) -> Result<Response
         exp: now.timestamp() + MFA_TOKEN_MINUTES * 60,
     };
     let token = tokens::sign(state.settings.security.jwt_secret.expose(), &claims).map_err(ApiError::internal)?;
-    Ok(axum::Json(json!({ "mfaRequired": true, "mfaToken": token, "hasPasskeys": false })).into_response())
+    let id = user.id;
+    let has_passkeys = !state.store.call(move |c| store::mfa::passkeys(c, id)).await?.is_empty();
+    Ok(axum::Json(json!({ "mfaRequired": true, "mfaToken": token, "hasPasskeys": has_passkeys })).into_response())
 }
 
 fn locked() -> ApiError {

@@ -141,6 +141,7 @@ impl From<AuthError> for ApiError {
             UserRequired => Self::Forbidden("user_required", message),
             SatelliteNotFound => Self::NotFound("satellite_not_found", message),
             DeviceNotManageable => Self::Forbidden("device_not_manageable", message),
+            MfaEnrollmentRequired => Self::Forbidden("mfa_enrollment_required", message),
             Store(e) => e.into(),
         }
     }

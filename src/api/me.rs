@@ -35,19 +35,13 @@ async fn me(State(state): State<AppState>, Authenticated(ctx): Authenticated) ->
     let (user, tenants) =
         state.store.call(move |c| Ok((store::users::get(c, id)?, store::tenants::list_for_user(c, id)?))).await?;
     let tenants: Vec<TenantView> = tenants.iter().map(|(t, role)| TenantView::new(t, *role, Some(id))).collect();
+    let passkeys_offered = super::mfa::relying_party(&state).is_ok();
+    let mfa_status = crate::usecases::mfa::status(super::mfa::factors(&state), &user, passkeys_offered).await?;
     Ok(axum::Json(json!({
         "user": UserView::from(&user),
         "tenants": tenants,
         "preferences": Preferences::from_stored(&user.preferences_json),
-        "mfa": {
-            "enabled": user.mfa_enabled,
-            "enrolledAt": user.mfa_enrolled_at,
-            "backupCodesRemaining": 0,
-            "enrollmentRequired": false,
-            "available": false,
-            "passkeys": [],
-            "rememberedDevices": [],
-        },
+        "mfa": mfa_status,
     })))
 }
 

@@ -15,6 +15,8 @@ pub mod files;
 pub mod health;
 mod invites;
 mod me;
+mod mfa;
+mod mfa_login;
 mod request_log;
 mod satellite_config;
 pub mod satellites;
@@ -49,6 +51,8 @@ pub fn router(state: AppState) -> Router {
         .merge(health::router())
         .merge(auth::router())
         .merge(me::router())
+        .merge(mfa::router())
+        .merge(mfa_login::router())
         .merge(invites::router())
         .merge(tenants::router())
         .merge(settings::router())

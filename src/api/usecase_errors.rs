@@ -4,6 +4,7 @@
 use super::ApiError;
 use crate::usecases::{
     accounts::{AddMemberError, DeleteAccountError, ProfileError, SignUpError},
+    mfa::MfaError,
     satellites::{RegisterError, RenameError},
     verification::{CommentError, VoteError},
 };
@@ -103,6 +104,37 @@ impl From<CommentError> for ApiError {
             CommentError::NotFound => Self::NotFound("comment_not_found", m),
             CommentError::NotYours => Self::Forbidden("not_your_comment", m),
             CommentError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<MfaError> for ApiError {
+    fn from(e: MfaError) -> Self {
+        let m = e.to_string();
+        match e {
+            MfaError::AlreadyEnabled => Self::Conflict("mfa_already_enabled", m),
+            MfaError::NotEnabled => Self::Conflict("mfa_not_enabled", m),
+            MfaError::NoPendingEnrolment => Self::BadRequest("no_pending_enrolment", m),
+            MfaError::BadCode(crate::domain::mfa::CodeError::NotSixDigits) => {
+                Self::Unprocessable("invalid_code_format", m)
+            }
+            MfaError::BadCode(crate::domain::mfa::CodeError::NotABackupCode) => {
+                Self::Unprocessable("invalid_backup_code_format", m)
+            }
+            MfaError::InvalidCode => Self::Unauthorized("invalid_mfa_code", m),
+            MfaError::Replayed => Self::Unauthorized("mfa_code_reused", m),
+            MfaError::BackupCodeUsed => Self::Unauthorized("backup_code_used", m),
+            MfaError::WrongPassword => Self::BadRequest("wrong_password", m),
+            MfaError::PlatformAdminMustKeepMfa => Self::Forbidden("platform_admin_mfa_required", m),
+            MfaError::NoPasskeys => Self::BadRequest("no_passkeys", m),
+            MfaError::NoPendingPasskey => Self::BadRequest("no_pending_passkey_challenge", m),
+            MfaError::InvalidPasskey(_) => Self::Unauthorized("invalid_passkey", m),
+            MfaError::PasskeysUnavailable(_) => Self::BadRequest("passkeys_unavailable", m),
+            MfaError::PasskeyNotFound => Self::NotFound("passkey_not_found", m),
+            MfaError::DeviceNotFound => Self::NotFound("device_not_found", m),
+            MfaError::UserNotFound => Self::NotFound("user_not_found", m),
+            MfaError::KeyMismatch => Self::Unavailable("mfa_key_mismatch", m),
+            MfaError::Store(e) => e.into(),
         }
     }
 }

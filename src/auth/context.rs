@@ -36,6 +36,9 @@ pub struct AuthContext {
     pub is_platform_admin: bool,
     /// The user's default team, where no `tenantId` is given.
     pub default_tenant: Option<TenantId>,
+    /// A team of this person requires a second factor and none is set up: until it is, only the
+    /// enrolment routes answer (see `guard`).
+    pub mfa_enrollment_due: bool,
 }
 
 impl AuthContext {
@@ -94,7 +97,12 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
     let bearer = bearer(headers);
     let sec = &state.settings.security;
     if bearer.is_some_and(|b| sec.internal_api_key.matches(b)) {
-        return Ok(AuthContext { principal: Principal::Internal, is_platform_admin: true, default_tenant: None });
+        return Ok(AuthContext {
+            principal: Principal::Internal,
+            is_platform_admin: true,
+            default_tenant: None,
+            mfa_enrollment_due: false,
+        });
     }
     let jwt_secret = sec.jwt_secret.expose();
     let now = state.clock.now();
@@ -108,16 +116,22 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
             .store
             .call(move |c| {
                 let active = store::sessions::is_active(c, &claims.sid, claims.sub, now)?;
-                Ok((store::users::get(c, claims.sub).ok(), active.then_some(claims.sid)))
+                let user = store::users::get(c, claims.sub).ok();
+                let due = match &user {
+                    Some(u) if !u.mfa_enabled => store::mfa::required_by_a_team(c, u.id)?,
+                    _ => false,
+                };
+                Ok((user.map(|u| (u, due)), active.then_some(claims.sid)))
             })
             .await?;
         return match (user, active) {
-            (Some(u), Some(sid)) if !u.is_blocked => Ok(AuthContext {
+            (Some((u, due)), Some(sid)) if !u.is_blocked => Ok(AuthContext {
                 principal: Principal::User { user_id: u.id, session_id: sid },
                 is_platform_admin: u.is_platform_admin,
                 default_tenant: u.default_tenant_id,
+                mfa_enrollment_due: due,
             }),
-            (Some(u), Some(_)) if u.is_blocked => Err(AuthError::UserBlocked),
+            (Some((u, _)), Some(_)) if u.is_blocked => Err(AuthError::UserBlocked),
             _ => Err(AuthError::SessionExpired),
         };
     }
@@ -136,6 +150,7 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
                 },
                 is_platform_admin: false,
                 default_tenant: Some(k.tenant_id),
+                mfa_enrollment_due: false,
             });
         }
     }

@@ -44,6 +44,9 @@ pub enum AuthError {
     /// The device is visible but the caller may not change it (SPEC 5.4).
     #[error("you may see this satellite but not change it")]
     DeviceNotManageable,
+    /// A team requires two-factor sign-in and this person has not set it up yet.
+    #[error("a team of yours requires two-factor sign-in: set it up first (POST /auth/mfa/totp/begin, then confirm)")]
+    MfaEnrollmentRequired,
     #[error(transparent)]
     Store(#[from] store::Error),
 }

@@ -46,11 +46,18 @@ pub fn choose_tenant(body: Option<TenantId>, requested: Option<TenantId>) -> Res
     }
 }
 
+/// What a person whose team requires MFA may reach before setting it up.
+const ENROLMENT_ROUTES: &[&str] =
+    &["/auth/me", "/auth/logout", "/auth/mfa/totp/begin", "/auth/mfa/totp/confirm", "/auth/mfa/totp/cancel"];
+
 async fn auth_of(parts: &mut Parts, state: &AppState) -> Result<AuthContext, AuthError> {
     if let Some(ctx) = parts.extensions.get::<AuthContext>() {
         return Ok(ctx.clone());
     }
     let ctx = context::resolve(state, &parts.headers).await?;
+    if ctx.mfa_enrollment_due && !ENROLMENT_ROUTES.iter().any(|r| parts.uri.path().ends_with(r)) {
+        return Err(AuthError::MfaEnrollmentRequired);
+    }
     parts.extensions.insert(ctx.clone());
     Ok(ctx)
 }

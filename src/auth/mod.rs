@@ -8,9 +8,12 @@ pub mod error;
 pub mod guard;
 pub mod ip;
 pub mod limits;
+pub mod passkeys;
 pub mod password;
+pub mod secretbox;
 pub mod share;
 pub mod tokens;
+pub mod totp;
 
 pub use audit::Audit;
 pub use context::{AuthContext, Principal};

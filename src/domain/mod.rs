@@ -4,6 +4,7 @@ pub mod calibration;
 pub mod consensus;
 pub mod detection_flags;
 pub mod device;
+pub mod mfa;
 pub mod preferences;
 pub mod role;
 pub mod satellite_config;

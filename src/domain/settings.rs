@@ -102,6 +102,8 @@ pub struct TenantSettings {
     /// Languages of species names in notifications (codes of the shipped label files).
     pub primary_language: String,
     pub secondary_language: Option<String>,
+    /// Every member must sign in with a second factor; those without one enrol at their next login.
+    pub mfa_required: bool,
 }
 
 impl Default for TenantSettings {
@@ -123,6 +125,7 @@ impl Default for TenantSettings {
             outbox_max_age_hours: 72,
             primary_language: "en".into(),
             secondary_language: None,
+            mfa_required: false,
         }
     }
 }
@@ -162,6 +165,8 @@ impl StoredSettings for TenantSettings {
             "device_policy" => Some(Value::from("admins")),
             // Recordings of people's voices stay on the satellite.
             "drop_human_voice_at_satellite" => Some(Value::from(true)),
+            // Sign-in keeps its second factor.
+            "mfa_required" => Some(Value::from(true)),
             _ => None,
         }
     }

@@ -15,6 +15,7 @@ pub mod invites;
 pub mod jobs;
 pub mod login_attempts;
 pub mod mail_log;
+pub mod mfa;
 pub mod migrate;
 pub mod recording_sessions;
 pub mod resets;

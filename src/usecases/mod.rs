@@ -24,5 +24,6 @@ use from_store_error;
 pub mod accounts;
 pub mod chunks;
 pub mod detections;
+pub mod mfa;
 pub mod satellites;
 pub mod verification;

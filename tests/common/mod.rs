@@ -123,6 +123,14 @@ impl TestHub {
         f(&conn)
     }
 
+    /// Stops the hub and hands back its data dir, to start another hub on it.
+    pub async fn stop_keeping_data(mut self) -> tempfile::TempDir {
+        if let Some(hub) = self.hub.take() {
+            hub.stop().await.expect("the hub stops");
+        }
+        std::mem::replace(&mut self._dir, tempfile::tempdir().expect("tempdir"))
+    }
+
     /// Stops the hub and waits for it to finish.
     pub async fn stop(mut self) -> anyhow::Result<()> {
         match self.hub.take() {

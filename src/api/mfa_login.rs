@@ -1,0 +1,271 @@
+//! The second step of signing in (SPEC 4.1): after the password, `POST /auth/login` answers
+//! `{mfaRequired, mfaToken, hasPasskeys}`; one of these four completes it. The `mfaToken` lasts
+//! 5 minutes, belongs to one person and works once. Wrong codes count like wrong passwords: 5 in a
+//! row lock the account for 15 minutes, and each is audited as `user.login_failed` (`invalid_mfa`).
+//! Success sets the session cookie and, with `rememberDevice`, the 30-day `mfa-remember` cookie.
+
+use axum::{
+    Router,
+    extract::State,
+    http::{HeaderMap, HeaderValue, header},
+    response::{IntoResponse, Response},
+    routing::post,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use webauthn_rs::prelude::PublicKeyCredential;
+
+use super::{
+    ApiError, Json,
+    mfa::{factors, relying_party},
+    session,
+    views::UserView,
+};
+use crate::{
+    auth::{
+        Audit, ClientIp, limits,
+        tokens::{self, Claims, MFA_TOKEN_MINUTES, TokenKind},
+    },
+    domain::mfa::REMEMBER_DAYS,
+    state::AppState,
+    store::{self, login_attempts::Kind, users::User},
+    usecases::mfa::{self, MfaError},
+};
+
+/// The cookie that lets a remembered browser skip the second factor.
+pub const REMEMBER_COOKIE: &str = "mfa-remember";
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/auth/login/mfa/totp", post(totp))
+        .route("/auth/login/mfa/backup", post(backup))
+        .route("/auth/login/mfa/passkey/begin", post(passkey_begin))
+        .route("/auth/login/mfa/passkey/finish", post(passkey_finish))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CodeBody {
+    mfa_token: String,
+    code: String,
+    #[serde(default)]
+    remember_device: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TokenBody {
+    mfa_token: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PasskeyBody {
+    mfa_token: String,
+    response: Value,
+    #[serde(default)]
+    remember_device: bool,
+}
+
+/// The challenge behind an `mfaToken`, and its person, checked as far as the token goes.
+struct Challenge {
+    claims: Claims,
+    user: User,
+}
+
+fn used_key(claims: &Claims) -> String {
+    format!("mfa:token-used:{}", claims.sid)
+}
+
+/// Checks the token (signature, kind, expiry, not used), the address's attempt budget and the
+/// account (not blocked, not locked).
+async fn challenge(state: &AppState, token: &str, ip: &str) -> Result<Challenge, ApiError> {
+    let claims = tokens::verify(state.settings.security.jwt_secret.expose(), token, TokenKind::Mfa, state.clock.now())
+        .ok_or_else(|| {
+            ApiError::Unauthorized(
+                "invalid_mfa_token",
+                "the sign-in step has expired or is not valid; log in again".into(),
+            )
+        })?;
+    if state.cache.count(&used_key(&claims)).await > 0 {
+        return Err(ApiError::Unauthorized(
+            "mfa_token_used",
+            "this sign-in step was already completed; log in again".into(),
+        ));
+    }
+    let since = state.clock.stamp_in(-limits::login_window());
+    let ip_key = ip.to_owned();
+    let attempts =
+        state.store.call(move |c| store::login_attempts::count_since(c, Kind::Login, &ip_key, since)).await?;
+    if attempts >= limits::LOGIN_ATTEMPTS_PER_IP {
+        return Err(ApiError::TooManyRequests(
+            "too many login attempts from this address; try again in 15 minutes".into(),
+        ));
+    }
+    let id = claims.sub;
+    let user = state.store.call(move |c| store::users::get(c, id)).await.map_err(|_| {
+        ApiError::Unauthorized("invalid_mfa_token", "the sign-in step has expired or is not valid; log in again".into())
+    })?;
+    if user.is_blocked {
+        return Err(crate::auth::context::blocked().into());
+    }
+    if user.locked_until.is_some_and(|until| until > state.clock.now()) {
+        return Err(locked());
+    }
+    if !user.mfa_enabled {
+        // Turned off (or reset by an admin) since the password step.
+        return Err(ApiError::Unauthorized(
+            "invalid_mfa_token",
+            "two-factor sign-in is no longer on; log in again".into(),
+        ));
+    }
+    Ok(Challenge { claims, user })
+}
+
+fn locked() -> ApiError {
+    ApiError::Locked("too many failed logins: the account is locked for 15 minutes (or until a password reset)".into())
+}
+
+/// A wrong factor: counted like a wrong password, audited, and possibly the lock.
+async fn refused(state: &AppState, c: &Challenge, ip: &str, method: &str, e: MfaError) -> ApiError {
+    let counts = matches!(
+        e,
+        MfaError::InvalidCode | MfaError::Replayed | MfaError::BackupCodeUsed | MfaError::InvalidPasskey(_)
+    );
+    if !counts {
+        return e.into();
+    }
+    let (id, ip_rec, email, now) = (c.user.id, ip.to_owned(), c.user.email.clone(), state.clock.stamp());
+    let until = state.clock.stamp_in(limits::lock_duration());
+    let now_locked = state
+        .store
+        .call(move |conn| {
+            store::login_attempts::record(conn, Kind::Login, &ip_rec, Some(&email), false, now)?;
+            store::users::record_failed_login(conn, id, limits::FAILURES_BEFORE_LOCK, until)
+        })
+        .await;
+    Audit::new("user.login_failed")
+        .actor_user(id)
+        .target("user", id)
+        .ip(ip)
+        .details(json!({ "reason": "invalid_mfa", "method": method, "email": c.user.email }))
+        .write(state)
+        .await;
+    match now_locked {
+        Ok(true) => locked(),
+        Ok(false) => e.into(),
+        Err(store_error) => store_error.into(),
+    }
+}
+
+/// The factor was right: the token is spent, the session starts, the device is remembered if asked.
+async fn complete(
+    state: &AppState,
+    c: Challenge,
+    ip: &str,
+    headers: &HeaderMap,
+    method: &str,
+    remember: bool,
+) -> Result<Response, ApiError> {
+    let window = std::time::Duration::from_secs(MFA_TOKEN_MINUTES as u64 * 60);
+    if state.cache.incr(&used_key(&c.claims), window).await > 1 {
+        return Err(ApiError::Unauthorized(
+            "mfa_token_used",
+            "this sign-in step was already completed; log in again".into(),
+        ));
+    }
+    let (id, now, ip_rec, email) = (c.user.id, state.clock.stamp(), ip.to_owned(), c.user.email.clone());
+    let user = state
+        .store
+        .call(move |conn| {
+            store::login_attempts::record(conn, Kind::Login, &ip_rec, Some(&email), true, now)?;
+            store::users::record_login(conn, id, now, &ip_rec)?;
+            store::users::get(conn, id)
+        })
+        .await?;
+    let mut cookies = Vec::new();
+    if remember {
+        let agent =
+            headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(|s| s.chars().take(200).collect());
+        let token = mfa::remember_device(factors(state), user.id, agent, ip.to_owned()).await?;
+        cookies.push(remember_cookie(state, &token)?);
+    }
+    let (token, session_cookie) = session::start(state, user.id, ip, headers).await?;
+    cookies.push(session_cookie);
+    Audit::new("user.login")
+        .actor_user(user.id)
+        .tenant(user.default_tenant_id)
+        .ip(ip)
+        .details(json!({ "mfa": method, "rememberDevice": remember }))
+        .write(state)
+        .await;
+    let mut response = axum::Json(json!({ "user": UserView::from(&user), "token": token })).into_response();
+    for cookie in cookies {
+        response.headers_mut().append(header::SET_COOKIE, cookie);
+    }
+    Ok(response)
+}
+
+/// `mfa-remember=<token>`: HttpOnly, SameSite=Lax, 30 days, Secure when the hub is on https.
+pub fn remember_cookie(state: &AppState, token: &str) -> Result<HeaderValue, ApiError> {
+    let secure = if state.settings.http.public_url.starts_with("https://") { "; Secure" } else { "" };
+    let cookie = format!(
+        "{REMEMBER_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+        REMEMBER_DAYS * 86_400
+    );
+    HeaderValue::from_str(&cookie).map_err(ApiError::internal)
+}
+
+async fn totp(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    Json(body): Json<CodeBody>,
+) -> Result<Response, ApiError> {
+    let c = challenge(&state, &body.mfa_token, &ip).await?;
+    if let Err(e) = mfa::verify_totp(factors(&state), c.user.id, &body.code).await {
+        return Err(refused(&state, &c, &ip, "totp", e).await);
+    }
+    complete(&state, c, &ip, &headers, "totp", body.remember_device).await
+}
+
+async fn backup(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    Json(body): Json<CodeBody>,
+) -> Result<Response, ApiError> {
+    let c = challenge(&state, &body.mfa_token, &ip).await?;
+    if let Err(e) = mfa::verify_backup(factors(&state), c.user.id, &body.code).await {
+        return Err(refused(&state, &c, &ip, "backup_code", e).await);
+    }
+    complete(&state, c, &ip, &headers, "backup_code", body.remember_device).await
+}
+
+async fn passkey_begin(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Json(body): Json<TokenBody>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let c = challenge(&state, &body.mfa_token, &ip).await?;
+    let rp = relying_party(&state)?;
+    let options = mfa::passkey_login_begin(factors(&state), &rp, c.user.id, &c.claims.sid).await?;
+    Ok(axum::Json(json!(options)))
+}
+
+async fn passkey_finish(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    headers: HeaderMap,
+    Json(body): Json<PasskeyBody>,
+) -> Result<Response, ApiError> {
+    let c = challenge(&state, &body.mfa_token, &ip).await?;
+    let response: PublicKeyCredential = serde_json::from_value(body.response).map_err(|e| {
+        ApiError::Unprocessable("invalid_passkey_response", format!("response is not a WebAuthn assertion: {e}"))
+    })?;
+    let rp = relying_party(&state)?;
+    if let Err(e) = mfa::passkey_login_finish(factors(&state), &rp, c.user.id, &c.claims.sid, &response).await {
+        return Err(refused(&state, &c, &ip, "passkey", e).await);
+    }
+    complete(&state, c, &ip, &headers, "passkey", body.remember_device).await
+}
