@@ -96,6 +96,10 @@ async fn enrol_then_sign_in_with_the_app_and_with_backup_codes() {
     let b = Browser::new(&hub);
     assert_eq!(b.login(&ann.email).await.0, 200);
     assert_error(&pair(b.post("/auth/mfa/totp/confirm", json!({"code": "123456"})).await), 400, "no_pending_enrolment");
+    // A cancelled set-up leaves nothing to confirm.
+    assert_eq!(b.post("/auth/mfa/totp/begin", json!({})).await.0, 200);
+    assert_eq!(b.post("/auth/mfa/totp/cancel", json!({})).await.0, 204);
+    assert_error(&pair(b.post("/auth/mfa/totp/confirm", json!({"code": "123456"})).await), 400, "no_pending_enrolment");
     let (status, _, setup) = b.post("/auth/mfa/totp/begin", json!({})).await;
     assert_eq!(status, 200, "{setup}");
     assert!(setup["qrDataUrl"].as_str().is_some_and(|u| u.starts_with("data:image/png;base64,")));

@@ -93,6 +93,18 @@ async fn register_list_sign_in_delete_and_then_fail() {
         "invalid_passkey",
     );
 
+    // An answer made for another site (origin) is refused.
+    let (other, body) = challenge(&hub, &ann.email).await;
+    let token3 = body["mfaToken"].clone();
+    let (_, options) = other.post("/auth/login/mfa/passkey/begin", json!({"mfaToken": token3})).await;
+    let rcr: RequestChallengeResponse = serde_json::from_value(options).expect("request options");
+    let evil = Url::parse(&format!("https://localhost:{}", hub.http_addr.port())).expect("url");
+    // The software authenticator answers for https://localhost, a site the hub is not.
+    let phished = authenticator.do_authentication(evil, rcr).expect("an answer for the other origin");
+    let got = other.post("/auth/login/mfa/passkey/finish", json!({"mfaToken": token3, "response": phished})).await;
+    assert_error(&got, 401, "invalid_passkey");
+    assert_eq!(other.get("/auth/me").await.0, 401, "no session from a refused passkey");
+
     // Delete it; it no longer signs in.
     let id = list["passkeys"][0]["id"].as_str().expect("id").to_owned();
     assert_eq!(api.delete(&format!("/auth/mfa/passkeys/{id}")).await.0, 204);

@@ -14,11 +14,14 @@ use webauthn_rs::prelude::{RegisterPublicKeyCredential, Webauthn};
 
 use super::{ApiError, Json, Path};
 use crate::{
-    auth::{Audit, AuthContext, Authenticated, ClientIp, PlatformAdmin, passkeys},
+    auth::{Audit, AuthContext, Authenticated, ClientIp, PlatformAdmin},
     ids::UserId,
     state::AppState,
     store::{self, users::User},
-    usecases::mfa::{self, Factors, MfaError},
+    usecases::{
+        mfa::{self, Factors, MfaError},
+        passkeys,
+    },
 };
 
 pub fn router() -> Router<AppState> {
@@ -44,7 +47,8 @@ pub fn factors(state: &AppState) -> Factors<'_> {
 
 /// The relying party for passkeys, or why this hub cannot offer them at its address.
 pub fn relying_party(state: &AppState) -> Result<Webauthn, MfaError> {
-    passkeys::relying_party(&state.links().http_base).map_err(|e| MfaError::PasskeysUnavailable(e.to_string()))
+    crate::auth::passkeys::relying_party(&state.links().http_base)
+        .map_err(|e| MfaError::PasskeysUnavailable(e.to_string()))
 }
 
 async fn me(state: &AppState, ctx: &AuthContext) -> Result<User, ApiError> {
@@ -118,7 +122,7 @@ async fn passkey_begin(
 ) -> Result<axum::Json<Value>, ApiError> {
     let user = me(&state, &ctx).await?;
     let rp = relying_party(&state)?;
-    let options = mfa::passkey_register_begin(factors(&state), &rp, &user).await?;
+    let options = passkeys::passkey_register_begin(factors(&state), &rp, &user).await?;
     Ok(axum::Json(json!(options)))
 }
 
@@ -139,7 +143,7 @@ async fn passkey_finish(
         ApiError::Unprocessable("invalid_passkey_response", format!("response is not a WebAuthn registration: {e}"))
     })?;
     let rp = relying_party(&state)?;
-    let key = mfa::passkey_register_finish(factors(&state), &rp, &user, &response, body.name).await?;
+    let key = passkeys::passkey_register_finish(factors(&state), &rp, &user, &response, body.name).await?;
     Audit::new("user.passkey_added").actor(&ctx).target("passkey", &key.id).ip(&ip).write(&state).await;
     Ok((StatusCode::CREATED, axum::Json(json!(key))))
 }
@@ -148,7 +152,7 @@ async fn passkey_list(
     State(state): State<AppState>,
     Authenticated(ctx): Authenticated,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let keys = mfa::passkeys(factors(&state), ctx.require_user()?).await?;
+    let keys = passkeys::passkeys(factors(&state), ctx.require_user()?).await?;
     Ok(axum::Json(json!({ "passkeys": keys })))
 }
 
@@ -158,7 +162,7 @@ async fn passkey_delete(
     Authenticated(ctx): Authenticated,
     Path(id): Path<uuid::Uuid>,
 ) -> Result<StatusCode, ApiError> {
-    mfa::delete_passkey(factors(&state), ctx.require_user()?, id.to_string()).await?;
+    passkeys::delete_passkey(factors(&state), ctx.require_user()?, id.to_string()).await?;
     Audit::new("user.passkey_removed").actor(&ctx).target("passkey", id).ip(&ip).write(&state).await;
     Ok(StatusCode::NO_CONTENT)
 }

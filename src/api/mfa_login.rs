@@ -29,7 +29,10 @@ use crate::{
     domain::mfa::REMEMBER_DAYS,
     state::AppState,
     store::{self, login_attempts::Kind, users::User},
-    usecases::mfa::{self, MfaError},
+    usecases::{
+        mfa::{self, MfaError},
+        passkeys,
+    },
 };
 
 /// The cookie that lets a remembered browser skip the second factor.
@@ -216,17 +219,38 @@ pub fn remember_cookie(state: &AppState, token: &str) -> Result<HeaderValue, Api
     HeaderValue::from_str(&cookie).map_err(ApiError::internal)
 }
 
+/// Which code a completion carries.
+#[derive(Clone, Copy)]
+enum CodeKind {
+    Totp,
+    Backup,
+}
+
+async fn with_code(
+    state: &AppState,
+    ip: &str,
+    headers: &HeaderMap,
+    body: CodeBody,
+    kind: CodeKind,
+) -> Result<Response, ApiError> {
+    let c = challenge(state, &body.mfa_token, ip).await?;
+    let (method, checked) = match kind {
+        CodeKind::Totp => ("totp", mfa::verify_totp(factors(state), c.user.id, &body.code).await),
+        CodeKind::Backup => ("backup_code", mfa::verify_backup(factors(state), c.user.id, &body.code).await),
+    };
+    if let Err(e) = checked {
+        return Err(refused(state, &c, ip, method, e).await);
+    }
+    complete(state, c, ip, headers, method, body.remember_device).await
+}
+
 async fn totp(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
     headers: HeaderMap,
     Json(body): Json<CodeBody>,
 ) -> Result<Response, ApiError> {
-    let c = challenge(&state, &body.mfa_token, &ip).await?;
-    if let Err(e) = mfa::verify_totp(factors(&state), c.user.id, &body.code).await {
-        return Err(refused(&state, &c, &ip, "totp", e).await);
-    }
-    complete(&state, c, &ip, &headers, "totp", body.remember_device).await
+    with_code(&state, &ip, &headers, body, CodeKind::Totp).await
 }
 
 async fn backup(
@@ -235,11 +259,7 @@ async fn backup(
     headers: HeaderMap,
     Json(body): Json<CodeBody>,
 ) -> Result<Response, ApiError> {
-    let c = challenge(&state, &body.mfa_token, &ip).await?;
-    if let Err(e) = mfa::verify_backup(factors(&state), c.user.id, &body.code).await {
-        return Err(refused(&state, &c, &ip, "backup_code", e).await);
-    }
-    complete(&state, c, &ip, &headers, "backup_code", body.remember_device).await
+    with_code(&state, &ip, &headers, body, CodeKind::Backup).await
 }
 
 async fn passkey_begin(
@@ -249,7 +269,7 @@ async fn passkey_begin(
 ) -> Result<axum::Json<Value>, ApiError> {
     let c = challenge(&state, &body.mfa_token, &ip).await?;
     let rp = relying_party(&state)?;
-    let options = mfa::passkey_login_begin(factors(&state), &rp, c.user.id, &c.claims.sid).await?;
+    let options = passkeys::passkey_login_begin(factors(&state), &rp, c.user.id, &c.claims.sid).await?;
     Ok(axum::Json(json!(options)))
 }
 
@@ -264,7 +284,7 @@ async fn passkey_finish(
         ApiError::Unprocessable("invalid_passkey_response", format!("response is not a WebAuthn assertion: {e}"))
     })?;
     let rp = relying_party(&state)?;
-    if let Err(e) = mfa::passkey_login_finish(factors(&state), &rp, c.user.id, &c.claims.sid, &response).await {
+    if let Err(e) = passkeys::passkey_login_finish(factors(&state), &rp, c.user.id, &c.claims.sid, &response).await {
         return Err(refused(&state, &c, &ip, "passkey", e).await);
     }
     complete(&state, c, &ip, &headers, "passkey", body.remember_device).await

@@ -25,5 +25,6 @@ pub mod accounts;
 pub mod chunks;
 pub mod detections;
 pub mod mfa;
+pub mod passkeys;
 pub mod satellites;
 pub mod verification;
