@@ -286,7 +286,7 @@ fn insert_all(
     // What `chunks::insert_with_job` does per chunk, once per satellite with its last chunk.
     for ((id, ..), seen) in ctx.satellites.iter().zip(&last_seen) {
         if let Some(at) = seen {
-            store::satellites::seen(conn, *id, *at)?;
+            store::satellites::seen(conn, ctx.tenant, *id, *at)?;
         }
     }
     Ok((chunks, stored))

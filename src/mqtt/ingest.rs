@@ -167,9 +167,9 @@ impl Ingest {
     }
 
     /// Any message on the satellite's own status channels is a sign of life, whatever its body.
-    async fn refresh_seen(&self, satellite: SatelliteId) {
+    async fn refresh_seen(&self, tenant: TenantId, satellite: SatelliteId) {
         let now = self.state.clock.stamp();
-        if let Err(e) = self.state.store.call(move |c| store::satellites::seen(c, satellite, now)).await {
+        if let Err(e) = self.state.store.call(move |c| store::satellites::seen(c, tenant, satellite, now)).await {
             tracing::error!(%satellite, error = %e, "could not refresh last_seen_at");
         }
     }
@@ -178,7 +178,7 @@ impl Ingest {
     async fn heartbeat(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<(), Refused> {
         let result = self.record_heartbeat(tenant, satellite, payload).await;
         if result.is_err() {
-            self.refresh_seen(satellite).await;
+            self.refresh_seen(tenant, satellite).await;
         }
         result
     }
@@ -199,7 +199,7 @@ impl Ingest {
             outbox_stats_json: msg.outbox_stats.map(|v| v.to_string()),
         };
         let now = self.state.clock.stamp();
-        self.state.store.call(move |c| store::satellites::record_heartbeat(c, satellite, &hb, now)).await?;
+        self.state.store.call(move |c| store::satellites::record_heartbeat(c, tenant, satellite, &hb, now)).await?;
         Ok(())
     }
 
@@ -207,7 +207,7 @@ impl Ingest {
     async fn telemetry(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<(), Refused> {
         let result = self.record_telemetry(tenant, satellite, payload).await;
         if result.is_err() {
-            self.refresh_seen(satellite).await;
+            self.refresh_seen(tenant, satellite).await;
         }
         result
     }
@@ -231,7 +231,7 @@ impl Ingest {
             .store
             .call(move |c| {
                 store::telemetry::insert(c, satellite, tenant, &sample, now)?;
-                store::satellites::seen(c, satellite, now)
+                store::satellites::seen(c, tenant, satellite, now)
             })
             .await?;
         Ok(())

@@ -56,7 +56,7 @@ pub fn insert_with_job(conn: &mut Connection, c: &NewChunk, now: Timestamp) -> R
         params![uuid::Uuid::new_v4().to_string(), c.id, c.tenant_id, now],
     )?;
     super::recording_sessions::add_chunk(&tx, c.id, c.tenant_id, c.satellite_id, c.recorded_at, c.duration_ms)?;
-    super::satellites::seen(&tx, c.satellite_id, now)?;
+    super::satellites::seen(&tx, c.tenant_id, c.satellite_id, now)?;
     tx.commit()?;
     Ok(true)
 }

@@ -316,21 +316,41 @@ pub struct Heartbeat {
 }
 
 /// Records a heartbeat: last seen, state, version; clears `update_status` once the target version runs.
-pub fn record_heartbeat(conn: &Connection, id: SatelliteId, hb: &Heartbeat, now: Timestamp) -> Result<()> {
+pub fn record_heartbeat(
+    conn: &Connection,
+    tenant: TenantId,
+    id: SatelliteId,
+    hb: &Heartbeat,
+    now: Timestamp,
+) -> Result<()> {
     let n = conn.execute(
         "UPDATE satellites SET last_seen_at = ?2, last_heartbeat_at = ?2, heartbeat_state = ?3, uptime_seconds = ?4,
              noise_floor_rms = coalesce(?5, noise_floor_rms), version = coalesce(?6, version), stream = coalesce(?7, stream),
              filter_stats_json = coalesce(?8, filter_stats_json), outbox_stats_json = coalesce(?9, outbox_stats_json),
              update_status = CASE WHEN ?6 IS NOT NULL AND ?6 = target_version THEN NULL ELSE update_status END
-         WHERE id = ?1 AND deleted_at IS NULL",
-        params![id, now, hb.state, hb.uptime_seconds, hb.noise_floor_rms, hb.version, hb.stream, hb.filter_stats_json, hb.outbox_stats_json],
+         WHERE id = ?1 AND tenant_id = ?10 AND deleted_at IS NULL",
+        params![
+            id,
+            now,
+            hb.state,
+            hb.uptime_seconds,
+            hb.noise_floor_rms,
+            hb.version,
+            hb.stream,
+            hb.filter_stats_json,
+            hb.outbox_stats_json,
+            tenant
+        ],
     )?;
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }
 }
 
-/// Any sign of life (audio, telemetry) refreshes `last_seen_at`.
-pub fn seen(conn: &Connection, id: SatelliteId, now: Timestamp) -> Result<()> {
-    conn.execute("UPDATE satellites SET last_seen_at = ?2 WHERE id = ?1 AND deleted_at IS NULL", params![id, now])?;
+/// Any sign of life (audio, telemetry) refreshes `last_seen_at` of one of `tenant`'s satellites.
+pub fn seen(conn: &Connection, tenant: TenantId, id: SatelliteId, now: Timestamp) -> Result<()> {
+    conn.execute(
+        "UPDATE satellites SET last_seen_at = ?2 WHERE id = ?1 AND tenant_id = ?3 AND deleted_at IS NULL",
+        params![id, now, tenant],
+    )?;
     Ok(())
 }
 

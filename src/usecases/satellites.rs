@@ -284,10 +284,13 @@ mod tests {
                     store::satellites::set_profile(c, team_a, id, "{}", now),
                     store::satellites::set_location(c, team_a, id, 1.0, 2.0),
                     store::satellites::soft_delete(c, team_a, id, now),
+                    store::satellites::record_heartbeat(c, team_a, id, &Default::default(), now),
                 ])
             })
             .await
             .expect("attempts");
+        // A sign of life names the device's team too; another team's id refreshes nothing.
+        store.call(move |c| store::satellites::seen(c, team_a, id, now)).await.expect("seen");
         for (i, r) in attempts.iter().enumerate() {
             assert!(matches!(r, Err(store::Error::NotFound)), "write {i} of another team's device: {r:?}");
         }
