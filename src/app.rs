@@ -110,6 +110,11 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     }
     let (st, stop) = (state.clone(), shutdown.clone());
     tasks.spawn(async move { ("retention", jobs::retention::run(st, stop).await) });
+    if mode != Mode::Api {
+        // One monitor per data dir: in split mode the dispatcher runs it.
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("satellite-monitor", jobs::satellite_monitor::run(st, stop).await) });
+    }
 
     // Every link the hub hands out starts from here; the ports are the bound ones.
     let public = PublicLinks::resolve(&state.settings, http_addr, mqtt_addr, &links::hostname());

@@ -33,6 +33,16 @@ pub struct DetectionCreated {
     pub audio_chunk_id: ChunkId,
 }
 
+/// A satellite went silent past its team's threshold, or was heard from again (the monitor).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SatelliteStatus {
+    pub tenant_id: TenantId,
+    pub satellite_id: SatelliteId,
+    pub name: String,
+    pub last_seen_at: Option<DateTime<Utc>>,
+}
+
 /// Everything that happens in the hub that more than one part cares about.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
@@ -47,6 +57,10 @@ pub enum Event {
         tenant_id: TenantId,
         satellite_id: Option<SatelliteId>,
     },
+    /// The monitor marked a satellite offline (once per outage).
+    SatelliteOffline(Arc<SatelliteStatus>),
+    /// The monitor saw an offline satellite again.
+    SatelliteOnline(Arc<SatelliteStatus>),
 }
 
 impl Event {
@@ -55,6 +69,7 @@ impl Event {
         match self {
             Event::DetectionCreated(d) => d.tenant_id,
             Event::SatelliteRevoked { tenant_id, .. } | Event::ConfigChanged { tenant_id, .. } => *tenant_id,
+            Event::SatelliteOffline(s) | Event::SatelliteOnline(s) => s.tenant_id,
         }
     }
 }

@@ -85,6 +85,10 @@ pub fn frame(event: &Event, tenant: TenantId) -> Option<Value> {
     }
     match event {
         Event::DetectionCreated(d) => Some(json!({ "type": "detection", "data": &**d })),
+        Event::SatelliteOffline(s) | Event::SatelliteOnline(s) => {
+            let status = if matches!(event, Event::SatelliteOffline(_)) { "offline" } else { "online" };
+            Some(json!({ "type": "satellite", "data": { "status": status, "satellite": &**s } }))
+        }
         _ => None,
     }
 }

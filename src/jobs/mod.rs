@@ -3,3 +3,4 @@
 
 pub mod registry;
 pub mod retention;
+pub mod satellite_monitor;

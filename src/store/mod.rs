@@ -17,6 +17,7 @@ pub mod login_attempts;
 pub mod mail_log;
 pub mod mfa;
 pub mod migrate;
+pub mod monitor;
 pub mod recording_sessions;
 pub mod resets;
 pub mod satellites;

@@ -25,6 +25,7 @@ pub mod accounts;
 pub mod chunks;
 pub mod detections;
 pub mod mfa;
+pub mod monitor;
 pub mod passkeys;
 pub mod satellites;
 pub mod verification;
