@@ -341,7 +341,7 @@ async fn reset_password(
     let used = state
         .store
         .call(move |c| {
-            let tx = c.transaction()?;
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             if !store::resets::mark_used(&tx, &token_id, now)? {
                 return Ok(false);
             }

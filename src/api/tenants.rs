@@ -157,7 +157,7 @@ async fn create(
     let team = state
         .store
         .call(move |c| {
-            let tx = c.transaction()?;
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let id = store::tenants::create(&tx, &name, me)?;
             let team = store::tenants::get(&tx, id)?;
             tx.commit()?;

@@ -36,7 +36,7 @@ fn bucket(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Bucket> {
 
 /// Replaces the stored curve of (`tenant`, `model`); an empty `curve` removes it.
 pub fn save(conn: &mut Connection, tenant: TenantId, model: &str, curve: &[Bucket], now: Timestamp) -> Result<()> {
-    let tx = conn.transaction()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     tx.execute("DELETE FROM calibration_buckets WHERE tenant_id = ?1 AND model_id = ?2", params![tenant, model])?;
     for b in curve {
         tx.execute(

@@ -225,6 +225,43 @@ mod index_names {
 }
 
 #[cfg(test)]
+mod write_transactions {
+    //! In WAL mode a deferred transaction that reads and then writes cannot wait for another
+    //! writer: when one commits in between, SQLite answers "database is locked" at once, whatever
+    //! the busy timeout (seen under load in `bench pipeline`). So every transaction that writes
+    //! starts IMMEDIATE and waits its turn. Migrations run alone at start-up and are exempt.
+
+    fn sources(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).expect("src").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push((path.display().to_string(), std::fs::read_to_string(&path).unwrap_or_default()));
+            }
+        }
+    }
+
+    #[test]
+    fn every_transaction_outside_migrations_is_immediate() {
+        let mut files = Vec::new();
+        sources(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+        assert!(files.len() > 50, "the scan found the sources");
+        let deferred: Vec<String> = files
+            .iter()
+            .filter(|(path, _)| !path.ends_with("migrate.rs"))
+            .flat_map(|(path, text)| {
+                text.lines()
+                    .enumerate()
+                    .filter(|(_, l)| l.contains(&[".transaction", "()"].concat()))
+                    .map(move |(i, _)| format!("{path}:{}", i + 1))
+            })
+            .collect();
+        assert!(deferred.is_empty(), "deferred transactions: {deferred:?}");
+    }
+}
+
+#[cfg(test)]
 pub(crate) mod testing {
     //! A fresh, fully migrated database in a temp dir, for store tests.
     pub async fn store() -> (super::Store, tempfile::TempDir) {

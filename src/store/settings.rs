@@ -34,7 +34,7 @@ pub fn load<T: StoredSettings>(conn: &Connection, scope: &str) -> Result<T> {
 
 /// Stores every field of `settings` under `scope`.
 pub fn save<T: Serialize>(conn: &mut Connection, scope: &str, settings: &T, now: Timestamp) -> Result<()> {
-    let tx = conn.transaction()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     if let serde_json::Value::Object(map) = serde_json::to_value(settings).unwrap_or_default() {
         for (key, value) in map {
             tx.execute(

@@ -178,7 +178,7 @@ pub fn leave(
     keep_devices: bool,
     now: Timestamp,
 ) -> Result<Vec<crate::ids::SatelliteId>> {
-    let tx = conn.transaction()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     remove_member(&tx, tenant, user)?;
     let released = super::satellites::release_registrant_devices(&tx, tenant, user, keep_devices, now)?;
     tx.commit()?;

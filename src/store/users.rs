@@ -86,7 +86,7 @@ pub fn create(conn: &Connection, new: &NewUser) -> Result<UserId> {
 /// Creates the user, a team of their own that they own and administer, and makes it their default,
 /// all in one transaction. A taken email (case-insensitive) is `Duplicate`.
 pub fn create_with_team(conn: &mut Connection, new: &NewUser, team_name: &str) -> Result<Created> {
-    let tx = conn.transaction()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let user_id = create(&tx, new)?;
     let tenant_id = super::tenants::create(&tx, team_name, user_id)?;
     tx.commit()?;

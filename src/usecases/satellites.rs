@@ -196,7 +196,7 @@ pub async fn rotate_key(
     let (hash, prefix, now) = (tokens::sha256_hex(&key), key[..8].to_owned(), clock.stamp());
     store
         .call(move |c| {
-            let tx = c.transaction()?;
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             // Proves the device is the team's before any key is touched.
             store::satellites::ensure_in_tenant(&tx, tenant, id)?;
             store::api_keys::revoke_for_satellite(&tx, id, now)?;
@@ -225,7 +225,7 @@ pub async fn remove(store: &Store, clock: &Clock, tenant: TenantId, id: Satellit
     let now = clock.stamp();
     store
         .call(move |c| {
-            let tx = c.transaction()?;
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             store::satellites::soft_delete(&tx, tenant, id, now)?;
             store::api_keys::revoke_for_satellite(&tx, id, now)?;
             tx.commit()?;
