@@ -288,6 +288,8 @@ pub struct Status {
     /// `totp`, `backup_codes`, `passkey`: the factors this account can sign in with.
     pub methods: Vec<&'static str>,
     pub backup_codes_remaining: u32,
+    /// The same count under the name the first MFA brief used; kept for clients written against it.
+    pub backup_codes_left: u32,
     pub passkeys: Vec<store::mfa::Passkey>,
     pub remembered_devices: usize,
     /// A team of this person requires MFA and it is not on yet.
@@ -328,6 +330,7 @@ pub async fn status(f: Factors<'_>, user: &User, passkeys_offered: bool) -> Resu
         enrolled_at: user.mfa_enrolled_at,
         methods,
         backup_codes_remaining: left,
+        backup_codes_left: left,
         passkeys: keys,
         remembered_devices: devices,
         enrollment_required: required && !user.mfa_enabled,
