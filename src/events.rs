@@ -61,6 +61,11 @@ pub enum Event {
     SatelliteOffline(Arc<SatelliteStatus>),
     /// The monitor saw an offline satellite again.
     SatelliteOnline(Arc<SatelliteStatus>),
+    /// An alert was raised for a team (the alert record, as `GET /alerts` shows it).
+    AlertRaised {
+        tenant_id: TenantId,
+        alert: Arc<serde_json::Value>,
+    },
 }
 
 impl Event {
@@ -70,6 +75,7 @@ impl Event {
             Event::DetectionCreated(d) => d.tenant_id,
             Event::SatelliteRevoked { tenant_id, .. } | Event::ConfigChanged { tenant_id, .. } => *tenant_id,
             Event::SatelliteOffline(s) | Event::SatelliteOnline(s) => s.tenant_id,
+            Event::AlertRaised { tenant_id, .. } => *tenant_id,
         }
     }
 }

@@ -34,12 +34,17 @@ async fn seen_after(api: &common::Api, id: &str, before: &Value) -> Value {
 
 /// The next `satellite` frame on the socket, if one comes within a second.
 async fn satellite_frame(ws: &mut Ws) -> Option<Value> {
+    frame_of(ws, "satellite").await
+}
+
+/// The next frame of `kind` on the socket, if one comes within a second.
+async fn frame_of(ws: &mut Ws, kind: &str) -> Option<Value> {
     let until = tokio::time::Instant::now() + Duration::from_secs(1);
     loop {
         match tokio::time::timeout_at(until, ws.next()).await {
             Ok(Some(Ok(Message::Text(t)))) => {
                 let v: Value = serde_json::from_str(&t).expect("json");
-                if v["type"] == "satellite" {
+                if v["type"] == kind {
                     return Some(v["data"].clone());
                 }
             }
@@ -71,6 +76,8 @@ async fn a_silent_satellite_goes_offline_once_and_comes_back_on_its_next_heartbe
     s.clock.advance(Duration::from_secs(6 * 60));
     assert_eq!(check().await.expect("pass").went_offline, 1);
     let frame = satellite_frame(&mut ws).await.expect("an offline frame");
+    let alert_frame = frame_of(&mut ws, "alert").await.expect("an alert frame");
+    assert_eq!(alert_frame["type"], "satellite_offline", "{alert_frame}");
     assert_eq!(frame["status"], "offline", "{frame}");
     assert_eq!(
         (frame["satellite"]["satelliteId"].clone(), frame["satellite"]["name"].clone()),
@@ -83,6 +90,29 @@ async fn a_silent_satellite_goes_offline_once_and_comes_back_on_its_next_heartbe
         assert_eq!(check().await.expect("pass"), monitor::Pass::default());
     }
     assert_eq!(satellite_frame(&mut ws).await, None, "one notice per outage");
+
+    // One `satellite_offline` alert for the outage, under the team's system rule.
+    let (_, alerts) = api.get("/alerts?acknowledged=false").await;
+    assert_eq!(alerts["total"], 1, "{alerts}");
+    let alert = alerts["alerts"][0].clone();
+    assert_eq!(
+        (alert["type"].clone(), alert["title"].clone()),
+        (json!("satellite_offline"), json!("garden is offline"))
+    );
+    assert_eq!(alert["data"]["satelliteId"], json!(r.id));
+    assert!(alert["rule_id"].is_string(), "{alert}");
+    let (status, acked) = api.post_empty(&format!("/alerts/{}/acknowledge", alert["id"].as_str().expect("id"))).await;
+    assert_eq!(status, 200, "{acked}");
+    assert_eq!((acked["acknowledged"].clone(), acked["acknowledged_by"].clone()), (json!(true), json!(owner.id)));
+    assert!(acked["acknowledged_at"].is_string());
+    assert_eq!(api.get("/alerts?acknowledged=false").await.1["total"], 0);
+    assert_eq!(api.get("/alerts?acknowledged=true").await.1["total"], 1);
+    common::assert_error(&api.get("/alerts?acknowledged=maybe").await, 400, "invalid_acknowledged");
+    common::assert_error(
+        &api.post_empty(&format!("/alerts/{}/acknowledge", uuid::Uuid::new_v4())).await,
+        404,
+        "alert_not_found",
+    );
 
     // The next heartbeat brings it back, once.
     heartbeat(&c, &r).await;
@@ -116,4 +146,10 @@ async fn the_teams_threshold_decides_and_other_teams_hear_nothing() {
     s.clock.advance(Duration::from_secs(5 * 60));
     assert_eq!(monitor::check(&s.store, &s.bus, &s.clock).await.expect("pass").went_offline, 1);
     assert_eq!(satellite_frame(&mut theirs).await, None, "another team's socket hears nothing");
+    let (_, mine) = api.get("/alerts").await;
+    let id = mine["alerts"][0]["id"].as_str().expect("an alert").to_owned();
+    let stranger = hub.login(&other.email).await;
+    assert_eq!(stranger.get("/alerts").await.1["total"], 0, "alerts stay in their team");
+    common::assert_error(&stranger.post_empty(&format!("/alerts/{id}/acknowledge")).await, 404, "alert_not_found");
+    assert_eq!(api.get("/alerts?acknowledged=false").await.1["total"], 1, "still unacknowledged");
 }

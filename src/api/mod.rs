@@ -3,6 +3,7 @@
 
 mod admin_members;
 mod admin_users;
+mod alerts;
 mod api_keys;
 mod audio;
 mod auth;
@@ -67,6 +68,7 @@ pub fn router(state: AppState) -> Router {
         .merge(audio::router())
         .merge(sessions::router())
         .merge(calibration::router())
+        .merge(alerts::router())
         .merge(workers::router())
         .merge(ws::router())
         .fallback(unknown_route)

@@ -89,6 +89,7 @@ pub fn frame(event: &Event, tenant: TenantId) -> Option<Value> {
             let status = if matches!(event, Event::SatelliteOffline(_)) { "offline" } else { "online" };
             Some(json!({ "type": "satellite", "data": { "status": status, "satellite": &**s } }))
         }
+        Event::AlertRaised { alert, .. } => Some(json!({ "type": "alert", "data": &**alert })),
         _ => None,
     }
 }

@@ -1,0 +1,64 @@
+//! Alerts (SPEC 4.6): the team's raised alerts, newest first, and acknowledging one. Rules and
+//! channels arrive with the rest of the alerts issue; today the satellite monitor raises
+//! `satellite_offline` alerts.
+
+use axum::{Router, extract::State, routing::get, routing::post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ApiError, Path, Query, views::Page};
+use crate::{
+    auth::{Audit, ClientIp, Viewer},
+    state::AppState,
+    store::{self, alerts::Alert},
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/alerts", get(list)).route("/alerts/{id}/acknowledge", post(acknowledge))
+}
+
+#[derive(Debug, Deserialize)]
+struct ListQuery {
+    /// `true` or `false`; both when left out.
+    acknowledged: Option<String>,
+}
+
+async fn list(
+    State(state): State<AppState>,
+    Viewer(access): Viewer,
+    Query(q): Query<ListQuery>,
+    Query(page): Query<Page>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let page = page.checked()?;
+    let acknowledged = match q.acknowledged.as_deref() {
+        None | Some("") => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(other) => {
+            return Err(ApiError::BadRequest(
+                "invalid_acknowledged",
+                format!("acknowledged must be true or false, not {other:?}"),
+            ));
+        }
+    };
+    let tenant = access.tenant_id;
+    let (alerts, total) =
+        state.store.call(move |c| store::alerts::list(c, tenant, acknowledged, page.limit, page.offset)).await?;
+    Ok(axum::Json(json!({ "alerts": alerts, "total": total })))
+}
+
+async fn acknowledge(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Viewer(access): Viewer,
+    Path(id): Path<uuid::Uuid>,
+) -> Result<axum::Json<Alert>, ApiError> {
+    let (tenant, user, now, key) = (access.tenant_id, access.ctx.user_id(), state.clock.stamp(), id.to_string());
+    let alert = state
+        .store
+        .call(move |c| store::alerts::acknowledge(c, tenant, &key, user, now))
+        .await
+        .map_err(super::not_found("alert_not_found", "no such alert"))?;
+    Audit::new("alert.acknowledged").actor(&access.ctx).tenant(tenant).target("alert", id).ip(&ip).write(&state).await;
+    Ok(axum::Json(alert))
+}
