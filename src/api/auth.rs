@@ -138,15 +138,9 @@ async fn login(
         }
     };
 
-    let since = state.clock.stamp_in(-limits::login_window());
-    let ip_key = ip.clone();
-    let attempts =
-        state.store.call(move |c| store::login_attempts::count_since(c, Kind::Login, &ip_key, since)).await?;
-    if attempts >= limits::LOGIN_ATTEMPTS_PER_IP {
+    if let Err(e) = within_ip_budget(&state, &ip).await {
         failed("rate_limited", None).write(&state).await;
-        return Err(ApiError::TooManyRequests(
-            "too many login attempts from this address; try again in 15 minutes".into(),
-        ));
+        return Err(e);
     }
     let lookup = email.clone();
     let user = state.store.call(move |c| store::users::find_by_email(c, &lookup)).await?;
@@ -240,7 +234,21 @@ async fn mfa_challenge(state: &AppState, user: &store::users::User) -> Result<Re
     Ok(axum::Json(json!({ "mfaRequired": true, "mfaToken": token, "hasPasskeys": has_passkeys })).into_response())
 }
 
-fn locked() -> ApiError {
+/// The address's login attempts (passwords and second factors) in the window: 429 past the limit.
+pub(super) async fn within_ip_budget(state: &AppState, ip: &str) -> Result<(), ApiError> {
+    let since = state.clock.stamp_in(-limits::login_window());
+    let ip_key = ip.to_owned();
+    let attempts =
+        state.store.call(move |c| store::login_attempts::count_since(c, Kind::Login, &ip_key, since)).await?;
+    if attempts >= limits::LOGIN_ATTEMPTS_PER_IP {
+        return Err(ApiError::TooManyRequests(
+            "too many login attempts from this address; try again in 15 minutes".into(),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn locked() -> ApiError {
     ApiError::Locked("too many failed logins: the account is locked for 15 minutes (or until a password reset)".into())
 }
 

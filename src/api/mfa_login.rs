@@ -17,6 +17,7 @@ use webauthn_rs::prelude::PublicKeyCredential;
 
 use super::{
     ApiError, Json,
+    auth::{locked, within_ip_budget},
     mfa::{factors, relying_party},
     session,
     views::UserView,
@@ -96,15 +97,7 @@ async fn challenge(state: &AppState, token: &str, ip: &str) -> Result<Challenge,
             "this sign-in step was already completed; log in again".into(),
         ));
     }
-    let since = state.clock.stamp_in(-limits::login_window());
-    let ip_key = ip.to_owned();
-    let attempts =
-        state.store.call(move |c| store::login_attempts::count_since(c, Kind::Login, &ip_key, since)).await?;
-    if attempts >= limits::LOGIN_ATTEMPTS_PER_IP {
-        return Err(ApiError::TooManyRequests(
-            "too many login attempts from this address; try again in 15 minutes".into(),
-        ));
-    }
+    within_ip_budget(state, ip).await?;
     let id = claims.sub;
     let user = state.store.call(move |c| store::users::get(c, id)).await.map_err(|_| {
         ApiError::Unauthorized("invalid_mfa_token", "the sign-in step has expired or is not valid; log in again".into())
@@ -123,10 +116,6 @@ async fn challenge(state: &AppState, token: &str, ip: &str) -> Result<Challenge,
         ));
     }
     Ok(Challenge { claims, user })
-}
-
-fn locked() -> ApiError {
-    ApiError::Locked("too many failed logins: the account is locked for 15 minutes (or until a password reset)".into())
 }
 
 /// A wrong factor: counted like a wrong password, audited, and possibly the lock.

@@ -1,6 +1,6 @@
 //! `AuthError`: everything the credential resolver, the guards and the device rule can refuse.
-//! `auth` says what went wrong; `api::error` alone decides the HTTP status and the wire code, so
-//! this module never imports `api`.
+//! `auth` says what went wrong; the HTTP layer alone decides the status and the wire code, so this
+//! module depends on nothing above it.
 
 use crate::{domain::Role, store};
 

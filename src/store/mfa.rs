@@ -63,6 +63,18 @@ pub fn use_backup_code(conn: &Connection, user: UserId, hash: &str, now: Timesta
     Ok(n == 1)
 }
 
+/// Whether `user` had a backup code with this hash and already used it.
+pub fn backup_code_spent(conn: &Connection, user: UserId, hash: &str) -> Result<bool> {
+    Ok(conn
+        .query_row(
+            "SELECT 1 FROM mfa_backup_codes WHERE user_id = ?1 AND code_hash = ?2 AND used_at IS NOT NULL",
+            params![user, hash],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}
+
 pub fn backup_codes_left(conn: &Connection, user: UserId) -> Result<u32> {
     Ok(conn.query_row("SELECT count(*) FROM mfa_backup_codes WHERE user_id = ?1 AND used_at IS NULL", [user], |r| {
         r.get(0)

@@ -264,7 +264,20 @@ mod write_transactions {
 
 #[cfg(test)]
 pub(crate) mod testing {
-    //! A fresh, fully migrated database in a temp dir, for store tests.
+    //! A fresh, fully migrated database in a temp dir, and people with teams, for store tests.
+
+    /// `who@example.org` with a team of their own: (team, person).
+    pub fn team(c: &mut rusqlite::Connection, who: &str) -> super::Result<(crate::ids::TenantId, crate::ids::UserId)> {
+        let new = super::users::NewUser {
+            email: format!("{who}@example.org"),
+            name: who.into(),
+            password_hash: "x".into(),
+            is_platform_admin: false,
+        };
+        let made = super::users::create_with_team(c, &new, who)?;
+        Ok((made.tenant_id, made.user_id))
+    }
+
     pub async fn store() -> (super::Store, tempfile::TempDir) {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = super::Store::open(&dir.path().join("test.db")).expect("open");

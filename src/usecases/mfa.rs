@@ -224,14 +224,7 @@ pub async fn verify_backup(f: Factors<'_>, user: UserId, code: &str) -> Result<(
             if store::mfa::use_backup_code(c, user, &hash, now)? {
                 return Ok((true, false));
             }
-            let spent: bool = c
-                .query_row(
-                    "SELECT 1 FROM mfa_backup_codes WHERE user_id = ?1 AND code_hash = ?2 AND used_at IS NOT NULL",
-                    rusqlite::params![user, hash],
-                    |_| Ok(true),
-                )
-                .unwrap_or(false);
-            Ok((false, spent))
+            Ok((false, store::mfa::backup_code_spent(c, user, &hash)?))
         })
         .await?;
     match (used, was_used) {

@@ -238,29 +238,13 @@ pub async fn remove(store: &Store, clock: &Clock, tenant: TenantId, id: Satellit
 mod tests {
     //! Writes to a device name its team in SQL: another team's id changes nothing.
     use super::*;
-    use crate::store::{testing, users};
+    use crate::store::testing;
 
     #[tokio::test]
     async fn another_teams_satellite_cannot_be_changed_by_id() {
         let (store, _dir) = testing::store().await;
         let clock = Clock::default();
-        let (a, b) = store
-            .call(|c| {
-                let mut teams = Vec::new();
-                for who in ["a", "b"] {
-                    let new = users::NewUser {
-                        email: format!("{who}@example.org"),
-                        name: who.into(),
-                        password_hash: "x".into(),
-                        is_platform_admin: false,
-                    };
-                    let made = users::create_with_team(c, &new, who)?;
-                    teams.push((made.tenant_id, made.user_id));
-                }
-                Ok((teams[0], teams[1]))
-            })
-            .await
-            .expect("teams");
+        let (a, b) = store.call(|c| Ok((testing::team(c, "a")?, testing::team(c, "b")?))).await.expect("teams");
         let reg = Registration {
             tenant: b.0,
             by: b.1,

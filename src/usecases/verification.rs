@@ -85,7 +85,7 @@ mod tests {
     //! Tenant isolation at the bottom: a write that names another team's detection or comment
     //! changes nothing, even when the caller skipped the handler's lookup.
     use super::*;
-    use crate::store::{testing, users};
+    use crate::store::testing;
 
     /// Two teams, each with one person and one detection: (team, person, detection) of A, then of B.
     async fn two_teams(store: &Store) -> ((TenantId, UserId, DetectionId), (TenantId, UserId, DetectionId)) {
@@ -93,15 +93,8 @@ mod tests {
             .call(|c| {
                 let mut made = Vec::new();
                 for who in ["a", "b"] {
-                    let new = users::NewUser {
-                        email: format!("{who}@example.org"),
-                        name: who.into(),
-                        password_hash: "x".into(),
-                        is_platform_admin: false,
-                    };
-                    let created = users::create_with_team(c, &new, who)?;
-                    let detection = crate::store::detections::testing::one(c, created.tenant_id)?;
-                    made.push((created.tenant_id, created.user_id, detection));
+                    let (team, person) = testing::team(c, who)?;
+                    made.push((team, person, crate::store::detections::testing::one(c, team)?));
                 }
                 Ok((made[0], made[1]))
             })
