@@ -12,6 +12,7 @@
 //! - [`usecases`]: one function per thing a person or device does; owns its transaction, typed errors.
 //! - [`store`]: SQLite: the pool, the migrations and every SQL statement.
 //! - [`mail`]: SMTP (lettre), or recorded and dropped when no server is configured.
+//! - [`notify`]: alert notifications: webhook body, payload templates, chat shapes, mail text, signature, the POST.
 //! - [`mqtt`]: the embedded broker, satellite logins and ACL, ingest, and what the hub publishes.
 //! - [`objects`]: the filesystem object store (WAV, APKs, images) with atomic writes.
 //! - [`cache`]: the in-memory TTL cache, counters and service registry (stands in for Redis).
@@ -41,6 +42,7 @@ pub mod links;
 pub mod mail;
 pub mod media;
 pub mod mqtt;
+pub mod notify;
 pub mod objects;
 pub mod state;
 pub mod store;
