@@ -93,6 +93,7 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
             board: state.workers.clone(),
             settings: state.settings.inference.clone(),
             instance_id: state.instance_id,
+            alerts: state.alerts.clone(),
         };
         let stop = shutdown.clone();
         tasks.spawn(async move { ("inference", crate::inference::worker::run(workers, stop).await) });
@@ -114,6 +115,10 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         // One monitor per data dir: in split mode the dispatcher runs it.
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(async move { ("satellite-monitor", jobs::satellite_monitor::run(st, stop).await) });
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("alert-watch", jobs::alert_watch::run(st, stop).await) });
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("alert-sender", jobs::alert_sender::run(st, stop).await) });
     }
 
     // Every link the hub hands out starts from here; the ports are the bound ones.
@@ -188,20 +193,26 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
     if let Err(e) = crate::usecases::mfa::check_key(&store, &secrets, &clock).await {
         tracing::error!("{e}");
     }
+    let settings = Arc::new(settings);
+    let links = crate::links::Links::default();
+    let alerts = crate::usecases::alerting::AlertContext::new(settings.clone(), links.clone());
+    let outbound = crate::usecases::alert_delivery::Outbound::new(&store, &secrets, &mailer, &clock);
     Ok(AppState {
+        alerts,
+        outbound,
         mqtt: crate::mqtt::MqttHandle::default(),
         job_signal: Default::default(),
         workers: Default::default(),
         clock,
         mailer,
-        settings: Arc::new(settings),
+        settings,
         store,
         objects,
         cache,
         bus: Bus::new(1024),
         instance_id: Uuid::new_v4(),
         started_at: chrono::Utc::now(),
-        links: Default::default(),
+        links,
         secrets,
     })
 }

@@ -48,3 +48,9 @@ pub mod state;
 pub mod store;
 pub mod time;
 pub mod usecases;
+
+/// Installs the process-wide TLS crypto provider (ring) that reqwest and rumqttc build on. Call
+/// it before creating an HTTP or MQTT client; later calls are harmless.
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

@@ -20,6 +20,14 @@ pub enum Outcome {
     Failed,
 }
 
+/// Why [`Mailer::deliver`] did not send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailFailure {
+    /// The server refused for good (5xx) or nothing can send: retrying will not help.
+    pub permanent: bool,
+    pub message: String,
+}
+
 #[derive(Clone)]
 pub struct Mailer {
     transport: Option<AsyncSmtpTransport<Tokio1Executor>>,
@@ -83,6 +91,28 @@ impl Mailer {
             .call(move |c| crate::store::mail_log::record(c, &to, &subject, &kind, status, error.as_deref(), now))
             .await;
         outcome
+    }
+
+    /// Sends one plain-text mail to every address in `to` (alert deliveries). The error says
+    /// whether trying again could help: a refused address or a missing SMTP server cannot.
+    pub async fn deliver(&self, to: &[String], subject: &str, body: String) -> Result<(), MailFailure> {
+        let permanent = |message: String| MailFailure { permanent: true, message };
+        let Some(transport) = &self.transport else {
+            return Err(permanent("SMTP is not configured (smtp.host), so email channels cannot send".into()));
+        };
+        let mut builder = Message::builder()
+            .from(self.from.parse().map_err(|e| permanent(format!("smtp.from {:?}: {e}", self.from)))?)
+            .subject(subject)
+            .header(ContentType::TEXT_PLAIN);
+        for address in to {
+            builder = builder.to(address.parse().map_err(|e| permanent(format!("{address:?}: {e}")))?);
+        }
+        let message = builder.body(body).map_err(|e| permanent(e.to_string()))?;
+        transport
+            .send(message)
+            .await
+            .map(|_| ())
+            .map_err(|e| MailFailure { permanent: e.is_permanent(), message: e.to_string() })
     }
 
     fn build(&self, to: &str, subject: &str, body: String) -> anyhow::Result<Message> {

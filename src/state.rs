@@ -48,6 +48,10 @@ pub struct AppState {
     /// The hub's own public addresses for links in mail and API responses (never a request's
     /// `Host`); resolved once the listeners are bound.
     pub links: Links,
+    /// What the alert engine needs besides the database (translations, links).
+    pub alerts: crate::usecases::alerting::AlertContext,
+    /// Sends alert deliveries (HTTP and SMTP) and test sends.
+    pub outbound: crate::usecases::alert_delivery::Outbound,
     /// Seals second-factor secrets at rest with `MFA_ENCRYPTION_KEY`.
     pub secrets: crate::auth::secretbox::SecretBox,
 }

@@ -66,7 +66,7 @@ async fn a_silent_satellite_goes_offline_once_and_comes_back_on_its_next_heartbe
         .await
         .expect("ws");
     let s = hub.state();
-    let check = || monitor::check(&s.store, &s.bus, &s.clock);
+    let check = || monitor::check(&s.store, &s.bus, &s.clock, &s.alerts);
 
     heartbeat(&c, &r).await;
     let first = seen_after(&api, &r.id, &Value::Null).await;
@@ -142,9 +142,13 @@ async fn the_teams_threshold_decides_and_other_teams_hear_nothing() {
     heartbeat(&c, &r).await;
     seen_after(&api, &r.id, &Value::Null).await;
     s.clock.advance(Duration::from_secs(6 * 60));
-    assert_eq!(monitor::check(&s.store, &s.bus, &s.clock).await.expect("pass").went_offline, 0, "10 minutes here");
+    assert_eq!(
+        monitor::check(&s.store, &s.bus, &s.clock, &s.alerts).await.expect("pass").went_offline,
+        0,
+        "10 minutes here"
+    );
     s.clock.advance(Duration::from_secs(5 * 60));
-    assert_eq!(monitor::check(&s.store, &s.bus, &s.clock).await.expect("pass").went_offline, 1);
+    assert_eq!(monitor::check(&s.store, &s.bus, &s.clock, &s.alerts).await.expect("pass").went_offline, 1);
     assert_eq!(satellite_frame(&mut theirs).await, None, "another team's socket hears nothing");
     let (_, mine) = api.get("/alerts").await;
     let id = mine["alerts"][0]["id"].as_str().expect("an alert").to_owned();

@@ -1,6 +1,5 @@
-//! Alerts (SPEC 4.6): the team's raised alerts, newest first, and acknowledging one. Rules and
-//! channels arrive with the rest of the alerts issue; today the satellite monitor raises
-//! `satellite_offline` alerts.
+//! Alerts (SPEC 4.6): the team's raised alerts, newest first, and acknowledging one. Rules raise
+//! them (`usecases::alerting`); rules and channels are managed in `api::alert_rules`.
 
 use axum::{Router, extract::State, routing::get, routing::post};
 use serde::Deserialize;

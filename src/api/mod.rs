@@ -3,6 +3,7 @@
 
 mod admin_members;
 mod admin_users;
+mod alert_rules;
 mod alerts;
 mod api_keys;
 mod audio;
@@ -69,6 +70,7 @@ pub fn router(state: AppState) -> Router {
         .merge(sessions::router())
         .merge(calibration::router())
         .merge(alerts::router())
+        .merge(alert_rules::router())
         .merge(workers::router())
         .merge(ws::router())
         .fallback(unknown_route)

@@ -138,3 +138,34 @@ impl From<MfaError> for ApiError {
         }
     }
 }
+
+impl From<crate::usecases::alert_rules::RuleError> for ApiError {
+    fn from(e: crate::usecases::alert_rules::RuleError) -> Self {
+        use crate::usecases::alert_rules::RuleError;
+        let m = e.to_string();
+        match e {
+            RuleError::Invalid(_) => Self::Unprocessable("invalid_rule", m),
+            RuleError::UnknownChannel(_) => Self::Unprocessable("unknown_channel", m),
+            RuleError::UnknownSatellite(_) => Self::Unprocessable("unknown_satellite", m),
+            RuleError::SystemRule => Self::Conflict("system_rule", m),
+            RuleError::NotFound => Self::NotFound("rule_not_found", m),
+            RuleError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<crate::usecases::alert_channels::ChannelError> for ApiError {
+    fn from(e: crate::usecases::alert_channels::ChannelError) -> Self {
+        use crate::usecases::alert_channels::ChannelError;
+        let m = e.to_string();
+        match e {
+            ChannelError::Invalid(_) => Self::Unprocessable("invalid_channel", m),
+            ChannelError::UnknownType(_) => Self::Unprocessable("unknown_channel_type", m),
+            ChannelError::Template(_) => Self::Unprocessable("invalid_template", m),
+            ChannelError::TypeChange => Self::Conflict("channel_type_immutable", m),
+            ChannelError::NotFound => Self::NotFound("channel_not_found", m),
+            ChannelError::Secrets(_) => Self::Unavailable("secrets_unreadable", m),
+            ChannelError::Store(e) => e.into(),
+        }
+    }
+}

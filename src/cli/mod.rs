@@ -115,6 +115,7 @@ pub enum AdminCommand {
 
 /// Runs the parsed command line; the process exit code reflects the outcome.
 pub fn main(cli: Cli) -> ExitCode {
+    crate::install_tls_provider();
     if matches!(cli.command, Command::DefaultConfig) {
         print!("{EXAMPLE_CONFIG}");
         return ExitCode::SUCCESS;

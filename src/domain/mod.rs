@@ -1,6 +1,8 @@
 //! Rules with no I/O: roles, settings and their defaults and validation. Depends on nothing of ours.
 
+pub mod alert_rules;
 pub mod calibration;
+pub mod channels;
 pub mod consensus;
 pub mod detection_flags;
 pub mod device;

@@ -17,6 +17,7 @@ pub mod labels;
 pub mod model;
 pub mod predict;
 pub mod range;
+pub mod translations;
 pub mod worker;
 
 use std::path::{Path, PathBuf};

@@ -46,6 +46,8 @@ pub struct WorkerContext {
     pub settings: InferenceSettings,
     /// Names the worker threads of this process.
     pub instance_id: uuid::Uuid,
+    /// The alert engine's context: detection rules run in the batch's transaction.
+    pub alerts: crate::usecases::alerting::AlertContext,
 }
 
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -259,11 +261,12 @@ impl Shared {
         // One transaction for the whole batch: each job's detections and its `done` together.
         let elapsed = (started.elapsed().as_millis() as usize / prepared.len().max(1)) as i64;
         let now = self.state.clock.stamp();
-        match record::record_batch(&self.state.store, &results, elapsed, now) {
-            Ok(stored) => {
+        match record::record_batch(&self.state.store, &results, &self.state.alerts, elapsed, now) {
+            Ok((stored, raised)) => {
                 for d in stored {
                     self.state.bus.publish(Event::DetectionCreated(Arc::new(created(&d))));
                 }
+                crate::usecases::alerting::announce(&self.state.bus, raised);
                 for _ in &prepared {
                     self.record(worker, true, started);
                 }

@@ -1,6 +1,8 @@
 //! Long-running background tasks, one file each, each with `run(state, shutdown)`.
 //! `app` supervises them together with the HTTP server.
 
+pub mod alert_sender;
+pub mod alert_watch;
 pub mod registry;
 pub mod retention;
 pub mod satellite_monitor;

@@ -16,7 +16,7 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
             _ = shutdown.cancelled() => return Ok(()),
             _ = tick.tick() => {}
         }
-        if let Err(e) = monitor::check(&state.store, &state.bus, &state.clock).await {
+        if let Err(e) = monitor::check(&state.store, &state.bus, &state.clock, &state.alerts).await {
             tracing::warn!(error = %e, "the satellite monitor could not run this pass");
         }
     }

@@ -98,8 +98,7 @@ impl Sender {
     }
 
     fn build(timeout: Duration) -> Self {
-        // The project's TLS provider is ring; harmless (an `Err`) when one is installed already.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::install_tls_provider();
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)

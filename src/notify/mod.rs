@@ -25,6 +25,7 @@ pub mod body;
 pub mod chat;
 pub mod email;
 pub mod http;
+pub mod render;
 pub mod signature;
 pub mod template;
 pub mod text;

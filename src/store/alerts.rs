@@ -108,18 +108,3 @@ pub fn acknowledge(
     .optional()?
     .ok_or(Error::NotFound)
 }
-
-/// The team's system rule `key` (created on first use), so its alerts name a rule that can be
-/// wired to channels.
-pub fn system_rule(conn: &Connection, tenant: TenantId, key: &str, name: &str, now: Timestamp) -> Result<String> {
-    conn.execute(
-        "INSERT OR IGNORE INTO alert_rules (id, tenant_id, name, trigger_type, system_key, created_at, updated_at)
-         VALUES (?1, ?2, ?3, 'absence', ?4, ?5, ?5)",
-        params![uuid::Uuid::new_v4().to_string(), tenant, name, key, now],
-    )?;
-    Ok(conn.query_row(
-        "SELECT id FROM alert_rules WHERE tenant_id = ?1 AND system_key = ?2",
-        params![tenant, key],
-        |r| r.get(0),
-    )?)
-}

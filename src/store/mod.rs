@@ -3,6 +3,10 @@
 //! One file per aggregate (`users.rs`, ...). Handlers never touch rusqlite: they call
 //! [`Store::call`] with a function from one of these files, and it runs on a blocking thread.
 
+pub mod activity;
+pub mod alert_channels;
+pub mod alert_deliveries;
+pub mod alert_rules;
 pub mod alerts;
 pub mod annotations;
 pub mod api_keys;

@@ -1,6 +1,8 @@
 //! What the inference workers do with a classified batch: write each job's detections with their
-//! flags and mark the job done, in one transaction, so a crash never loses or doubles a detection.
+//! flags, mark the job done and raise the alerts the detections fire (with their deliveries), in
+//! one transaction, so a crash never loses or doubles a detection or an alert.
 
+use super::alerting::{self, AlertContext, Raised};
 use crate::{
     domain::detection_flags,
     store::{self, Store, detections::NewDetection, detections::Stored},
@@ -15,7 +17,13 @@ pub type JobResult = (String, Vec<NewDetection>);
 /// detections are never written twice. Each detection's flags are judged against what the team
 /// had before it, including the detections earlier in the same batch. Runs on the calling thread
 /// (the workers' own), never on the async runtime.
-pub fn record_batch(store: &Store, jobs: &[JobResult], duration_ms: i64, now: Timestamp) -> store::Result<Vec<Stored>> {
+pub fn record_batch(
+    store: &Store,
+    jobs: &[JobResult],
+    alerts: &AlertContext,
+    duration_ms: i64,
+    now: Timestamp,
+) -> store::Result<(Vec<Stored>, Vec<Raised>)> {
     store.call_blocking(|c| {
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut stored = Vec::new();
@@ -28,8 +36,9 @@ pub fn record_batch(store: &Store, jobs: &[JobResult], duration_ms: i64, now: Ti
             }
             store::jobs::mark_done(&tx, job_id, duration_ms, now)?;
         }
+        let raised = alerting::on_detections(&tx, &stored, alerts, now)?;
         tx.commit()?;
-        Ok(stored)
+        Ok((stored, raised))
     })
 }
 

@@ -21,7 +21,33 @@ macro_rules! from_store_error {
 }
 use from_store_error;
 
+/// Runs `f` in an IMMEDIATE transaction on a store thread and commits when it returns `Ok`; an
+/// `Err` (the use case's own refusal) rolls back.
+pub(crate) async fn in_tx<T, E, F>(store: &crate::store::Store, f: F) -> Result<T, E>
+where
+    T: Send + 'static,
+    E: From<crate::store::Error> + Send + 'static,
+    F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T, E> + Send + 'static,
+{
+    store
+        .call(move |c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            Ok(match f(&tx) {
+                Ok(v) => {
+                    tx.commit()?;
+                    Ok(v)
+                }
+                Err(e) => Err(e),
+            })
+        })
+        .await?
+}
+
 pub mod accounts;
+pub mod alert_channels;
+pub mod alert_delivery;
+pub mod alert_rules;
+pub mod alerting;
 pub mod chunks;
 pub mod detections;
 pub mod mfa;

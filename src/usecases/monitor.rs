@@ -7,11 +7,13 @@
 
 use std::sync::Arc;
 
+use super::alerting::{self, AlertContext};
 use crate::{
     clock::Clock,
     domain::settings::TenantSettings,
     events::{Bus, Event, SatelliteStatus},
     ids::TenantId,
+    notify::{Notice, NoticeData},
     store::{self, Store, monitor::Changed},
     time::Timestamp,
 };
@@ -24,8 +26,9 @@ pub struct Pass {
 }
 
 /// One pass over every team.
-pub async fn check(store: &Store, bus: &Bus, clock: &Clock) -> store::Result<Pass> {
+pub async fn check(store: &Store, bus: &Bus, clock: &Clock, ctx: &AlertContext) -> store::Result<Pass> {
     let now = clock.now();
+    let ctx = ctx.clone();
     let changes = store
         .call(move |c| {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -38,26 +41,15 @@ pub async fn check(store: &Store, bus: &Bus, clock: &Clock) -> store::Result<Pas
                 let up = store::monitor::mark_online(&tx, team.id, cutoff)?;
                 let mut alerts = Vec::new();
                 if !down.is_empty() {
-                    let rule = store::alerts::system_rule(&tx, team.id, SYSTEM_RULE, "Satellite offline", Timestamp(now))?;
-                    for s in &down {
-                        let title = format!("{} is offline", s.name);
-                        let since = s.last_seen_at.map_or_else(|| "a while".to_owned(), |t| t.to_string());
-                        let message = format!(
-                            "No heartbeat, audio or telemetry from {} since {since} (the team's threshold is {minutes} minutes).",
-                            s.name
-                        );
-                        let data = serde_json::json!({
-                            "satelliteId": s.id, "satelliteName": s.name, "lastSeenAt": s.last_seen_at,
-                        });
-                        let new = store::alerts::NewAlert {
-                            tenant_id: team.id,
-                            rule_id: Some(&rule),
-                            kind: SYSTEM_RULE,
-                            title: &title,
-                            message: &message,
-                            data: &data,
-                        };
-                        alerts.push(store::alerts::insert(&tx, &new, Timestamp(now))?);
+                    let rule =
+                        store::alert_rules::system(&tx, team.id, SYSTEM_RULE, "Satellite offline", Timestamp(now))?;
+                    for s in down.iter().filter(|_| rule.enabled) {
+                        alerts.push(alerting::raise(
+                            &tx,
+                            &rule,
+                            offline_notice(&ctx, team.id, s, minutes, now),
+                            Timestamp(now),
+                        )?);
                     }
                 }
                 out.push((team.id, down, up, alerts));
@@ -79,16 +71,45 @@ pub async fn check(store: &Store, bus: &Bus, clock: &Clock) -> store::Result<Pas
             bus.publish(Event::SatelliteOnline(status(tenant, s)));
         }
         // After the state change, so a client sees the satellite go offline, then the alert.
-        for alert in alerts {
-            let value = serde_json::to_value(&alert).unwrap_or_default();
-            bus.publish(Event::AlertRaised { tenant_id: tenant, alert: Arc::new(value) });
-        }
+        alerting::announce(bus, alerts);
     }
     Ok(pass)
 }
 
 /// The key and name of the system rule that satellite outages are raised under (SPEC 2.15).
 pub const SYSTEM_RULE: &str = "satellite_offline";
+
+fn offline_notice(
+    ctx: &AlertContext,
+    tenant: TenantId,
+    s: &Changed,
+    minutes: i64,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Notice {
+    let since = s.last_seen_at.map_or_else(|| "a while".to_owned(), |t| t.to_string());
+    let mut extra = serde_json::Map::new();
+    extra.insert("lastSeenAt".into(), serde_json::to_value(s.last_seen_at).unwrap_or_default());
+    extra.insert("thresholdMinutes".into(), minutes.into());
+    Notice {
+        event: SYSTEM_RULE.into(),
+        timestamp: Timestamp(now),
+        tenant_id: tenant,
+        alert_id: None,
+        rule_name: Some("Satellite offline".into()),
+        title: format!("{} is offline", s.name),
+        message: format!(
+            "No heartbeat, audio or telemetry from {} since {since} (the team's threshold is {minutes} minutes).",
+            s.name
+        ),
+        link: Some(ctx.link(&format!("/satellites/{}", s.id))),
+        data: NoticeData {
+            satellite_id: Some(s.id),
+            satellite_name: Some(s.name.clone()),
+            extra,
+            ..Default::default()
+        },
+    }
+}
 
 fn status(tenant: TenantId, s: Changed) -> Arc<SatelliteStatus> {
     Arc::new(SatelliteStatus {

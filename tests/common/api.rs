@@ -13,12 +13,14 @@ pub struct Api {
 
 impl Api {
     pub fn new(base: &str) -> Self {
+        birdhub::install_tls_provider();
         let client = reqwest::Client::builder().cookie_store(true).build().expect("client");
         Self { client, base: base.to_owned(), bearer: None, headers: Vec::new() }
     }
 
     /// The same client sending `Authorization: Bearer <token>` (no cookies).
     pub fn with_bearer(base: &str, token: &str) -> Self {
+        birdhub::install_tls_provider();
         let client = reqwest::Client::builder().build().expect("client");
         Self { client, base: base.to_owned(), bearer: Some(token.to_owned()), headers: Vec::new() }
     }

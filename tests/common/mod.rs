@@ -4,6 +4,7 @@
 pub mod api;
 pub mod mosq;
 pub mod paho;
+pub mod receiver;
 pub mod sat;
 pub mod seed;
 pub mod smtp;
@@ -197,6 +198,7 @@ pub async fn spawn_hub_in(dir: tempfile::TempDir, adjust: impl FnOnce(&mut Setti
 
 /// Polls the health URL until it answers 200 (at most 10 s).
 pub async fn wait_healthy(url: &str) {
+    birdhub::install_tls_provider();
     let client = reqwest::Client::new();
     for _ in 0..200 {
         if client.get(url).send().await.is_ok_and(|r| r.status().is_success()) {

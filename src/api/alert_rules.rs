@@ -1,0 +1,170 @@
+//! Alert rules and channels (SPEC 4.6): `/alert-rules/rules` and `/alert-rules/channels`, Viewer+
+//! to read and Admin+ to write, plus `GET /alert-rules/channels/:id` (the channel with its
+//! delivery log) and `POST /alert-rules/channels/:id/test`. Bodies are documented in
+//! `usecases::alert_rules` and `usecases::alert_channels`.
+
+use axum::{
+    Router,
+    extract::State,
+    http::StatusCode,
+    routing::{get, post, put},
+};
+use serde_json::{Value, json};
+
+use super::{ApiError, Json, Path};
+use crate::{
+    auth::{Admin, Audit, ClientIp, TenantAccess, Viewer},
+    state::AppState,
+    store::alert_rules::Rule,
+    usecases::{
+        alert_channels::{self, ChannelInput, ChannelView},
+        alert_delivery::TestReport,
+        alert_rules::{self, RuleInput},
+    },
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/alert-rules/rules", get(list_rules).post(create_rule))
+        .route("/alert-rules/rules/{id}", put(update_rule).delete(delete_rule))
+        .route("/alert-rules/channels", get(list_channels).post(create_channel))
+        .route("/alert-rules/channels/{id}", get(get_channel).put(update_channel).delete(delete_channel))
+        .route("/alert-rules/channels/{id}/test", post(test_channel))
+}
+
+async fn list_rules(State(state): State<AppState>, Viewer(access): Viewer) -> Result<axum::Json<Value>, ApiError> {
+    let rules = alert_rules::list(&state.store, access.tenant_id, state.clock.stamp()).await?;
+    Ok(axum::Json(json!({ "rules": rules, "total": rules.len() })))
+}
+
+async fn create_rule(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Admin(access): Admin,
+    Json(body): Json<RuleInput>,
+) -> Result<(StatusCode, axum::Json<Rule>), ApiError> {
+    let rule = alert_rules::create(&state.store, access.tenant_id, body, state.clock.stamp()).await?;
+    audit_rule(&state, &access, &ip, "admin.alert_rule_created", &rule).await;
+    Ok((StatusCode::CREATED, axum::Json(rule)))
+}
+
+async fn update_rule(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Admin(access): Admin,
+    Path(id): Path<uuid::Uuid>,
+    Json(body): Json<RuleInput>,
+) -> Result<axum::Json<Rule>, ApiError> {
+    let rule = alert_rules::update(&state.store, access.tenant_id, id.to_string(), body, state.clock.stamp()).await?;
+    audit_rule(&state, &access, &ip, "admin.alert_rule_updated", &rule).await;
+    Ok(axum::Json(rule))
+}
+
+async fn delete_rule(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Admin(access): Admin,
+    Path(id): Path<uuid::Uuid>,
+) -> Result<StatusCode, ApiError> {
+    let rule = alert_rules::delete(&state.store, access.tenant_id, id.to_string()).await?;
+    audit_rule(&state, &access, &ip, "admin.alert_rule_deleted", &rule).await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn audit_rule(state: &AppState, access: &TenantAccess, ip: &str, action: &'static str, rule: &Rule) {
+    Audit::new(action)
+        .actor(&access.ctx)
+        .tenant(access.tenant_id)
+        .target("alert_rule", &rule.id)
+        .ip(ip)
+        .details(json!({ "name": rule.name, "trigger": rule.trigger, "channelIds": rule.channel_ids, "enabled": rule.enabled }))
+        .write(state)
+        .await;
+}
+
+async fn list_channels(State(state): State<AppState>, Viewer(access): Viewer) -> Result<axum::Json<Value>, ApiError> {
+    let channels = alert_channels::list(&state.store, access.tenant_id).await?;
+    Ok(axum::Json(json!({ "channels": channels, "total": channels.len() })))
+}
+
+async fn get_channel(
+    State(state): State<AppState>,
+    Viewer(access): Viewer,
+    Path(id): Path<uuid::Uuid>,
+) -> Result<axum::Json<ChannelView>, ApiError> {
+    Ok(axum::Json(alert_channels::get(&state.store, access.tenant_id, id.to_string()).await?))
+}
+
+async fn create_channel(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Admin(access): Admin,
+    Json(body): Json<ChannelInput>,
+) -> Result<(StatusCode, axum::Json<ChannelView>), ApiError> {
+    let ch = alert_channels::create(&state.store, &state.secrets, access.tenant_id, body, state.clock.stamp()).await?;
+    audit_channel(&state, &access, &ip, "admin.webhook_created", &ch.id, &ch.kind, &ch.name).await;
+    Ok((StatusCode::CREATED, axum::Json(ch)))
+}
+
+async fn update_channel(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Admin(access): Admin,
+    Path(id): Path<uuid::Uuid>,
+    Json(body): Json<ChannelInput>,
+) -> Result<axum::Json<ChannelView>, ApiError> {
+    let ch = alert_channels::update(
+        &state.store,
+        &state.secrets,
+        access.tenant_id,
+        id.to_string(),
+        body,
+        state.clock.stamp(),
+    )
+    .await?;
+    audit_channel(&state, &access, &ip, "admin.webhook_updated", &ch.id, &ch.kind, &ch.name).await;
+    Ok(axum::Json(ch))
+}
+
+async fn delete_channel(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Admin(access): Admin,
+    Path(id): Path<uuid::Uuid>,
+) -> Result<StatusCode, ApiError> {
+    let ch = alert_channels::delete(&state.store, access.tenant_id, id.to_string()).await?;
+    audit_channel(&state, &access, &ip, "admin.webhook_deleted", &ch.id, &ch.kind, &ch.name).await;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn test_channel(
+    State(state): State<AppState>,
+    Admin(access): Admin,
+    Path(id): Path<uuid::Uuid>,
+) -> Result<axum::Json<TestReport>, ApiError> {
+    let report = state
+        .outbound
+        .test_send(access.tenant_id, &id.to_string())
+        .await
+        .map_err(super::not_found("channel_not_found", "no such alert channel"))?;
+    Ok(axum::Json(report))
+}
+
+async fn audit_channel(
+    state: &AppState,
+    access: &TenantAccess,
+    ip: &str,
+    action: &'static str,
+    id: &str,
+    kind: &str,
+    name: &str,
+) {
+    Audit::new(action)
+        .actor(&access.ctx)
+        .tenant(access.tenant_id)
+        .target("alert_channel", id)
+        .ip(ip)
+        .details(json!({ "type": kind, "name": name }))
+        .write(state)
+        .await;
+}

@@ -1,0 +1,62 @@
+//! What absence and trend rules look at: when a team (or one satellite) last produced a detection
+//! or a chunk, and per-day totals over a range. Read-only; each query rides an existing index.
+
+use rusqlite::{Connection, params};
+
+use super::Result;
+use crate::{
+    ids::{SatelliteId, TenantId},
+    time::Timestamp,
+};
+
+/// The newest detection of the team, or of one of its satellites.
+pub fn last_detection(
+    conn: &Connection,
+    tenant: TenantId,
+    satellite: Option<SatelliteId>,
+) -> Result<Option<Timestamp>> {
+    let t = match satellite {
+        None => conn
+            .prepare_cached("SELECT max(detected_at) FROM detections WHERE tenant_id = ?1")?
+            .query_row([tenant], |r| r.get(0))?,
+        Some(s) => conn
+            .prepare_cached("SELECT max(detected_at) FROM detections WHERE satellite_id = ?1 AND tenant_id = ?2")?
+            .query_row(params![s, tenant], |r| r.get(0))?,
+    };
+    Ok(t)
+}
+
+/// The newest chunk of the team, or of one of its satellites.
+pub fn last_chunk(conn: &Connection, tenant: TenantId, satellite: Option<SatelliteId>) -> Result<Option<Timestamp>> {
+    let t = match satellite {
+        None => conn
+            .prepare_cached("SELECT max(recorded_at) FROM audio_chunks WHERE tenant_id = ?1")?
+            .query_row([tenant], |r| r.get(0))?,
+        Some(s) => conn
+            .prepare_cached("SELECT max(recorded_at) FROM audio_chunks WHERE satellite_id = ?1 AND tenant_id = ?2")?
+            .query_row(params![s, tenant], |r| r.get(0))?,
+    };
+    Ok(t)
+}
+
+/// Per UTC day (`YYYY-MM-DD`) in `[from, to)`: the number of detections, or of distinct species
+/// when `species` is set. Days without any are left out.
+pub fn daily_totals(
+    conn: &Connection,
+    tenant: TenantId,
+    satellite: Option<SatelliteId>,
+    species: bool,
+    from: Timestamp,
+    to: Timestamp,
+) -> Result<Vec<(String, f64)>> {
+    let what = if species { "count(DISTINCT species_code)" } else { "count(*)" };
+    let sql = format!(
+        "SELECT substr(detected_at, 1, 10) AS day, {what} FROM detections
+         WHERE tenant_id = ?1 AND detected_at >= ?2 AND detected_at < ?3 AND (?4 IS NULL OR satellite_id = ?4)
+         GROUP BY day ORDER BY day"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows =
+        stmt.query_map(params![tenant, from, to, satellite], |r| Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

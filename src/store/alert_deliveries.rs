@@ -1,0 +1,211 @@
+//! The delivery outbox (issue 12): one row per alert and channel, committed with the alert; the
+//! sender claims due rows, and each attempt's outcome is written back. The same rows are the
+//! channel's delivery log.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+use super::{Error, Result};
+use crate::{ids::TenantId, time::Timestamp};
+
+/// A delivery to make.
+pub struct NewDelivery<'a> {
+    pub tenant_id: TenantId,
+    pub channel_id: &'a str,
+    pub alert_id: Option<&'a str>,
+    pub event: &'a str,
+    pub content_type: &'a str,
+    pub body: &'a [u8],
+}
+
+pub fn enqueue(conn: &Connection, d: &NewDelivery<'_>, now: Timestamp) -> Result<String> {
+    let id = uuid::Uuid::new_v4().to_string();
+    conn.prepare_cached(
+        "INSERT INTO alert_deliveries (id, tenant_id, channel_id, alert_id, event, content_type, body, status,
+            next_attempt_at, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?8, ?8)",
+    )?
+    .execute(params![id, d.tenant_id, d.channel_id, d.alert_id, d.event, d.content_type, d.body, now])?;
+    Ok(id)
+}
+
+/// A delivery as the sender needs it.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub id: String,
+    pub tenant_id: TenantId,
+    pub channel_id: String,
+    pub event: String,
+    pub content_type: String,
+    pub body: Vec<u8>,
+    pub attempts: u32,
+    pub created_at: Timestamp,
+}
+
+/// Up to `limit` pending deliveries whose time has come, the most overdue first.
+pub fn due(conn: &Connection, now: Timestamp, limit: u32) -> Result<Vec<Pending>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, tenant_id, channel_id, event, content_type, body, attempts, created_at FROM alert_deliveries
+         WHERE status = 'pending' AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![now, limit], |r| {
+        Ok(Pending {
+            id: r.get(0)?,
+            tenant_id: r.get(1)?,
+            channel_id: r.get(2)?,
+            event: r.get(3)?,
+            content_type: r.get(4)?,
+            body: r.get(5)?,
+            attempts: r.get(6)?,
+            created_at: r.get(7)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// How an attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum After {
+    Delivered,
+    /// Try again at this time.
+    RetryAt(Timestamp),
+    Failed,
+}
+
+/// One attempt's outcome.
+pub struct Attempt<'a> {
+    pub after: After,
+    pub http_status: Option<u16>,
+    pub error: Option<&'a str>,
+    pub duration_ms: u64,
+}
+
+/// Writes one attempt's outcome on a pending delivery (and counts it).
+pub fn record_attempt(conn: &Connection, id: &str, a: &Attempt<'_>, now: Timestamp) -> Result<()> {
+    let (status, next, delivered) = match a.after {
+        After::Delivered => ("delivered", None, Some(now)),
+        After::RetryAt(at) => ("pending", Some(at), None),
+        After::Failed => ("failed", None, None),
+    };
+    let n = conn
+        .prepare_cached(
+            "UPDATE alert_deliveries SET status = ?2, attempts = attempts + 1, next_attempt_at = ?3, http_status = ?4,
+                last_error = ?5, duration_ms = ?6, delivered_at = ?7, updated_at = ?8
+             WHERE id = ?1 AND status = 'pending'",
+        )?
+        .execute(params![id, status, next, a.http_status, a.error, a.duration_ms as i64, delivered, now])?;
+    if n == 0 { Err(Error::NotFound) } else { Ok(()) }
+}
+
+/// Logs a test send (never retried).
+pub fn record_test(conn: &Connection, d: &NewDelivery<'_>, a: &Attempt<'_>, now: Timestamp) -> Result<()> {
+    conn.execute(
+        "INSERT INTO alert_deliveries (id, tenant_id, channel_id, event, content_type, body, status, attempts, http_status,
+            last_error, duration_ms, created_at, updated_at, delivered_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'test', 1, ?7, ?8, ?9, ?10, ?10, ?11)",
+        params![
+            uuid::Uuid::new_v4().to_string(),
+            d.tenant_id,
+            d.channel_id,
+            d.event,
+            d.content_type,
+            d.body,
+            a.http_status,
+            a.error,
+            a.duration_ms as i64,
+            now,
+            (a.after == After::Delivered).then_some(now)
+        ],
+    )?;
+    Ok(())
+}
+
+/// One line of a channel's delivery log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogEntry {
+    pub id: String,
+    pub alert_id: Option<String>,
+    pub event: String,
+    /// `pending`, `delivered`, `failed` or `test`.
+    pub status: String,
+    pub attempts: u32,
+    /// The receiver's HTTP status on the last attempt.
+    pub http_status: Option<u16>,
+    pub last_error: Option<String>,
+    pub duration_ms: Option<i64>,
+    pub next_attempt_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub delivered_at: Option<Timestamp>,
+}
+
+fn log_row(r: &Row<'_>) -> rusqlite::Result<LogEntry> {
+    Ok(LogEntry {
+        id: r.get(0)?,
+        alert_id: r.get(1)?,
+        event: r.get(2)?,
+        status: r.get(3)?,
+        attempts: r.get(4)?,
+        http_status: r.get(5)?,
+        last_error: r.get(6)?,
+        duration_ms: r.get(7)?,
+        next_attempt_at: r.get(8)?,
+        created_at: r.get(9)?,
+        updated_at: r.get(10)?,
+        delivered_at: r.get(11)?,
+    })
+}
+
+const LOG_COLS: &str = "id, alert_id, event, status, attempts, http_status, last_error, duration_ms, next_attempt_at,
+    created_at, updated_at, delivered_at";
+
+/// The newest `limit` deliveries of `tenant`'s channel.
+pub fn log(conn: &Connection, tenant: TenantId, channel: &str, limit: u32) -> Result<Vec<LogEntry>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {LOG_COLS} FROM alert_deliveries WHERE channel_id = ?1 AND tenant_id = ?2
+         ORDER BY created_at DESC, id DESC LIMIT ?3"
+    ))?;
+    Ok(stmt.query_map(params![channel, tenant, limit], log_row)?.collect::<rusqlite::Result<_>>()?)
+}
+
+/// How a channel's deliveries stand.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub pending: u64,
+    pub delivered: u64,
+    pub failed: u64,
+    pub last: Option<LogEntry>,
+}
+
+pub fn summary(conn: &Connection, tenant: TenantId, channel: &str) -> Result<Summary> {
+    let mut s = Summary::default();
+    let mut stmt = conn.prepare_cached(
+        "SELECT status, count(*) FROM alert_deliveries WHERE channel_id = ?1 AND tenant_id = ?2 GROUP BY status",
+    )?;
+    let counts = stmt.query_map(params![channel, tenant], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+    for row in counts {
+        let (status, n) = row?;
+        let n = n.max(0) as u64;
+        match status.as_str() {
+            "pending" => s.pending = n,
+            "delivered" => s.delivered = n,
+            "failed" => s.failed = n,
+            _ => {}
+        }
+    }
+    s.last = log(conn, tenant, channel, 1)?.into_iter().next();
+    Ok(s)
+}
+
+/// One delivery of `tenant` (tests and the log view).
+pub fn get(conn: &Connection, tenant: TenantId, id: &str) -> Result<LogEntry> {
+    conn.query_row(
+        &format!("SELECT {LOG_COLS} FROM alert_deliveries WHERE id = ?1 AND tenant_id = ?2"),
+        params![id, tenant],
+        log_row,
+    )
+    .optional()?
+    .ok_or(Error::NotFound)
+}

@@ -1,0 +1,293 @@
+//! Sending alert deliveries (issue 12): one attempt of a pending outbox row, and test sends.
+//!
+//! The body was rendered when the alert fired; the target (URL, token, signing secret, mail
+//! recipients) is read from the channel now, so a fixed URL or a rotated secret applies to
+//! retries. Each attempt is written back: delivered; retried with exponential backoff (2 s, 4 s
+//! ... at most 1 h apart) on 5xx, 429, a timeout or a connection error, for up to 24 hours; or
+//! failed at once on any other 4xx. HTTP requests time out after 10 s and read at most 64 KiB
+//! of a reply (`notify::http`).
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::{Arc, Mutex},
+    time::Instant,
+};
+
+use serde::Serialize;
+
+use crate::{
+    auth::secretbox::SecretBox,
+    clock::Clock,
+    domain::channels::ChannelKind,
+    ids::TenantId,
+    mail::Mailer,
+    notify::{
+        self,
+        http::{Outcome, Verdict},
+    },
+    store::{
+        self, Store,
+        alert_channels::Channel,
+        alert_deliveries::{After, Attempt, NewDelivery, Pending},
+    },
+    time::Timestamp,
+};
+
+/// At most this many deliveries of one channel are in flight at once, so a slow receiver holds
+/// only its own slots.
+pub const PER_CHANNEL: usize = 2;
+
+/// Everything a send needs. Cheap to clone.
+#[derive(Clone)]
+pub struct Outbound {
+    store: Store,
+    secrets: SecretBox,
+    http: notify::http::Sender,
+    mailer: Mailer,
+    clock: Clock,
+    /// Deliveries being sent now, by channel, so the sender never sends one twice at once.
+    in_flight: Arc<Mutex<HashMap<String, Vec<String>>>>,
+}
+
+/// Where a channel's deliveries go.
+enum Target {
+    Http { url: String, sign_with: Option<String>, hide: Option<String> },
+    Mail { to: Vec<String> },
+}
+
+/// What a test send reports (`POST /alert-rules/channels/:id/test`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestReport {
+    pub delivered: bool,
+    pub http_status: Option<u16>,
+    pub duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Outbound {
+    pub fn new(store: &Store, secrets: &SecretBox, mailer: &Mailer, clock: &Clock) -> Self {
+        Self {
+            store: store.clone(),
+            secrets: secrets.clone(),
+            http: notify::http::Sender::new(),
+            mailer: mailer.clone(),
+            clock: clock.clone(),
+            in_flight: Arc::default(),
+        }
+    }
+
+    /// Claims `p` for sending unless it is already in flight or its channel has no free slot.
+    pub fn claim(&self, p: &Pending) -> bool {
+        let mut map = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        let slots = map.entry(p.channel_id.clone()).or_default();
+        if slots.len() >= PER_CHANNEL || slots.contains(&p.id) {
+            return false;
+        }
+        slots.push(p.id.clone());
+        true
+    }
+
+    fn release(&self, p: &Pending) {
+        let mut map = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(slots) = map.get_mut(&p.channel_id) {
+            slots.retain(|id| id != &p.id);
+            if slots.is_empty() {
+                map.remove(&p.channel_id);
+            }
+        }
+    }
+
+    /// Sends a claimed delivery once and records the outcome.
+    pub async fn attempt(&self, p: Pending) -> store::Result<After> {
+        let result = self.attempt_inner(&p).await;
+        self.release(&p);
+        result
+    }
+
+    async fn attempt_inner(&self, p: &Pending) -> store::Result<After> {
+        let (tenant, channel_id) = (p.tenant_id, p.channel_id.clone());
+        let channel = match self.store.call(move |c| store::alert_channels::get(c, tenant, &channel_id)).await {
+            Ok(c) => Some(c),
+            Err(store::Error::NotFound) => None,
+            Err(e) => return Err(e),
+        };
+        let outcome = match channel.as_ref().map(|c| self.target(c)) {
+            None => failed("the channel was deleted"),
+            Some(Err(e)) => failed(&e),
+            Some(Ok(target)) => self.send(&target, &p.content_type, &p.body).await,
+        };
+        let now = self.clock.stamp();
+        let after = match outcome.verdict {
+            Verdict::Delivered => After::Delivered,
+            Verdict::Failed => After::Failed,
+            Verdict::Retry { after } => {
+                let wait = after.unwrap_or_else(|| notify::http::backoff(p.attempts + 1));
+                let next = now.at() + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::hours(1));
+                if next > p.created_at.at() + notify::http::GIVE_UP_AFTER {
+                    After::Failed
+                } else {
+                    After::RetryAt(Timestamp(next))
+                }
+            }
+        };
+        let gave_up = matches!(outcome.verdict, Verdict::Retry { .. }) && after == After::Failed;
+        let error = match (&outcome.error, gave_up) {
+            (Some(e), true) => Some(format!("{e}; gave up after 24 hours of retries")),
+            (e, _) => e.clone(),
+        };
+        if after != After::Delivered {
+            tracing::warn!(delivery = %p.id, channel = %p.channel_id, attempts = p.attempts + 1, error = ?error, "alert delivery not delivered");
+        }
+        let attempt = Attempt {
+            after,
+            http_status: outcome.http_status,
+            error: error.as_deref(),
+            duration_ms: outcome.duration_ms,
+        };
+        let id = p.id.clone();
+        let error = error.clone();
+        self.store
+            .call(move |c| {
+                let a = Attempt { error: error.as_deref(), ..attempt };
+                store::alert_deliveries::record_attempt(c, &id, &a, now)
+            })
+            .await?;
+        Ok(after)
+    }
+
+    /// Renders the sample notice for `tenant`'s channel, sends it through the same path as real
+    /// deliveries (signature included) and logs it as a test.
+    pub async fn test_send(&self, tenant: TenantId, channel_id: &str) -> store::Result<TestReport> {
+        let id = channel_id.to_owned();
+        let channel = self.store.call(move |c| store::alert_channels::get(c, tenant, &id)).await?;
+        let kind = ChannelKind::parse(&channel.kind)
+            .ok_or(store::Error::Corrupt { what: "channel type", value: channel.kind.clone() })?;
+        let notice = notify::sample(tenant);
+        let rendered = notify::render::for_channel(kind, &channel.config, channel.payload_template.as_deref(), &notice);
+        let (content_type, body, outcome) = match rendered {
+            Err(e) => ("text/plain", Vec::new(), failed(&e)),
+            Ok(r) => {
+                let outcome = match self.target(&channel) {
+                    Ok(t) => self.send(&t, r.content_type, &r.body).await,
+                    Err(e) => failed(&e),
+                };
+                (r.content_type, r.body, outcome)
+            }
+        };
+        let report = TestReport {
+            delivered: outcome.verdict == Verdict::Delivered,
+            http_status: outcome.http_status,
+            duration_ms: outcome.duration_ms,
+            error: outcome.error.clone(),
+        };
+        let now = self.clock.stamp();
+        let after = if report.delivered { After::Delivered } else { After::Failed };
+        self.store
+            .call(move |c| {
+                let d = NewDelivery {
+                    tenant_id: tenant,
+                    channel_id: &channel.id,
+                    alert_id: None,
+                    event: "test",
+                    content_type,
+                    body: &body,
+                };
+                let a = Attempt {
+                    after,
+                    http_status: outcome.http_status,
+                    error: outcome.error.as_deref(),
+                    duration_ms: outcome.duration_ms,
+                };
+                store::alert_deliveries::record_test(c, &d, &a, now)
+            })
+            .await?;
+        Ok(report)
+    }
+
+    fn target(&self, channel: &Channel) -> Result<Target, String> {
+        let kind =
+            ChannelKind::parse(&channel.kind).ok_or_else(|| format!("unknown channel type {:?}", channel.kind))?;
+        let secrets: BTreeMap<String, String> = match &channel.secret_enc {
+            None => BTreeMap::new(),
+            Some(sealed) => {
+                let plain = self.secrets.open(sealed).map_err(|e| e.to_string())?;
+                serde_json::from_slice(&plain).map_err(|_| "the channel's stored secrets are damaged".to_owned())?
+            }
+        };
+        let config = |k: &str| channel.config.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+        let secret = |k: &str| secrets.get(k).cloned().ok_or_else(|| format!("the channel has no {k}"));
+        Ok(match kind {
+            ChannelKind::Email => Target::Mail {
+                to: channel
+                    .config
+                    .get("to")
+                    .and_then(|v| v.as_array())
+                    .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+                    .unwrap_or_default(),
+            },
+            ChannelKind::Webhook => Target::Http {
+                url: config("url").ok_or("the channel has no url")?,
+                sign_with: secrets.get("secret").cloned(),
+                hide: None,
+            },
+            ChannelKind::ChatBlock | ChannelKind::ChatCard | ChannelKind::ChatEmbed => {
+                let url = secret("url")?;
+                Target::Http { hide: Some(url.clone()), url, sign_with: None }
+            }
+            ChannelKind::ChatBot => {
+                let token = secret("token")?;
+                let base = config("apiBase").unwrap_or_else(|| crate::domain::channels::TELEGRAM_API.to_owned());
+                Target::Http { url: format!("{base}/bot{token}/sendMessage"), sign_with: None, hide: Some(token) }
+            }
+        })
+    }
+
+    async fn send(&self, target: &Target, content_type: &str, body: &[u8]) -> Outcome {
+        match target {
+            Target::Http { url, sign_with, hide } => {
+                let mut headers = Vec::new();
+                if let Some(secret) = sign_with {
+                    headers.push((notify::signature::HEADER, notify::signature::sign(secret.as_bytes(), body)));
+                }
+                let req = notify::http::Request { url, body, content_type, headers };
+                let mut outcome = self.http.post(req).await;
+                // A chat webhook URL or bot token is a credential: it never reaches a log or a response.
+                if let (Some(secret), Some(e)) = (hide, outcome.error.as_mut()) {
+                    *e = e.replace(secret.as_str(), "…");
+                }
+                outcome
+            }
+            Target::Mail { to } => {
+                let started = Instant::now();
+                let mail: MailBody = match serde_json::from_slice(body) {
+                    Ok(m) => m,
+                    Err(_) => return failed("the stored mail body is damaged"),
+                };
+                let result = self.mailer.deliver(to, &mail.subject, mail.text).await;
+                let duration_ms = started.elapsed().as_millis() as u64;
+                match result {
+                    Ok(()) => Outcome { verdict: Verdict::Delivered, http_status: None, duration_ms, error: None },
+                    Err(e) => Outcome {
+                        verdict: if e.permanent { Verdict::Failed } else { Verdict::Retry { after: None } },
+                        http_status: None,
+                        duration_ms,
+                        error: Some(e.message),
+                    },
+                }
+            }
+        }
+    }
+}
+
+/// The stored body of an email delivery (`notify::render`).
+#[derive(serde::Deserialize)]
+struct MailBody {
+    subject: String,
+    text: String,
+}
+
+fn failed(reason: &str) -> Outcome {
+    Outcome { verdict: Verdict::Failed, http_status: None, duration_ms: 0, error: Some(reason.to_owned()) }
+}
