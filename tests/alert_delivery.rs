@@ -225,6 +225,58 @@ async fn a_4xx_fails_at_once_and_a_5xx_is_retried_until_delivered() {
     assert_eq!(rx.received().len(), 4, "no retry after the 404");
 }
 
+#[tokio::test]
+async fn a_hanging_receiver_delays_only_itself() {
+    let hub = common::spawn_hub().await;
+    let owner = hub.user("owner@example.org", false).await;
+    let api = hub.login(&owner.email).await;
+    let rx = Receiver::start(None).await;
+    let stuck = create(
+        &api,
+        "/alert-rules/channels",
+        json!({"type": "webhook", "name": "Stuck", "config": {"url": rx.url("/hang")}}),
+    )
+    .await;
+    let fine = create(
+        &api,
+        "/alert-rules/channels",
+        json!({"type": "webhook", "name": "Fine", "config": {"url": rx.url("/fine")}}),
+    )
+    .await;
+    let (_, rules) = api.get("/alert-rules/rules").await;
+    let system = rules["rules"][0]["id"].as_str().expect("system rule").to_owned();
+    let wired =
+        api.put(&format!("/alert-rules/rules/{system}"), json!({"channelIds": [stuck["id"], fine["id"]]})).await;
+    assert_eq!(wired.0, 200);
+
+    let s = hub.state();
+    for name in ["north", "south", "east"] {
+        let sat = common::seed::satellite(&hub, owner.tenant, name).await;
+        let now = s.clock.stamp();
+        s.store.call(move |c| birdhub::store::satellites::seen(c, owner.tenant, sat, now)).await.expect("seen");
+    }
+    s.clock.advance(Duration::from_secs(6 * 60));
+    let pass = birdhub::usecases::monitor::check(&s.store, &s.bus, &s.clock, &s.alerts).await.expect("pass");
+    assert_eq!(pass.went_offline, 3);
+    // All three reach the good receiver while the stuck one's first attempts are still waiting on
+    // their 10 s timeout.
+    let got = rx.wait_for(3, 9).await;
+    assert_eq!(
+        got.iter().filter(|g| g.path == "/fine").count(),
+        3,
+        "{:?}",
+        got.iter().map(|g| &g.path).collect::<Vec<_>>()
+    );
+    let stuck_attempts: i64 = hub.sql(|c| {
+        c.query_row("SELECT sum(attempts) FROM alert_deliveries WHERE channel_id = ?1", [stuck["id"].as_str()], |r| {
+            r.get(0)
+        })
+        .expect("attempts")
+    });
+    assert_eq!(stuck_attempts, 0, "the stuck receiver has not answered yet");
+    assert_eq!(api.get("/health").await.0, 200);
+}
+
 const BIN: &str = env!("CARGO_BIN_EXE_birdhub");
 
 fn free_port() -> u16 {

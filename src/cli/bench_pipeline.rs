@@ -1,7 +1,8 @@
 //! `birdhub bench pipeline`: simulated satellites drive a real hub (in this process, loopback
 //! ports, a temp data dir) through the embedded broker, and the figures of the satellites issue
 //! are printed: ack latency with inference off, end-to-end chunks/s against the bare model's in the
-//! same run, detection-to-WebSocket latency, and peak RSS.
+//! same run (also with ten alert rules and a signed webhook), detection-to-WebSocket and
+//! detection-to-webhook latency, and peak RSS.
 
 use std::{
     collections::HashMap,
@@ -90,23 +91,26 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     // runs around it, and the median round is the figure.
     let mut bare_runs = vec![bare_before];
     let mut rounds = Vec::new();
+    let mut alert_rounds = Vec::new();
     let mut ws_latency = Vec::new();
+    let mut alert_latency = Vec::new();
+    let (mut deliveries, mut refused) = (0u64, 0usize);
     for _ in 0..args.rounds {
-        let data = std::env::temp_dir().join(format!("birdhub-bench-{}", uuid::Uuid::new_v4()));
-        let queued = start_hub_in(settings, false, data.clone()).await?;
-        let sats = make_satellites(&queued, args.satellites).await?;
-        ingest_backlog(&queued, &sats, &wav, args.backlog).await?;
-        queued.stop().await?;
-        let hub = start_hub_in(settings, true, data).await?;
-        let (rate, latency) = drain(&hub, sats.len() * args.backlog).await?;
-        hub.stop().await?;
+        // The same backlog drained twice: without rules, then with ten rules and a webhook.
+        let (rate, latency, _) = queued_round(settings, &args, &wav, false).await?;
         ws_latency.extend(latency);
+        let (alert_rate, latency, delivered) = queued_round(settings, &args, &wav, true).await?;
+        alert_latency.extend(latency);
+        deliveries += delivered.0;
+        refused += delivered.1;
         let bare_after = bare_model(&dir, &wav, threads).await?;
         let around = (bare_runs[bare_runs.len() - 1] + bare_after) / 2.0;
         bare_runs.push(bare_after);
         rounds.push((rate, rate / around));
+        alert_rounds.push((alert_rate, alert_rate / around));
     }
     ws_latency.sort_by(f64::total_cmp);
+    alert_latency.sort_by(f64::total_cmp);
     let bare = bare_runs.iter().sum::<f64>() / bare_runs.len() as f64;
     let runs: Vec<String> = bare_runs.iter().map(|b| format!("{b:.1}")).collect();
     println!(
@@ -114,14 +118,31 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
         worker::BATCH,
         runs.join(", ")
     );
-    let mut ratios: Vec<f64> = rounds.iter().map(|r| r.1).collect();
-    ratios.sort_by(f64::total_cmp);
-    let each: Vec<String> = rounds.iter().map(|(rate, ratio)| format!("{rate:.1} ({ratio:.2})")).collect();
+    let median = |r: &[(f64, f64)]| {
+        let mut ratios: Vec<f64> = r.iter().map(|r| r.1).collect();
+        ratios.sort_by(f64::total_cmp);
+        percentile(&ratios, 50.0)
+    };
+    let each = |r: &[(f64, f64)]| {
+        r.iter().map(|(rate, ratio)| format!("{rate:.1} ({ratio:.2})")).collect::<Vec<_>>().join(", ")
+    };
+    let (plain, with_rules) = (median(&rounds), median(&alert_rounds));
     println!(
-        "end to end (queue drained): ratio to the bare model {:.2} (median of {} rounds: {} chunks/s)   (SQLite queue, WAV from disk, detections written and sent over MQTT and WebSocket)",
-        percentile(&ratios, 50.0),
+        "end to end (queue drained): ratio to the bare model {plain:.2} (median of {} rounds: {} chunks/s)   (SQLite queue, WAV from disk, detections written and sent over MQTT and WebSocket)",
         rounds.len(),
-        each.join(", ")
+        each(&rounds)
+    );
+    println!(
+        "end to end, 10 alert rules: ratio to the bare model {with_rules:.2} (median of {} rounds: {} chunks/s)   {:+.1}% against no rules",
+        alert_rounds.len(),
+        each(&alert_rounds),
+        (with_rules / plain - 1.0) * 100.0
+    );
+    println!(
+        "detection to webhook:       p50 {:.1} ms   p99 {:.1} ms   ({} signed deliveries to a local receiver, {refused} refused)",
+        percentile(&alert_latency, 50.0),
+        percentile(&alert_latency, 99.0),
+        deliveries
     );
     let around_mixed = (bare_runs[0] + bare_runs[1]) / 2.0;
     println!(
@@ -139,6 +160,40 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
         peak_rss_mb()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// One drained round on a fresh data dir: the backlog is queued with inference off, then a hub
+/// with the model drains it (with ten alert rules and a webhook when `alerts`). Returns the rate,
+/// the latencies (WebSocket, or webhook with `alerts`) and (deliveries made, signatures refused).
+async fn queued_round(
+    settings: &Settings,
+    args: &PipelineArgs,
+    wav: &[u8],
+    alerts: bool,
+) -> anyhow::Result<(f64, Vec<f64>, (u64, usize))> {
+    let data = std::env::temp_dir().join(format!("birdhub-bench-{}", uuid::Uuid::new_v4()));
+    let queued = start_hub_in(settings, false, data.clone()).await?;
+    let sats = make_satellites(&queued, args.satellites).await?;
+    ingest_backlog(&queued, &sats, wav, args.backlog).await?;
+    queued.stop().await?;
+    let hub = start_hub_in(settings, true, data).await?;
+    let receiver = match (alerts, sats.first()) {
+        (true, Some(s)) => Some(super::bench_alerts::setup(&hub, s.tenant).await?),
+        _ => None,
+    };
+    let (rate, ws, published) = drain(&hub, sats.len() * args.backlog).await?;
+    let out = match receiver {
+        None => (rate, ws, (0, 0)),
+        Some(rx) => {
+            let delivered = super::bench_alerts::wait_delivered(&hub).await?;
+            let published = published.lock().map(|m| m.clone()).unwrap_or_default();
+            let latency = super::bench_alerts::latencies(&rx.arrivals, &published)?;
+            let refused = rx.refused.lock().map(|n| *n).unwrap_or(0);
+            (rate, latency, (delivered, refused))
+        }
+    };
+    hub.stop().await?;
+    Ok(out)
 }
 
 /// The classifier alone, loaded and dropped: chunks/s at the workers' batch size on all cores.
@@ -354,8 +409,8 @@ async fn ingest_backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize
 /// A hub started on a queue of `total` chunks: the drain rate from the first job claimed to the
 /// last job committed (WAV read, classified, detections written and published), by the hub's own
 /// timestamps, and the bus-to-WebSocket latencies seen meanwhile.
-async fn drain(hub: &app::Hub, total: usize) -> anyhow::Result<(f64, Vec<f64>)> {
-    let (_bus_times, ws_latency) = watch_websocket(hub).await?;
+async fn drain(hub: &app::Hub, total: usize) -> anyhow::Result<(f64, Vec<f64>, Times)> {
+    let (bus_times, ws_latency) = watch_websocket(hub).await?;
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         let stats = hub.state.store.call(|c| store::jobs::stats(c, None)).await?;
@@ -381,7 +436,7 @@ async fn drain(hub: &app::Hub, total: usize) -> anyhow::Result<(f64, Vec<f64>)> 
     let seconds = (-span.num_milliseconds()) as f64 / 1e3;
     let mut lat = ws_latency.lock().map(|l| l.clone()).unwrap_or_default();
     lat.sort_by(f64::total_cmp);
-    Ok((total as f64 / seconds.max(1e-3), lat))
+    Ok((total as f64 / seconds.max(1e-3), lat, bus_times))
 }
 
 type Times = Arc<Mutex<HashMap<String, Instant>>>;

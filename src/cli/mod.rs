@@ -4,6 +4,7 @@
 
 mod admin;
 mod bench;
+mod bench_alerts;
 mod bench_api;
 mod bench_api_seed;
 mod bench_auth;

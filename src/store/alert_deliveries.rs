@@ -42,13 +42,16 @@ pub struct Pending {
     pub created_at: Timestamp,
 }
 
-/// Up to `limit` pending deliveries whose time has come, the most overdue first.
-pub fn due(conn: &Connection, now: Timestamp, limit: u32) -> Result<Vec<Pending>> {
+/// Up to `limit` pending deliveries whose time has come, the most overdue first, and at most
+/// `per_channel` of each channel, so one channel's backlog never hides the others'.
+pub fn due(conn: &Connection, now: Timestamp, limit: u32, per_channel: usize) -> Result<Vec<Pending>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, tenant_id, channel_id, event, content_type, body, attempts, created_at FROM alert_deliveries
-         WHERE status = 'pending' AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id LIMIT ?2",
+        "SELECT id, tenant_id, channel_id, event, content_type, body, attempts, created_at FROM (
+            SELECT *, row_number() OVER (PARTITION BY channel_id ORDER BY next_attempt_at, id) AS nth
+            FROM alert_deliveries WHERE status = 'pending' AND next_attempt_at <= ?1)
+         WHERE nth <= ?3 ORDER BY next_attempt_at, id LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![now, limit], |r| {
+    let rows = stmt.query_map(params![now, limit, per_channel as i64], |r| {
         Ok(Pending {
             id: r.get(0)?,
             tenant_id: r.get(1)?,
@@ -208,4 +211,53 @@ pub fn get(conn: &Connection, tenant: TenantId, id: &str) -> Result<LogEntry> {
     )
     .optional()?
     .ok_or(Error::NotFound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{alert_channels, testing};
+
+    #[tokio::test]
+    async fn one_channels_backlog_never_hides_another_channels_delivery() {
+        let (store, _dir) = testing::store().await;
+        let due_now = store
+            .call(|c| {
+                let (team, _) = testing::team(c, "a")?;
+                let t0 = Timestamp(chrono::Utc::now() - chrono::Duration::minutes(10));
+                let mut channel = |name: &str| {
+                    let fields = alert_channels::ChannelFields {
+                        kind: "webhook",
+                        name,
+                        config: &serde_json::Map::new(),
+                        secret_enc: None,
+                        payload_template: None,
+                        enabled: true,
+                    };
+                    alert_channels::insert(c, team, &fields, t0).map(|ch| ch.id)
+                };
+                let (stuck, fine) = (channel("stuck")?, channel("fine")?);
+                let new = |channel_id| NewDelivery {
+                    tenant_id: team,
+                    channel_id,
+                    alert_id: None,
+                    event: "detection",
+                    content_type: "application/json",
+                    body: b"{}",
+                };
+                for _ in 0..100 {
+                    enqueue(c, &new(&stuck), t0)?;
+                }
+                let later = Timestamp(t0.at() + chrono::Duration::minutes(1));
+                enqueue(c, &new(&fine), later)?;
+                let due = due(c, Timestamp(chrono::Utc::now()), 64, 2)?;
+                Ok((
+                    due.iter().filter(|d| d.channel_id == stuck).count(),
+                    due.iter().filter(|d| d.channel_id == fine).count(),
+                ))
+            })
+            .await
+            .expect("due");
+        assert_eq!(due_now, (2, 1));
+    }
 }

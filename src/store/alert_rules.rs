@@ -173,12 +173,18 @@ pub fn last_fired(conn: &Connection, rule: &str, key: &str) -> Result<Option<Tim
 
 /// Records that `rule` fired for `key` now.
 pub fn fired(conn: &Connection, rule: &str, key: &str, now: Timestamp) -> Result<()> {
+    judged(conn, rule, key, now)?;
+    conn.prepare_cached("UPDATE alert_rules SET last_fired_at = ?2 WHERE id = ?1")?.execute(params![rule, now])?;
+    Ok(())
+}
+
+/// Records that `rule` has dealt with `key` (a trend rule's day), whether it fired or not.
+pub fn judged(conn: &Connection, rule: &str, key: &str, now: Timestamp) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO alert_cooldowns (rule_id, key, fired_at) VALUES (?1, ?2, ?3)
          ON CONFLICT (rule_id, key) DO UPDATE SET fired_at = excluded.fired_at",
     )?
     .execute(params![rule, key, now])?;
-    conn.prepare_cached("UPDATE alert_rules SET last_fired_at = ?2 WHERE id = ?1")?.execute(params![rule, now])?;
     Ok(())
 }
 

@@ -356,8 +356,9 @@ fn check_trend(
     let baseline: Vec<f64> = (1..=i64::from(c.baseline_days))
         .map(|n| by_day.get(&(yesterday - chrono::Duration::days(n)).to_string()).copied().unwrap_or(0.0))
         .collect();
-    store::alert_rules::fired(conn, &rule.id, &key, now)?; // judged once per day, fired or not
+    store::alert_rules::judged(conn, &rule.id, &key, now)?; // once per day, fired or not
     let Some(change) = alert_rules::trend_change(c, value, &baseline) else { return Ok(None) };
+    store::alert_rules::fired(conn, &rule.id, &key, now)?;
     let mean = baseline.iter().sum::<f64>() / baseline.len() as f64;
     let what = match c.metric {
         Metric::Detections => "detections",

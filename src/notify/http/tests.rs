@@ -39,7 +39,6 @@ async fn receiver() -> String {
         .route("/very-busy", post(|| async { (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, "86400")]) }))
         .route("/missing", post(|| async { (StatusCode::NOT_FOUND, "no such hook") }))
         .route("/moved", post(|| async { (StatusCode::FOUND, [(header::LOCATION, "/ok")]) }))
-        .route("/huge", post(|| async { huge_body(Duration::ZERO) }))
         // 50 MiB at 64 KiB per 10 ms: reading all of it would take 8 s.
         .route("/huge-error", post(|| async { (StatusCode::BAD_GATEWAY, huge_body(Duration::from_millis(10))) }))
         .route(
@@ -109,11 +108,36 @@ async fn the_signature_content_type_and_user_agent_arrive() {
 
 #[tokio::test]
 async fn a_50_mb_reply_is_not_read() {
-    let base = receiver().await;
-    let url = format!("{base}/huge");
+    // Counts the chunks the receiver managed to hand to the socket before the hub hung up.
+    let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = sent.clone();
+    let app = Router::new().route(
+        "/huge",
+        post(move || {
+            let counter = counter.clone();
+            async move {
+                let chunks = futures_util::stream::unfold(0, move |i| {
+                    let counter = counter.clone();
+                    async move {
+                        if i == HUGE_CHUNKS {
+                            return None;
+                        }
+                        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        Some((Ok::<_, Infallible>(Bytes::from_static(&CHUNK)), i + 1))
+                    }
+                });
+                Body::from_stream(chunks)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/huge", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
     let out = Sender::new().post(request(&url, b"{}")).await;
     assert_eq!((out.verdict, out.http_status, out.error), (Verdict::Delivered, Some(200), None));
-    assert!(Duration::from_millis(out.duration_ms) < TIMEOUT);
+    tokio::time::sleep(Duration::from_millis(200)).await; // let the receiver notice the hang-up
+    let produced = sent.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(produced < HUGE_CHUNKS / 2, "the hub read on: {produced} of {HUGE_CHUNKS} chunks left the receiver");
 }
 
 #[tokio::test]
@@ -124,7 +148,8 @@ async fn an_error_reply_is_read_only_up_to_the_cap() {
     let timeout = Duration::from_secs(3);
     let out = Sender::with_timeout(timeout).post(request(&url, b"{}")).await;
     assert_eq!((out.verdict, out.http_status), (Verdict::Retry { after: None }, Some(502)));
-    assert!(Duration::from_millis(out.duration_ms) < timeout, "stopped at the cap, not at the deadline");
+    // The reason quotes the capped reply: the read stopped at the cap, not at the deadline (which
+    // would say "timed out").
     let error = out.error.expect("reason");
     assert!(error.starts_with("HTTP 502: xxxx") && error.chars().count() <= "HTTP 502: ".len() + 200, "{error}");
 }
@@ -137,7 +162,6 @@ async fn a_receiver_that_never_answers_times_out_as_retry() {
     assert_eq!(out.verdict, Verdict::Retry { after: None });
     assert_eq!(out.http_status, None);
     assert_eq!(out.error.as_deref(), Some("timed out after 300 ms"));
-    assert!(out.duration_ms >= 300);
 }
 
 #[tokio::test]
