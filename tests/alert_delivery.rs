@@ -5,23 +5,10 @@
 
 mod common;
 
-use std::{
-    net::TcpListener,
-    path::Path,
-    process::{Child, Command, Stdio},
-    time::Duration,
-};
+use std::time::Duration;
 
-use common::{Api, receiver::Receiver, sat};
+use common::{Api, process, receiver::Receiver, sat};
 use serde_json::{Value, json};
-
-fn warbler_wav() -> Vec<u8> {
-    use birdhub::inference::{ModelDir, audio};
-    let dir = ModelDir::locate("").expect("model dir (run models/fetch.sh)");
-    let bytes = std::fs::read(dir.file("fixtures/birds_10s.wav")).expect("fixture");
-    let samples = audio::to_model_rate(audio::decode_wav(&bytes, 60.0).expect("decode")).expect("resample");
-    audio::encode_wav_i16(&samples[144_000..288_000], 48_000)
-}
 
 async fn create(api: &Api, path: &str, body: Value) -> Value {
     let (status, created) = api.post(path, body.clone()).await;
@@ -81,7 +68,7 @@ async fn a_real_bird_fires_a_rule_once_per_cooldown_and_reaches_the_signed_recei
     let r = sat::register(&api, json!({"name": "hemlock ridge"})).await;
     let mut c = sat::connect(&hub, &r).await;
     assert!(c.subscribe(&format!("{}#", r.prefix)).await);
-    let wav = warbler_wav();
+    let wav = sat::warbler_wav();
     let first = uuid::Uuid::new_v4().to_string();
     c.publish(&r.topic("audio"), sat::audio_message(&r, &first, &wav, 48_000, 3000)).await;
     let detection = c.message_on(&r.topic("detection"), 60).await.expect("a detection");
@@ -277,54 +264,13 @@ async fn a_hanging_receiver_delays_only_itself() {
     assert_eq!(api.get("/health").await.0, 200);
 }
 
-const BIN: &str = env!("CARGO_BIN_EXE_birdhub");
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
-}
-
-fn serve(data: &Path, http: u16, mqtt: u16) -> Child {
-    let model = birdhub::inference::ModelDir::locate("").expect("model (run models/fetch.sh)");
-    std::fs::write(data.join("empty.toml"), "").expect("config");
-    Command::new(BIN)
-        .args(["serve", "--config"])
-        .arg(data.join("empty.toml"))
-        .arg("--data-dir")
-        .arg(data.join("data"))
-        .args(["--http-bind", &format!("127.0.0.1:{http}"), "--mqtt-bind", &format!("127.0.0.1:{mqtt}")])
-        .env("BIRDHUB_MQTT__WS_BIND", "127.0.0.1:0")
-        .env("BIRDHUB_INFERENCE__MODEL_DIR", &model.path)
-        .env("BIRDHUB_LOG_LEVEL", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn hub")
-}
-
 #[tokio::test]
 async fn a_delivery_pending_a_retry_survives_a_sigkill_and_arrives_exactly_once_more() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (http, mqtt) = (free_port(), free_port());
-    let mut hub = serve(dir.path(), http, mqtt);
+    let (http, mqtt) = (process::free_port(), process::free_port());
+    let mut hub = process::serve(dir.path(), http, mqtt);
     common::wait_healthy(&format!("http://127.0.0.1:{http}/api/health")).await;
-    let status = Command::new(BIN)
-        .args([
-            "admin",
-            "create-user",
-            "--email",
-            "ops@example.org",
-            "--name",
-            "Ops",
-            "--password",
-            common::PASSWORD,
-            "--config",
-        ])
-        .arg(dir.path().join("empty.toml"))
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .status()
-        .expect("create user");
-    assert!(status.success());
+    process::create_user(dir.path(), "ops@example.org");
     let api = Api::new(&format!("http://127.0.0.1:{http}"));
     assert_eq!(api.post("/auth/login", json!({"email": "ops@example.org", "password": common::PASSWORD})).await.0, 200);
     let rx = Receiver::start(Some("k")).await;
@@ -343,15 +289,14 @@ async fn a_delivery_pending_a_retry_survives_a_sigkill_and_arrives_exactly_once_
     assert!(matches!(c.next(10).await, Some(sat::Seen::Connected)));
     c.publish(
         &r.topic("audio"),
-        sat::audio_message(&r, &uuid::Uuid::new_v4().to_string(), &warbler_wav(), 48_000, 3000),
+        sat::audio_message(&r, &uuid::Uuid::new_v4().to_string(), &sat::warbler_wav(), 48_000, 3000),
     )
     .await;
 
     // Two 503s: the second retry waits 4 s. Kill the hub in that wait.
     let got = rx.wait_for(2, 60).await;
     assert_eq!(got.iter().map(|g| g.status).collect::<Vec<_>>(), vec![503, 503]);
-    Command::new("kill").args(["-KILL", &hub.id().to_string()]).status().expect("kill");
-    hub.wait().expect("reap");
+    process::signal(&mut hub, "KILL");
     let db = dir.path().join("data/birdhub.db");
     let row = || -> (String, i64) {
         rusqlite::Connection::open(&db)
@@ -361,14 +306,13 @@ async fn a_delivery_pending_a_retry_survives_a_sigkill_and_arrives_exactly_once_
     };
     assert_eq!(row(), ("pending".into(), 2), "the retry is waiting in the outbox");
 
-    let (http, mqtt) = (free_port(), free_port());
-    let mut hub = serve(dir.path(), http, mqtt);
+    let (http, mqtt) = (process::free_port(), process::free_port());
+    let mut hub = process::serve(dir.path(), http, mqtt);
     common::wait_healthy(&format!("http://127.0.0.1:{http}/api/health")).await;
     let got = rx.wait_for(3, 30).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let got_after = rx.received();
-    Command::new("kill").args(["-TERM", &hub.id().to_string()]).status().expect("stop");
-    hub.wait().expect("reap");
+    process::signal(&mut hub, "TERM");
     assert_eq!(got.len(), 3);
     assert_eq!(got_after.len(), 3, "delivered exactly once more");
     assert_eq!(got_after[2].status, 200);

@@ -358,15 +358,7 @@ async fn each_chat_type_posts_the_shape_its_service_documents() {
 
 #[tokio::test]
 async fn email_channels_reach_an_smtp_sink_and_unreachable_receivers_are_reported() {
-    let sink = smtp::Sink::start().await;
-    let port = sink.port;
-    let hub = common::spawn_hub_with(move |s| {
-        s.smtp.host = "127.0.0.1".into();
-        s.smtp.port = port;
-        s.smtp.security = "none".into();
-        s.smtp.from = "hub@birdhub.test".into();
-    })
-    .await;
+    let (hub, sink) = common::spawn_hub_with_mail().await;
     let owner = hub.user("owner@example.org", false).await;
     let admin = hub.login(&owner.email).await;
     let mail = channel(

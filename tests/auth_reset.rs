@@ -8,16 +8,7 @@ use common::{PASSWORD, assert_error, smtp};
 use serde_json::json;
 
 async fn hub_with_mail() -> (common::TestHub, smtp::Sink) {
-    let sink = smtp::Sink::start().await;
-    let port = sink.port;
-    let hub = common::spawn_hub_with(move |s| {
-        s.smtp.host = "127.0.0.1".into();
-        s.smtp.port = port;
-        s.smtp.security = "none".into();
-        s.smtp.from = "hub@birdhub.test".into();
-    })
-    .await;
-    (hub, sink)
+    common::spawn_hub_with_mail().await
 }
 
 /// Mails the hub tried to send; written before forgot-password answers.

@@ -3,48 +3,13 @@
 
 mod common;
 
-use std::{
-    collections::HashSet,
-    net::TcpListener,
-    path::Path,
-    process::{Child, Command, Stdio},
-    time::Duration,
+use std::{collections::HashSet, time::Duration};
+
+use common::{
+    process,
+    sat::{self, Seen},
 };
-
-use common::sat::{self, Seen};
 use serde_json::json;
-
-const BIN: &str = env!("CARGO_BIN_EXE_birdhub");
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
-}
-
-fn serve(data: &Path, http: u16, mqtt: u16) -> Child {
-    let model = birdhub::inference::ModelDir::locate("").expect("model (run models/fetch.sh)");
-    std::fs::write(data.join("empty.toml"), "").expect("config");
-    Command::new(BIN)
-        .args(["serve", "--config"])
-        .arg(data.join("empty.toml"))
-        .arg("--data-dir")
-        .arg(data.join("data"))
-        .args(["--http-bind", &format!("127.0.0.1:{http}"), "--mqtt-bind", &format!("127.0.0.1:{mqtt}")])
-        .env("BIRDHUB_MQTT__WS_BIND", "127.0.0.1:0")
-        .env("BIRDHUB_INFERENCE__MODEL_DIR", &model.path)
-        .env("BIRDHUB_LOG_LEVEL", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn hub")
-}
-
-fn warbler_wav() -> Vec<u8> {
-    use birdhub::inference::{ModelDir, audio};
-    let dir = ModelDir::locate("").expect("model dir");
-    let bytes = std::fs::read(dir.file("fixtures/birds_10s.wav")).expect("fixture");
-    let samples = audio::to_model_rate(audio::decode_wav(&bytes, 60.0).expect("decode")).expect("resample");
-    audio::encode_wav_i16(&samples[144_000..288_000], 48_000)
-}
 
 /// Publishes every chunk not yet acknowledged, collecting `stored` acks for up to `secs`.
 async fn send_all(
@@ -77,32 +42,15 @@ async fn send_all(
 #[tokio::test]
 async fn a_sigkill_mid_flow_loses_and_doubles_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (http, mqtt) = (free_port(), free_port());
-    let mut hub = serve(dir.path(), http, mqtt);
+    let (http, mqtt) = (process::free_port(), process::free_port());
+    let mut hub = process::serve(dir.path(), http, mqtt);
     common::wait_healthy(&format!("http://127.0.0.1:{http}/api/health")).await;
-    let status = Command::new(BIN)
-        .args([
-            "admin",
-            "create-user",
-            "--email",
-            "ops@example.org",
-            "--name",
-            "Ops",
-            "--password",
-            common::PASSWORD,
-            "--config",
-        ])
-        .arg(dir.path().join("empty.toml"))
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .status()
-        .expect("create user");
-    assert!(status.success());
+    process::create_user(dir.path(), "ops@example.org");
     let api = common::Api::new(&format!("http://127.0.0.1:{http}"));
     assert_eq!(api.post("/auth/login", json!({"email": "ops@example.org", "password": common::PASSWORD})).await.0, 200);
     let r = sat::register(&api, json!({"name": "crashy", "latitude": 40.8, "longitude": -77.9})).await;
 
-    let wav = warbler_wav();
+    let wav = sat::warbler_wav();
     let chunks: Vec<String> = (0..24).map(|_| uuid::Uuid::new_v4().to_string()).collect();
     let mut acked = HashSet::new();
     let mut c = sat::connect_as(mqtt, &r.client_id, &r.id, &r.password).await;
@@ -123,13 +71,12 @@ async fn a_sigkill_mid_flow_loses_and_doubles_nothing() {
             None => panic!("no acks before the kill"),
         }
     }
-    Command::new("kill").args(["-KILL", &hub.id().to_string()]).status().expect("kill");
-    hub.wait().expect("reap");
+    process::signal(&mut hub, "KILL");
     let acked_before_kill = acked.clone();
 
     // Restart on the same data; the satellite's outbox resends whatever was not acknowledged.
-    let (http, mqtt) = (free_port(), free_port());
-    let mut hub = serve(dir.path(), http, mqtt);
+    let (http, mqtt) = (process::free_port(), process::free_port());
+    let mut hub = process::serve(dir.path(), http, mqtt);
     common::wait_healthy(&format!("http://127.0.0.1:{http}/api/health")).await;
     let mut c = sat::connect_as(mqtt, &r.client_id, &r.id, &r.password).await;
     assert!(matches!(c.next(10).await, Some(Seen::Connected)));
@@ -149,8 +96,7 @@ async fn a_sigkill_mid_flow_loses_and_doubles_nothing() {
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    Command::new("kill").args(["-TERM", &hub.id().to_string()]).status().expect("stop");
-    hub.wait().expect("reap");
+    process::signal(&mut hub, "TERM");
 
     assert_eq!(done, chunks.len() as i64, "every job finished");
     assert_eq!(query("SELECT count(*) FROM audio_chunks"), chunks.len() as i64, "each chunk stored once");

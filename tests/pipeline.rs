@@ -8,15 +8,6 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-/// 3 s of the fixture recording (3.0-6.0 s, where a Tennessee Warbler sings), as a 48 kHz WAV.
-fn warbler_wav() -> Vec<u8> {
-    use birdhub::inference::{ModelDir, audio};
-    let dir = ModelDir::locate("").expect("model dir (run models/fetch.sh)");
-    let bytes = std::fs::read(dir.file("fixtures/birds_10s.wav")).expect("fixture");
-    let samples = audio::to_model_rate(audio::decode_wav(&bytes, 60.0).expect("decode")).expect("resample");
-    audio::encode_wav_i16(&samples[144_000..288_000], 48_000)
-}
-
 async fn ws_connect(
     url: &str,
 ) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
@@ -56,7 +47,7 @@ async fn a_real_bird_goes_from_mqtt_to_detection_websocket_and_api() {
     let mut other_ws = ws_connect(&format!("ws://{}/api/ws/events?token={other_token}", hub.http_addr)).await;
 
     let chunk = uuid::Uuid::new_v4().to_string();
-    c.publish(&r.topic("audio"), sat::audio_message(&r, &chunk, &warbler_wav(), 48_000, 3000)).await;
+    c.publish(&r.topic("audio"), sat::audio_message(&r, &chunk, &sat::warbler_wav(), 48_000, 3000)).await;
     assert_eq!(c.message_on(&r.topic("ack"), 10).await.expect("ack")["status"], "stored");
 
     let detection = c.message_on(&r.topic("detection"), 60).await.expect("a detection on the satellite's topic");
@@ -93,7 +84,7 @@ async fn a_real_bird_goes_from_mqtt_to_detection_websocket_and_api() {
 
     // The same song again, later that day: not the first of the day, not rare any more.
     let second = uuid::Uuid::new_v4().to_string();
-    c.publish(&r.topic("audio"), sat::audio_message(&r, &second, &warbler_wav(), 48_000, 3000)).await;
+    c.publish(&r.topic("audio"), sat::audio_message(&r, &second, &sat::warbler_wav(), 48_000, 3000)).await;
     let again = c.message_on(&r.topic("detection"), 60).await.expect("second detection");
     assert_eq!((again["isFirstOfDay"].clone(), again["isRare"].clone()), (json!(false), json!(false)));
 
@@ -151,7 +142,7 @@ async fn split_mode_api_and_dispatcher_work_together() {
 
     // The dispatcher classifies; the api process's WebSocket clients hear about it.
     let chunk = uuid::Uuid::new_v4().to_string();
-    c.publish(&r.topic("audio"), sat::audio_message(&r, &chunk, &warbler_wav(), 48_000, 3000)).await;
+    c.publish(&r.topic("audio"), sat::audio_message(&r, &chunk, &sat::warbler_wav(), 48_000, 3000)).await;
     assert_eq!(c.message_on(&r.topic("ack"), 10).await.expect("ack")["status"], "stored");
     let frame = next_json(&mut ws, 60).await.expect("detection on the api's WebSocket");
     assert_eq!(frame["data"]["commonName"], "Tennessee Warbler");

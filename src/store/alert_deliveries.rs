@@ -225,7 +225,7 @@ mod tests {
             .call(|c| {
                 let (team, _) = testing::team(c, "a")?;
                 let t0 = Timestamp(chrono::Utc::now() - chrono::Duration::minutes(10));
-                let mut channel = |name: &str| {
+                let channel = |name: &str| {
                     let fields = alert_channels::ChannelFields {
                         kind: "webhook",
                         name,

@@ -4,6 +4,7 @@
 pub mod api;
 pub mod mosq;
 pub mod paho;
+pub mod process;
 pub mod receiver;
 pub mod sat;
 pub mod seed;
@@ -159,6 +160,20 @@ pub fn test_settings(data_dir: &std::path::Path) -> Settings {
     // No classifier unless a test asks for one (`with_model`): most tests do not need it.
     s.inference.model_dir = data_dir.join("no-model").display().to_string();
     s
+}
+
+/// A hub whose mail goes to a local SMTP sink.
+pub async fn spawn_hub_with_mail() -> (TestHub, smtp::Sink) {
+    let sink = smtp::Sink::start().await;
+    let port = sink.port;
+    let hub = spawn_hub_with(move |s| {
+        s.smtp.host = "127.0.0.1".into();
+        s.smtp.port = port;
+        s.smtp.security = "none".into();
+        s.smtp.from = "hub@birdhub.test".into();
+    })
+    .await;
+    (hub, sink)
 }
 
 /// Settings adjustment that gives the hub the real classifier.

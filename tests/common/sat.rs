@@ -159,3 +159,12 @@ pub fn audio_message(r: &Registered, chunk_id: &str, wav: &[u8], rate: u32, dura
     .to_string()
     .into_bytes()
 }
+
+/// 3 s of the fixture recording (3.0-6.0 s, where a Tennessee Warbler sings), as a 48 kHz WAV.
+pub fn warbler_wav() -> Vec<u8> {
+    use birdhub::inference::{ModelDir, audio};
+    let dir = ModelDir::locate("").expect("model dir (run models/fetch.sh)");
+    let bytes = std::fs::read(dir.file("fixtures/birds_10s.wav")).expect("fixture");
+    let samples = audio::to_model_rate(audio::decode_wav(&bytes, 60.0).expect("decode")).expect("resample");
+    audio::encode_wav_i16(&samples[144_000..288_000], 48_000)
+}
