@@ -210,6 +210,28 @@ async fn a_4xx_fails_at_once_and_a_5xx_is_retried_until_delivered() {
     assert!(failed.1.contains("404"), "{}", failed.1);
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(rx.received().len(), 4, "no retry after the 404");
+
+    // Disabling the channel stops a pending retry.
+    rx.script(&[503]);
+    let s3 = common::seed::satellite(&hub, owner.tenant, "third pi").await;
+    let now = s.clock.stamp();
+    s.store.call(move |c| birdhub::store::satellites::seen(c, owner.tenant, s3, now)).await.expect("seen");
+    s.clock.advance(Duration::from_secs(6 * 60));
+    birdhub::usecases::monitor::check(&s.store, &s.bus, &s.clock, &s.alerts).await.expect("pass");
+    assert_eq!(rx.wait_for(5, 10).await[4].status, 503);
+    let path = format!("/alert-rules/channels/{}", hook["id"].as_str().expect("id"));
+    assert_eq!(api.put(&path, json!({"enabled": false})).await.0, 200);
+    let stopped = eventually(10, || {
+        hub.sql(|c| {
+            c.query_row("SELECT last_error FROM alert_deliveries WHERE status = 'failed' AND attempts = 2", [], |r| {
+                r.get::<_, String>(0)
+            })
+            .ok()
+        })
+    })
+    .await;
+    assert_eq!(stopped.as_deref(), Some("the channel is disabled"));
+    assert_eq!(rx.received().len(), 5, "the receiver heard nothing more");
 }
 
 #[tokio::test]

@@ -41,7 +41,7 @@ async fn a_silence_alerts_once_per_silence() {
         "conditions": {"minutes": 60, "satelliteIds": [sat]}, "channelIds": [hook["id"]]}),
     )
     .await;
-    let watch = || birdhub::usecases::alerting::watch(&s.store, &s.bus, &s.alerts, s.clock.stamp());
+    let watch = || birdhub::usecases::alert_watch::watch(&s.store, &s.bus, &s.alerts, s.clock.stamp());
 
     assert_eq!(watch().await.expect("pass"), 0, "not quiet long enough");
     s.clock.advance(Duration::from_secs(61 * 60));
@@ -103,7 +103,7 @@ async fn a_daily_rise_against_the_baseline_alerts_once_that_day() {
     create(&api, "/alert-rules/rules", json!({"name": "More species", "trigger": "trend",
         "conditions": {"metric": "species", "direction": "rise", "percent": 100, "baselineDays": 3, "satelliteId": sat}, "channelIds": [hook["id"]]})).await;
 
-    let watch = || birdhub::usecases::alerting::watch(&s.store, &s.bus, &s.alerts, s.clock.stamp());
+    let watch = || birdhub::usecases::alert_watch::watch(&s.store, &s.bus, &s.alerts, s.clock.stamp());
     assert_eq!(watch().await.expect("pass"), 2, "the rise in detections and in species (1 -> 2)");
     assert_eq!(watch().await.expect("pass"), 0, "once per day");
     let got = rx.wait_for(2, 10).await;

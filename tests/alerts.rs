@@ -58,9 +58,9 @@ async fn viewers_read_admins_write_and_the_system_rule_is_always_there() {
     )
     .await;
     let sys_path = format!("/alert-rules/rules/{}", system["id"].as_str().expect("id"));
-    let (status, wired) = admin.put(&sys_path, json!({"channelIds": [hook["id"]]})).await;
+    let (status, wired) = admin.put(&sys_path, json!({"channelIds": [hook["id"], hook["id"]]})).await;
     assert_eq!(status, 200, "{wired}");
-    assert_eq!(wired["channelIds"], json!([hook["id"]]));
+    assert_eq!(wired["channelIds"], json!([hook["id"]]), "a channel named twice is wired once");
     assert_error(&admin.put(&sys_path, json!({"name": "Renamed"})).await, 409, "system_rule");
     assert_error(&admin.delete(&sys_path).await, 409, "system_rule");
 
@@ -148,6 +148,25 @@ async fn bad_rules_and_channels_get_clear_4xx_errors() {
     ] {
         assert_error(&admin.post("/alert-rules/rules", body.clone()).await, 422, code);
     }
+    // A satellite deleted after the rule was made does not block switching the rule off.
+    let mine = common::seed::satellite(&hub, owner.tenant, "my pi").await;
+    let (status, rule) = admin
+        .post(
+            "/alert-rules/rules",
+            json!({"name": "mine", "trigger": "detection", "conditions": {"satelliteIds": [mine]}}),
+        )
+        .await;
+    assert_eq!(status, 201, "{rule}");
+    let now = hub.state().clock.stamp();
+    hub.state()
+        .store
+        .call(move |c| birdhub::store::satellites::soft_delete(c, owner.tenant, mine, now))
+        .await
+        .expect("deleted");
+    let (status, off) =
+        admin.put(&format!("/alert-rules/rules/{}", rule["id"].as_str().expect("id")), json!({"enabled": false})).await;
+    assert_eq!((status.as_u16(), off["enabled"].clone()), (200, json!(false)), "{off}");
+
     // Another team's channel is invisible, and so is an unknown one.
     let path = format!("/alert-rules/channels/{}", theirs["id"].as_str().expect("id"));
     assert_error(&admin.get(&path).await, 404, "channel_not_found");
@@ -184,6 +203,10 @@ async fn secrets_are_sealed_never_returned_and_kept_across_updates() {
         .await;
     assert_eq!(cleared["config"]["secret"], Value::Null);
 
+    let viewer = hub.member_of("viewer@example.org", owner.tenant, birdhub::domain::Role::Viewer).await;
+    let (status, seen) = hub.login(&viewer.email).await.get(&format!("/alert-rules/channels/{id}")).await;
+    assert_eq!(status, 200, "{seen}");
+    assert_eq!(seen["config"]["url"], "http://x.org/…", "a viewer sees only where a webhook goes");
     let (_, list) = admin.get("/alert-rules/channels").await;
     let everything = format!("{list}{hook}{slack}{bot}{renamed}");
     for secret in ["hunter2", "sekrit", "bot-token-xyz"] {

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use super::{ApiError, Json, Path};
 use crate::{
     auth::{Admin, Audit, ClientIp, TenantAccess, Viewer},
+    domain::Role,
     state::AppState,
     store::alert_rules::Rule,
     usecases::{
@@ -83,7 +84,8 @@ async fn audit_rule(state: &AppState, access: &TenantAccess, ip: &str, action: &
 }
 
 async fn list_channels(State(state): State<AppState>, Viewer(access): Viewer) -> Result<axum::Json<Value>, ApiError> {
-    let channels = alert_channels::list(&state.store, access.tenant_id).await?;
+    let full = access.role.at_least(Role::Admin);
+    let channels = alert_channels::list(&state.store, access.tenant_id, full).await?;
     Ok(axum::Json(json!({ "channels": channels, "total": channels.len() })))
 }
 
@@ -92,7 +94,8 @@ async fn get_channel(
     Viewer(access): Viewer,
     Path(id): Path<uuid::Uuid>,
 ) -> Result<axum::Json<ChannelView>, ApiError> {
-    Ok(axum::Json(alert_channels::get(&state.store, access.tenant_id, id.to_string()).await?))
+    let full = access.role.at_least(Role::Admin);
+    Ok(axum::Json(alert_channels::get(&state.store, access.tenant_id, id.to_string(), full).await?))
 }
 
 async fn create_channel(

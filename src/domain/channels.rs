@@ -189,21 +189,26 @@ fn is_chat_id(s: &str) -> bool {
         || s.strip_prefix('@').is_some_and(|n| n.len() >= 2 && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
 }
 
-/// An absolute http or https URL with a host.
-pub fn check_url(url: &str, field: &str) -> Result<(), String> {
-    if url.is_empty() {
+/// An absolute http or https URL with a host, as the sender's HTTP client will parse it.
+pub fn check_url(raw: &str, field: &str) -> Result<(), String> {
+    if raw.is_empty() {
         return Err(format!("{field} must not be empty"));
     }
-    if url.len() > MAX_URL {
+    if raw.len() > MAX_URL {
         return Err(format!("{field} is longer than {MAX_URL} characters"));
     }
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-        .ok_or_else(|| format!("{field} must be an http:// or https:// URL"))?;
-    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    if host.is_empty() || host.starts_with(':') || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if raw.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("{field} must not contain spaces"));
+    }
+    // The URL parser would read `https:///x` as host `x`; a host must follow the `//`.
+    if raw.split_once("://").is_none_or(|(_, rest)| rest.is_empty() || rest.starts_with('/')) {
+        return Err(format!("{field} must be an http:// or https:// URL with a host"));
+    }
+    let url = url::Url::parse(raw).map_err(|e| format!("{field} is not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("{field} must be an http:// or https:// URL, not {}://", url.scheme()));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
         return Err(format!("{field} must name a host"));
     }
     Ok(())
@@ -213,10 +218,16 @@ pub fn check_url(url: &str, field: &str) -> Result<(), String> {
 const ORIGIN: &str = "urlOrigin";
 
 /// The config as responses show it: secrets as `"set"` (or null), a sealed URL as its origin.
-/// Only the keys of `c.secrets` are read, so a view never needs the plain values.
-pub fn redacted(kind: ChannelKind, c: &ChannelConfig) -> Value {
+/// Only the keys of `c.secrets` are read, so a view never needs the plain values. Without `full`
+/// (a reader below Admin) a clear webhook URL shows only its origin too: many receivers take
+/// their credential in the path.
+pub fn redacted(kind: ChannelKind, c: &ChannelConfig, full: bool) -> Value {
     let mut out = c.public.clone();
     let origin = out.remove(ORIGIN);
+    if !full && let Some(Value::String(url)) = out.get("url") {
+        let shown = format!("{}/…", self::origin(url));
+        out.insert("url".into(), Value::String(shown));
+    }
     for field in kind.secret_fields() {
         let shown = match (c.secrets.contains_key(*field), *field, &origin) {
             (false, _, _) => Value::Null,
@@ -228,11 +239,15 @@ pub fn redacted(kind: ChannelKind, c: &ChannelConfig) -> Value {
     Value::Object(out)
 }
 
-fn origin(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("https", url));
-    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    format!("{scheme}://{host}")
+/// `scheme://host[:port]`, without any user or password.
+fn origin(raw: &str) -> String {
+    match url::Url::parse(raw) {
+        Ok(u) => {
+            let port = u.port().map(|p| format!(":{p}")).unwrap_or_default();
+            format!("{}://{}{port}", u.scheme(), u.host_str().unwrap_or_default())
+        }
+        Err(_) => "a URL".into(),
+    }
 }
 
 #[cfg(test)]
@@ -257,17 +272,18 @@ mod tests {
         let hook =
             check_config(ChannelKind::Webhook, &json!({"url": "https://x.org/h", "secret": "s3"}), None).expect("ok");
         assert_eq!(hook.secrets.get("secret").map(String::as_str), Some("s3"));
-        assert_eq!(redacted(ChannelKind::Webhook, &hook), json!({"url": "https://x.org/h", "secret": "set"}));
+        assert_eq!(redacted(ChannelKind::Webhook, &hook, true), json!({"url": "https://x.org/h", "secret": "set"}));
+        assert_eq!(redacted(ChannelKind::Webhook, &hook, false), json!({"url": "https://x.org/…", "secret": "set"}));
 
         let slack =
             check_config(ChannelKind::ChatBlock, &json!({"url": "https://hooks.slack.com/services/T/B/x"}), None)
                 .expect("ok");
-        assert_eq!(redacted(ChannelKind::ChatBlock, &slack), json!({"url": "https://hooks.slack.com/…"}));
+        assert_eq!(redacted(ChannelKind::ChatBlock, &slack, true), json!({"url": "https://hooks.slack.com/…"}));
 
         let bot =
             check_config(ChannelKind::ChatBot, &json!({"token": "123:abc", "chatId": -100123}), None).expect("ok");
         assert_eq!(
-            redacted(ChannelKind::ChatBot, &bot),
+            redacted(ChannelKind::ChatBot, &bot, true),
             json!({"token": "set", "chatId": "-100123", "apiBase": TELEGRAM_API})
         );
 

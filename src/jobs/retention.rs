@@ -1,5 +1,6 @@
 //! Housekeeping every hour: telemetry older than its retention, rate-limit ledger rows older
-//! than a day, and inference jobs done more than 7 days ago are deleted.
+//! than a day, inference jobs done more than 7 days ago and finished alert deliveries older than
+//! 30 days are deleted.
 
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
         let telemetry_before = Timestamp(now - chrono::Duration::days(store::telemetry::RETENTION_DAYS));
         let ledger_before = Timestamp(now - chrono::Duration::days(1));
         let jobs_before = Timestamp(now - chrono::Duration::days(store::jobs::DONE_RETENTION_DAYS));
+        let deliveries_before = Timestamp(now - chrono::Duration::days(store::alert_deliveries::RETENTION_DAYS));
         let pruned = state
             .store
             .call(move |c| {
@@ -27,12 +29,13 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
                     store::telemetry::prune(c, telemetry_before)?,
                     store::login_attempts::prune(c, ledger_before)?,
                     store::jobs::prune_done(c, jobs_before)?,
+                    store::alert_deliveries::prune(c, deliveries_before)?,
                 ))
             })
             .await;
         match pruned {
-            Ok((t, l, j)) if t + l > 0 || j > 0 => {
-                tracing::info!(telemetry = t, ledger = l, jobs = j, "old rows pruned")
+            Ok((t, l, j, d)) if t + l + d > 0 || j > 0 => {
+                tracing::info!(telemetry = t, ledger = l, jobs = j, deliveries = d, "old rows pruned")
             }
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "pruning failed"),

@@ -83,8 +83,22 @@ pub struct Attempt<'a> {
     pub duration_ms: u64,
 }
 
-/// Writes one attempt's outcome on a pending delivery (and counts it).
-pub fn record_attempt(conn: &Connection, id: &str, a: &Attempt<'_>, now: Timestamp) -> Result<()> {
+/// Takes a due delivery for one attempt: its next attempt moves to `until`, so no other pass sends
+/// it meanwhile, and a start after a crash mid-send sends it again only then. False when the row
+/// changed since it was read (another pass took it, or it was sent).
+pub fn lease(conn: &Connection, id: &str, attempts: u32, now: Timestamp, until: Timestamp) -> Result<bool> {
+    let n = conn
+        .prepare_cached(
+            "UPDATE alert_deliveries SET next_attempt_at = ?4
+             WHERE id = ?1 AND status = 'pending' AND attempts = ?2 AND next_attempt_at <= ?3",
+        )?
+        .execute(params![id, attempts, now, until])?;
+    Ok(n == 1)
+}
+
+/// Writes the outcome of attempt number `attempts + 1` on a pending delivery; `NotFound` when
+/// the row is no longer at that attempt.
+pub fn record_attempt(conn: &Connection, id: &str, attempts: u32, a: &Attempt<'_>, now: Timestamp) -> Result<()> {
     let (status, next, delivered) = match a.after {
         After::Delivered => ("delivered", None, Some(now)),
         After::RetryAt(at) => ("pending", Some(at), None),
@@ -94,9 +108,9 @@ pub fn record_attempt(conn: &Connection, id: &str, a: &Attempt<'_>, now: Timesta
         .prepare_cached(
             "UPDATE alert_deliveries SET status = ?2, attempts = attempts + 1, next_attempt_at = ?3, http_status = ?4,
                 last_error = ?5, duration_ms = ?6, delivered_at = ?7, updated_at = ?8
-             WHERE id = ?1 AND status = 'pending'",
+             WHERE id = ?1 AND status = 'pending' AND attempts = ?9",
         )?
-        .execute(params![id, status, next, a.http_status, a.error, a.duration_ms as i64, delivered, now])?;
+        .execute(params![id, status, next, a.http_status, a.error, a.duration_ms as i64, delivered, now, attempts])?;
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }
 }
 
@@ -121,6 +135,17 @@ pub fn record_test(conn: &Connection, d: &NewDelivery<'_>, a: &Attempt<'_>, now:
         ],
     )?;
     Ok(())
+}
+
+/// Finished deliveries (delivered, failed, test) are kept this long in the log.
+pub const RETENTION_DAYS: i64 = 30;
+
+/// Deletes finished deliveries last changed before `before`; pending ones stay.
+pub fn prune(conn: &Connection, before: Timestamp) -> Result<usize> {
+    Ok(conn.execute(
+        "DELETE FROM alert_deliveries WHERE status IN ('delivered', 'failed', 'test') AND updated_at < ?1",
+        [before],
+    )?)
 }
 
 /// One line of a channel's delivery log.
@@ -259,5 +284,48 @@ mod tests {
             .await
             .expect("due");
         assert_eq!(due_now, (2, 1));
+    }
+
+    #[tokio::test]
+    async fn a_delivery_is_leased_once_and_its_outcome_written_once() {
+        let (store, _dir) = testing::store().await;
+        let outcome = store
+            .call(|c| {
+                let (team, _) = testing::team(c, "a")?;
+                let now = Timestamp(chrono::Utc::now());
+                let fields = alert_channels::ChannelFields {
+                    kind: "webhook",
+                    name: "rx",
+                    config: &serde_json::Map::new(),
+                    secret_enc: None,
+                    payload_template: None,
+                    enabled: true,
+                };
+                let channel = alert_channels::insert(c, team, &fields, now)?.id;
+                let new = NewDelivery {
+                    tenant_id: team,
+                    channel_id: &channel,
+                    alert_id: None,
+                    event: "detection",
+                    content_type: "application/json",
+                    body: b"{}",
+                };
+                let id = enqueue(c, &new, now)?;
+                let until = Timestamp(now.at() + chrono::Duration::minutes(5));
+                let first = lease(c, &id, 0, now, until)?;
+                let second = lease(c, &id, 0, now, until)?;
+                let hidden = due(c, now, 10, 2)?.is_empty();
+                let a = Attempt { after: After::Delivered, http_status: Some(200), error: None, duration_ms: 3 };
+                record_attempt(c, &id, 0, &a, now)?;
+                let again = record_attempt(c, &id, 0, &a, now);
+                Ok((first, second, hidden, matches!(again, Err(Error::NotFound)), get(c, team, &id)?.attempts))
+            })
+            .await
+            .expect("lease");
+        assert_eq!(
+            outcome,
+            (true, false, true, true, 1),
+            "(leased, leased twice, hidden while leased, second outcome refused, attempts)"
+        );
     }
 }

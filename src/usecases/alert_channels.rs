@@ -89,13 +89,14 @@ pub struct ChannelView {
     pub log: Option<Vec<LogEntry>>,
 }
 
-pub async fn list(store: &Store, tenant: TenantId) -> Result<Vec<ChannelView>, ChannelError> {
+/// The team's channels; `full` (Admin+) shows clear webhook URLs whole, others see their origin.
+pub async fn list(store: &Store, tenant: TenantId, full: bool) -> Result<Vec<ChannelView>, ChannelError> {
     Ok(store
         .call(move |c| {
             let mut out = Vec::new();
             for ch in store::alert_channels::list(c, tenant)? {
                 let summary = store::alert_deliveries::summary(c, tenant, &ch.id)?;
-                out.push(view(ch, summary, None));
+                out.push(view(ch, summary, None, full));
             }
             Ok(out)
         })
@@ -103,13 +104,13 @@ pub async fn list(store: &Store, tenant: TenantId) -> Result<Vec<ChannelView>, C
 }
 
 /// One channel with its newest [`LOG_LINES`] deliveries.
-pub async fn get(store: &Store, tenant: TenantId, id: String) -> Result<ChannelView, ChannelError> {
+pub async fn get(store: &Store, tenant: TenantId, id: String, full: bool) -> Result<ChannelView, ChannelError> {
     Ok(store
         .call(move |c| {
             let ch = store::alert_channels::get(c, tenant, &id)?;
             let summary = store::alert_deliveries::summary(c, tenant, &id)?;
             let log = store::alert_deliveries::log(c, tenant, &id, LOG_LINES)?;
-            Ok(view(ch, summary, Some(log)))
+            Ok(view(ch, summary, Some(log), full))
         })
         .await?)
 }
@@ -139,7 +140,7 @@ pub async fn create(
             enabled,
         };
         let ch = store::alert_channels::insert(tx, tenant, &fields, now)?;
-        Ok(view(ch, Summary::default(), None))
+        Ok(view(ch, Summary::default(), None, true))
     })
     .await
 }
@@ -185,7 +186,7 @@ pub async fn update(
         };
         let ch = store::alert_channels::update(tx, tenant, &id, &fields, now)?;
         let summary = store::alert_deliveries::summary(tx, tenant, &id)?;
-        Ok(view(ch, summary, None))
+        Ok(view(ch, summary, None, true))
     })
     .await
 }
@@ -223,7 +224,7 @@ fn open(secrets: &SecretBox, ch: &Channel) -> Result<BTreeMap<String, String>, C
     serde_json::from_slice(&plain).map_err(|_| ChannelError::Secrets("the channel's stored secrets are damaged".into()))
 }
 
-fn view(ch: Channel, deliveries: Summary, log: Option<Vec<LogEntry>>) -> ChannelView {
+fn view(ch: Channel, deliveries: Summary, log: Option<Vec<LogEntry>>, full: bool) -> ChannelView {
     let kind = ChannelKind::parse(&ch.kind);
     // The public part says which secrets are set; the values never leave the store sealed.
     let shown = ChannelConfig {
@@ -237,7 +238,7 @@ fn view(ch: Channel, deliveries: Summary, log: Option<Vec<LogEntry>>) -> Channel
             .collect(),
     };
     let config = match kind {
-        Some(k) => channels::redacted(k, &shown),
+        Some(k) => channels::redacted(k, &shown, full),
         None => Value::Object(ch.config.clone()),
     };
     ChannelView {

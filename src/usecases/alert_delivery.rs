@@ -36,6 +36,9 @@ use crate::{
 /// At most this many deliveries of one channel are in flight at once, so a slow receiver holds
 /// only its own slots.
 pub const PER_CHANNEL: usize = 2;
+/// How long an attempt holds its delivery: longer than any send can take (10 s over HTTP; SMTP
+/// allows 15 s per step). A hub killed mid-send sends that delivery again after this.
+pub const LEASE: chrono::Duration = chrono::Duration::minutes(5);
 
 /// Everything a send needs. Cheap to clone.
 #[derive(Clone)]
@@ -99,31 +102,39 @@ impl Outbound {
         }
     }
 
-    /// Sends a claimed delivery once and records the outcome.
-    pub async fn attempt(&self, p: Pending) -> store::Result<After> {
+    /// Sends a claimed delivery once and records the outcome; `None` when another pass had
+    /// already taken or finished it.
+    pub async fn attempt(&self, p: Pending) -> store::Result<Option<After>> {
         let result = self.attempt_inner(&p).await;
         self.release(&p);
         result
     }
 
-    async fn attempt_inner(&self, p: &Pending) -> store::Result<After> {
+    async fn attempt_inner(&self, p: &Pending) -> store::Result<Option<After>> {
+        let (id, attempts, now) = (p.id.clone(), p.attempts, self.clock.stamp());
+        let until = Timestamp(now.at() + LEASE);
+        if !self.store.call(move |c| store::alert_deliveries::lease(c, &id, attempts, now, until)).await? {
+            return Ok(None);
+        }
         let (tenant, channel_id) = (p.tenant_id, p.channel_id.clone());
         let channel = match self.store.call(move |c| store::alert_channels::get(c, tenant, &channel_id)).await {
             Ok(c) => Some(c),
             Err(store::Error::NotFound) => None,
             Err(e) => return Err(e),
         };
-        let outcome = match channel.as_ref().map(|c| self.target(c)) {
+        let outcome = match channel.as_ref().map(|c| (c.enabled, self.target(c))) {
             None => failed("the channel was deleted"),
-            Some(Err(e)) => failed(&e),
-            Some(Ok(target)) => self.send(&target, &p.content_type, &p.body).await,
+            Some((false, _)) => failed("the channel is disabled"),
+            Some((true, Err(e))) => failed(&e),
+            Some((true, Ok(target))) => self.send(&target, &p.content_type, &p.body).await,
         };
         let now = self.clock.stamp();
         let after = match outcome.verdict {
             Verdict::Delivered => After::Delivered,
             Verdict::Failed => After::Failed,
             Verdict::Retry { after } => {
-                let wait = after.unwrap_or_else(|| notify::http::backoff(p.attempts + 1));
+                // A receiver's Retry-After may lengthen the wait, never shorten it below the backoff.
+                let wait = after.unwrap_or_default().max(notify::http::backoff(p.attempts + 1));
                 let next = now.at() + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::hours(1));
                 if next > p.created_at.at() + notify::http::GIVE_UP_AFTER {
                     After::Failed
@@ -151,10 +162,10 @@ impl Outbound {
         self.store
             .call(move |c| {
                 let a = Attempt { error: error.as_deref(), ..attempt };
-                store::alert_deliveries::record_attempt(c, &id, &a, now)
+                store::alert_deliveries::record_attempt(c, &id, attempts, &a, now)
             })
             .await?;
-        Ok(after)
+        Ok(Some(after))
     }
 
     /// Renders the sample notice for `tenant`'s channel, sends it through the same path as real

@@ -119,14 +119,21 @@ pub async fn update(
         } else {
             let raw = input.conditions.clone().unwrap_or_else(|| old.conditions.clone());
             let parsed = Conditions::parse(trigger, raw).map_err(RuleError::Invalid)?;
-            check_references(tx, tenant, &[], &parsed)?;
+            // Satellites are checked when the conditions change: one deleted since must not block
+            // turning the rule off.
+            if input.conditions.is_some() {
+                check_references(tx, tenant, &[], &parsed)?;
+            }
             parsed.to_json()
         };
         let channels = match input.channel_ids.clone() {
-            Some(list) => channel_list(list)?,
+            Some(list) => {
+                let list = channel_list(list)?;
+                check_channels(tx, tenant, &list)?;
+                list
+            }
             None => old.channel_ids.clone(),
         };
-        check_channels(tx, tenant, &channels)?;
         let fields = RuleFields {
             name: &name,
             trigger: trigger.as_str(),
@@ -166,9 +173,10 @@ fn cooldown(minutes: i64) -> Result<i64, RuleError> {
     alert_rules::check_cooldown(minutes).map(i64::from).map_err(RuleError::Invalid)
 }
 
-fn channel_list(mut ids: Vec<String>) -> Result<Vec<String>, RuleError> {
-    ids.iter_mut().for_each(|s| *s = s.trim().to_ascii_lowercase());
-    ids.dedup();
+fn channel_list(ids: Vec<String>) -> Result<Vec<String>, RuleError> {
+    let mut seen = std::collections::HashSet::new();
+    let ids: Vec<String> =
+        ids.into_iter().map(|s| s.trim().to_ascii_lowercase()).filter(|s| seen.insert(s.clone())).collect();
     if ids.len() > MAX_CHANNELS {
         return Err(RuleError::Invalid(format!("channelIds can name at most {MAX_CHANNELS} channels")));
     }

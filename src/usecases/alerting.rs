@@ -4,7 +4,7 @@
 //!
 //! - Detection rules run inside the inference workers' batch transaction ([`on_detections`]):
 //!   a crash can never keep a detection and lose its alert.
-//! - Absence and trend rules run every minute ([`watch`], `jobs::alert_watch`).
+//! - Absence and trend rules run every minute (`usecases::alert_watch`, `jobs::alert_watch`).
 //! - The satellite monitor raises `satellite_offline` through [`raise`] under the system rule.
 //!
 //! Cooldowns: a detection rule fires once per cooldown for each satellite and species; an absence
@@ -18,16 +18,16 @@ use rusqlite::Connection;
 use crate::{
     config::Settings,
     domain::{
-        alert_rules::{self, Activity, Conditions, DetectionConditions, DetectionFacts, Metric, Trigger},
+        alert_rules::{self, Conditions, DetectionConditions, DetectionFacts, Trigger},
         channels::ChannelKind,
         settings::TenantSettings,
     },
     events::{Bus, Event},
-    ids::{SatelliteId, TenantId},
+    ids::TenantId,
     inference::translations::Translations,
     links::Links,
     notify::{self, Notice, NoticeData},
-    store::{self, Store, alert_rules::Rule, alerts::Alert, detections::Stored},
+    store::{self, alert_rules::Rule, alerts::Alert, detections::Stored},
     time::Timestamp,
 };
 
@@ -110,7 +110,7 @@ pub fn raise(conn: &Connection, rule: &Rule, mut notice: Notice, now: Timestamp)
                 error: Some(error),
                 duration_ms: 0,
             };
-            store::alert_deliveries::record_attempt(conn, &id, &failed, now)?;
+            store::alert_deliveries::record_attempt(conn, &id, 0, &failed, now)?;
         }
         deliveries += 1;
     }
@@ -231,164 +231,4 @@ fn rare_why(d: &Stored) -> String {
         Some("not_expected_here") => " The range model does not expect it at this place and week.".into(),
         _ => String::new(),
     }
-}
-
-/// One pass of the absence and trend rules of every team; commits and announces what fired.
-pub async fn watch(store: &Store, bus: &Bus, ctx: &AlertContext, now: Timestamp) -> store::Result<usize> {
-    let ctx = ctx.clone();
-    let raised = store
-        .call(move |c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let mut raised = Vec::new();
-            for rule in store::alert_rules::enabled_everywhere(&tx, Trigger::Absence.as_str())? {
-                if let Ok(Conditions::Absence(c)) = Conditions::parse(Trigger::Absence, rule.conditions.clone()) {
-                    raised.extend(check_absence(&tx, &rule, &c, &ctx, now)?);
-                }
-            }
-            for rule in store::alert_rules::enabled_everywhere(&tx, Trigger::Trend.as_str())? {
-                if let Ok(Conditions::Trend(c)) = Conditions::parse(Trigger::Trend, rule.conditions.clone()) {
-                    raised.extend(check_trend(&tx, &rule, &c, &ctx, now)?);
-                }
-            }
-            tx.commit()?;
-            Ok(raised)
-        })
-        .await?;
-    let n = raised.len();
-    announce(bus, raised);
-    Ok(n)
-}
-
-fn check_absence(
-    conn: &Connection,
-    rule: &Rule,
-    c: &alert_rules::AbsenceConditions,
-    ctx: &AlertContext,
-    now: Timestamp,
-) -> store::Result<Vec<Raised>> {
-    let scopes: Vec<Option<SatelliteId>> = if c.satellite_ids.is_empty() {
-        vec![None]
-    } else {
-        c.satellite_ids.iter().map(|s| Some(SatelliteId(*s))).collect()
-    };
-    let mut out = Vec::new();
-    for scope in scopes {
-        let last = match c.of {
-            Activity::Detection => store::activity::last_detection(conn, rule.tenant_id, scope)?,
-            Activity::Chunk => store::activity::last_chunk(conn, rule.tenant_id, scope)?,
-        };
-        let key = scope.map_or_else(|| "team".to_owned(), |s| s.to_string());
-        let fired = store::alert_rules::last_fired(conn, &rule.id, &key)?;
-        // A rule watches from its last change, so editing it starts a fresh silence.
-        if !alert_rules::absence_due(
-            c.minutes,
-            last.map(Timestamp::at),
-            rule.updated_at.at(),
-            fired.map(Timestamp::at),
-            now.at(),
-        ) {
-            continue;
-        }
-        store::alert_rules::fired(conn, &rule.id, &key, now)?;
-        let name = match scope {
-            None => "the team".to_owned(),
-            Some(s) => store::satellites::get(conn, s)
-                .ok()
-                .filter(|sat| sat.tenant_id == rule.tenant_id)
-                .map_or_else(|| s.to_string(), |sat| sat.name),
-        };
-        let what = match c.of {
-            Activity::Detection => "no bird detected",
-            Activity::Chunk => "no audio received",
-        };
-        let since = last.map_or_else(|| "the rule was set up".to_owned(), |t| t.to_string());
-        let mut extra = serde_json::Map::new();
-        extra.insert("minutes".into(), c.minutes.into());
-        extra.insert("activity".into(), serde_json::to_value(c.of).unwrap_or_default());
-        extra.insert("lastActivityAt".into(), serde_json::to_value(last).unwrap_or_default());
-        let notice = Notice {
-            event: "absence".into(),
-            timestamp: now,
-            tenant_id: rule.tenant_id,
-            alert_id: None,
-            rule_name: Some(rule.name.clone()),
-            title: format!("Quiet: {what} from {name} for {} minutes", c.minutes),
-            message: format!("{} has had {what} since {since}.", capitalise(&name)),
-            link: Some(ctx.link(&scope.map_or_else(|| "/satellites".into(), |s| format!("/satellites/{s}")))),
-            data: NoticeData {
-                satellite_id: scope,
-                satellite_name: scope.map(|_| name.clone()),
-                extra,
-                ..Default::default()
-            },
-        };
-        out.push(raise(conn, rule, notice, now)?);
-    }
-    Ok(out)
-}
-
-fn check_trend(
-    conn: &Connection,
-    rule: &Rule,
-    c: &alert_rules::TrendConditions,
-    ctx: &AlertContext,
-    now: Timestamp,
-) -> store::Result<Option<Raised>> {
-    let today = now.at().date_naive();
-    let Some(yesterday) = today.pred_opt() else { return Ok(None) };
-    let key = yesterday.to_string();
-    if store::alert_rules::last_fired(conn, &rule.id, &key)?.is_some() {
-        return Ok(None);
-    }
-    let day_start = |d: chrono::NaiveDate| Timestamp(d.and_time(chrono::NaiveTime::MIN).and_utc());
-    let first = yesterday - chrono::Duration::days(i64::from(c.baseline_days));
-    let satellite = c.satellite_id.map(SatelliteId);
-    let totals = store::activity::daily_totals(
-        conn,
-        rule.tenant_id,
-        satellite,
-        c.metric == Metric::Species,
-        day_start(first),
-        day_start(today),
-    )?;
-    let by_day: HashMap<String, f64> = totals.into_iter().collect();
-    let value = by_day.get(&key).copied().unwrap_or(0.0);
-    let baseline: Vec<f64> = (1..=i64::from(c.baseline_days))
-        .map(|n| by_day.get(&(yesterday - chrono::Duration::days(n)).to_string()).copied().unwrap_or(0.0))
-        .collect();
-    store::alert_rules::judged(conn, &rule.id, &key, now)?; // once per day, fired or not
-    let Some(change) = alert_rules::trend_change(c, value, &baseline) else { return Ok(None) };
-    store::alert_rules::fired(conn, &rule.id, &key, now)?;
-    let mean = baseline.iter().sum::<f64>() / baseline.len() as f64;
-    let what = match c.metric {
-        Metric::Detections => "detections",
-        Metric::Species => "species",
-    };
-    let word = if change >= 0.0 { "rose" } else { "fell" };
-    let mut extra = serde_json::Map::new();
-    extra.insert("metric".into(), what.into());
-    extra.insert("day".into(), key.clone().into());
-    extra.insert("value".into(), value.into());
-    extra.insert("baseline".into(), ((mean * 10.0).round() / 10.0).into());
-    extra.insert("changePercent".into(), ((change * 10.0).round() / 10.0).into());
-    let notice = Notice {
-        event: "trend".into(),
-        timestamp: now,
-        tenant_id: rule.tenant_id,
-        alert_id: None,
-        rule_name: Some(rule.name.clone()),
-        title: format!("Daily {what} {word} {:.0}% on {key}", change.abs()),
-        message: format!(
-            "{value} {what} on {key}, against an average of {mean:.1} over the {} days before ({change:+.0}%).",
-            c.baseline_days
-        ),
-        link: Some(ctx.link("/stats")),
-        data: NoticeData { satellite_id: satellite, extra, ..Default::default() },
-    };
-    Ok(Some(raise(conn, rule, notice, now)?))
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    c.next().map_or_else(String::new, |f| f.to_uppercase().collect::<String>() + c.as_str())
 }

@@ -47,6 +47,7 @@ pub mod accounts;
 pub mod alert_channels;
 pub mod alert_delivery;
 pub mod alert_rules;
+pub mod alert_watch;
 pub mod alerting;
 pub mod chunks;
 pub mod detections;
