@@ -195,9 +195,11 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
     }
     let settings = Arc::new(settings);
     let links = crate::links::Links::default();
-    let alerts = crate::usecases::alerting::AlertContext::new(settings.clone(), links.clone());
+    let names = crate::inference::translations::Translations::new(&settings.inference.model_dir);
+    let alerts = crate::usecases::alerting::AlertContext::new(settings.clone(), links.clone(), names.clone());
     let outbound = crate::usecases::alert_delivery::Outbound::new(&store, &secrets, &mailer, &clock);
     Ok(AppState {
+        names,
         alerts,
         outbound,
         mqtt: crate::mqtt::MqttHandle::default(),

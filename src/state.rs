@@ -48,6 +48,8 @@ pub struct AppState {
     /// The hub's own public addresses for links in mail and API responses (never a request's
     /// `Host`); resolved once the listeners are bound.
     pub links: Links,
+    /// Species names in every installed label language (alerts and `/species/translate`).
+    pub names: crate::inference::translations::Translations,
     /// What the alert engine needs besides the database (translations, links).
     pub alerts: crate::usecases::alerting::AlertContext,
     /// Sends alert deliveries (HTTP and SMTP) and test sends.

@@ -26,6 +26,7 @@ mod session;
 mod sessions;
 mod settings;
 mod share;
+mod species;
 mod tenants;
 mod usecase_errors;
 pub mod views;
@@ -66,6 +67,7 @@ pub fn router(state: AppState) -> Router {
         .merge(detections::router())
         .merge(detection_notes::router())
         .merge(share::router())
+        .merge(species::router())
         .merge(audio::router())
         .merge(sessions::router())
         .merge(calibration::router())

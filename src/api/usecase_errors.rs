@@ -169,3 +169,16 @@ impl From<crate::usecases::alert_channels::ChannelError> for ApiError {
         }
     }
 }
+
+impl From<crate::usecases::species::SpeciesError> for ApiError {
+    fn from(e: crate::usecases::species::SpeciesError) -> Self {
+        use crate::usecases::species::SpeciesError;
+        let m = e.to_string();
+        match e {
+            SpeciesError::UnknownLanguage(_) => Self::Unprocessable("unknown_language", m),
+            SpeciesError::UnknownSpecies(_) => Self::NotFound("species_not_found", m),
+            SpeciesError::BadBulk => Self::Unprocessable("invalid_names", m),
+            SpeciesError::NoModel => Self::Unavailable("model_unavailable", m),
+        }
+    }
+}

@@ -6,6 +6,7 @@ pub mod channels;
 pub mod consensus;
 pub mod detection_flags;
 pub mod device;
+pub mod languages;
 pub mod mfa;
 pub mod preferences;
 pub mod role;

@@ -1,5 +1,7 @@
 //! Common names in other languages, from the model's `labels/<lang>.txt` files, loaded on first
-//! use and kept. Rare-species alerts name the bird in the team's primary and secondary languages.
+//! use and kept. Rare-species alerts name the bird in the team's primary and secondary languages,
+//! and `/species/translate` finds a species by code, scientific name or a common name in any
+//! installed language (that index, about 250,000 names, is built on its first use).
 
 use std::{
     collections::HashMap,
@@ -11,6 +13,20 @@ use super::{ModelDir, labels::Labels};
 
 type Names = Arc<HashMap<String, String>>;
 
+/// A species as the label files name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Species {
+    pub code: String,
+    pub scientific: String,
+}
+
+/// Every way to name a species (lower case) -> its code; and code -> scientific name.
+#[derive(Default)]
+struct Index {
+    by_name: HashMap<String, String>,
+    scientific: HashMap<String, String>,
+}
+
 /// Species code -> common name, per language. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct Translations {
@@ -18,6 +34,8 @@ pub struct Translations {
     model_dir: String,
     /// Loaded languages; `None` for one without a label file, so it is not retried per call.
     loaded: Arc<Mutex<HashMap<String, Option<Names>>>>,
+    /// The reverse index for [`Translations::resolve`], built once.
+    index: Arc<std::sync::OnceLock<Index>>,
 }
 
 impl std::fmt::Debug for Translations {
@@ -28,7 +46,39 @@ impl std::fmt::Debug for Translations {
 
 impl Translations {
     pub fn new(model_dir: &str) -> Self {
-        Self { model_dir: model_dir.to_owned(), loaded: Arc::default() }
+        Self { model_dir: model_dir.to_owned(), loaded: Arc::default(), index: Arc::default() }
+    }
+
+    /// The languages whose label file is installed (file stems, sorted); empty without a model.
+    pub fn installed(&self) -> Vec<String> {
+        ModelDir::locate(&self.model_dir).map(|d| super::labels::languages(&d.path)).unwrap_or_default()
+    }
+
+    /// The species named by `input`: a species code, a scientific name, or a common name in any
+    /// installed language, in any letter case. Blocking on first use (it reads every label file).
+    pub fn resolve(&self, input: &str) -> Option<Species> {
+        let index = self.index.get_or_init(|| self.build_index());
+        let key = input.trim().to_lowercase();
+        let code = index.by_name.get(&key).or_else(|| index.by_name.get(&super::labels::species_code(&key)))?;
+        Some(Species { code: code.clone(), scientific: index.scientific.get(code).cloned().unwrap_or_default() })
+    }
+
+    fn build_index(&self) -> Index {
+        let mut index = Index::default();
+        // English first, so an English common name wins over the same words in another language.
+        let mut langs = self.installed();
+        langs.sort_by_key(|l| l != "en");
+        for lang in langs {
+            let Some(path) = self.file(&lang) else { continue };
+            let Ok(labels) = Labels::load(&path) else { continue };
+            for l in labels.iter() {
+                index.scientific.entry(l.code.clone()).or_insert_with(|| l.scientific.clone());
+                index.by_name.entry(l.code.clone()).or_insert_with(|| l.code.clone());
+                index.by_name.entry(l.scientific.to_lowercase()).or_insert_with(|| l.code.clone());
+                index.by_name.entry(l.common.to_lowercase()).or_insert_with(|| l.code.clone());
+            }
+        }
+        index
     }
 
     /// The common name of `species_code` in `lang`, when the model ships that language.
@@ -75,5 +125,15 @@ mod tests {
         assert_eq!(t.common_name("de", "cardinalis_cardinalis").as_deref(), Some("Rotkardinal"));
         assert_eq!(t.common_name("xx", "cardinalis_cardinalis"), None);
         assert_eq!(t.common_name("../../etc/passwd", "x"), None);
+        std::fs::write(dir.path().join("labels/en.txt"), "Cardinalis cardinalis_Northern Cardinal\n").expect("write");
+        let cardinal =
+            Some(Species { code: "cardinalis_cardinalis".into(), scientific: "Cardinalis cardinalis".into() });
+        for name in
+            ["cardinalis_cardinalis", "Cardinalis cardinalis", "northern CARDINAL", "Rotkardinal", " rotkardinal "]
+        {
+            assert_eq!(t.resolve(name), cardinal, "{name}");
+        }
+        assert_eq!(t.resolve("Turdus migratorius"), None);
+        assert_eq!(t.installed(), vec!["de".to_owned(), "en".to_owned()]);
     }
 }

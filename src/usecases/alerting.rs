@@ -40,8 +40,8 @@ pub struct AlertContext {
 }
 
 impl AlertContext {
-    pub fn new(settings: Arc<Settings>, links: Links) -> Self {
-        Self { translations: Translations::new(&settings.inference.model_dir), links, settings }
+    pub fn new(settings: Arc<Settings>, links: Links, translations: Translations) -> Self {
+        Self { translations, links, settings }
     }
 
     /// An absolute link to `path` on the hub (from `http.public_url`, never a request).

@@ -55,4 +55,5 @@ pub mod mfa;
 pub mod monitor;
 pub mod passkeys;
 pub mod satellites;
+pub mod species;
 pub mod verification;
