@@ -199,6 +199,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
     let alerts = crate::usecases::alerting::AlertContext::new(settings.clone(), links.clone(), names.clone());
     let outbound = crate::usecases::alert_delivery::Outbound::new(&store, &secrets, &mailer, &clock);
     Ok(AppState {
+        range: crate::inference::range::Shared::new(&settings.inference.model_dir),
         names,
         alerts,
         outbound,

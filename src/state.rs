@@ -48,6 +48,8 @@ pub struct AppState {
     /// The hub's own public addresses for links in mail and API responses (never a request's
     /// `Host`); resolved once the listeners are bound.
     pub links: Links,
+    /// The range model for `/stats/expected-species`, loaded on first use.
+    pub range: crate::inference::range::Shared,
     /// Species names in every installed label language (alerts and `/species/translate`).
     pub names: crate::inference::translations::Translations,
     /// What the alert engine needs besides the database (translations, links).

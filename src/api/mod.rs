@@ -27,6 +27,7 @@ mod sessions;
 mod settings;
 mod share;
 mod species;
+mod stats;
 mod tenants;
 mod usecase_errors;
 pub mod views;
@@ -68,6 +69,7 @@ pub fn router(state: AppState) -> Router {
         .merge(detection_notes::router())
         .merge(share::router())
         .merge(species::router())
+        .merge(stats::router())
         .merge(audio::router())
         .merge(sessions::router())
         .merge(calibration::router())

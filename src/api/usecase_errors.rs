@@ -182,3 +182,15 @@ impl From<crate::usecases::species::SpeciesError> for ApiError {
         }
     }
 }
+
+impl From<crate::usecases::expected_species::ExpectedError> for ApiError {
+    fn from(e: crate::usecases::expected_species::ExpectedError) -> Self {
+        use crate::usecases::expected_species::ExpectedError;
+        let m = e.to_string();
+        match e {
+            ExpectedError::Invalid(_) => Self::Unprocessable("invalid_query", m),
+            ExpectedError::Model(_) => Self::Unavailable("model_unavailable", m),
+            ExpectedError::Store(e) => e.into(),
+        }
+    }
+}

@@ -88,6 +88,32 @@ impl RangeFilter {
     }
 }
 
+/// The range filter for callers outside the inference workers (`/stats/expected-species`):
+/// loaded on first use, and tried again on the next call while the model is missing.
+#[derive(Clone, Default)]
+pub struct Shared {
+    model_dir: String,
+    loaded: Arc<Mutex<Option<Arc<RangeFilter>>>>,
+}
+
+impl Shared {
+    pub fn new(model_dir: &str) -> Self {
+        Self { model_dir: model_dir.to_owned(), loaded: Arc::default() }
+    }
+
+    /// The filter, loading it if needed (blocking: it opens an ONNX session).
+    pub fn get(&self) -> Result<Arc<RangeFilter>, ModelError> {
+        let mut slot = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = slot.as_ref() {
+            return Ok(f.clone());
+        }
+        let dir = ModelDir::locate(&self.model_dir)?;
+        let filter = Arc::new(RangeFilter::load(&dir, DEFAULT_THRESHOLD)?);
+        *slot = Some(filter.clone());
+        Ok(filter)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,6 +36,8 @@ pub struct Translations {
     loaded: Arc<Mutex<HashMap<String, Option<Names>>>>,
     /// The reverse index for [`Translations::resolve`], built once.
     index: Arc<std::sync::OnceLock<Index>>,
+    /// The English label set (the model's classes in output order), once read.
+    classes: Arc<Mutex<Option<Arc<Labels>>>>,
 }
 
 impl std::fmt::Debug for Translations {
@@ -46,7 +48,16 @@ impl std::fmt::Debug for Translations {
 
 impl Translations {
     pub fn new(model_dir: &str) -> Self {
-        Self { model_dir: model_dir.to_owned(), loaded: Arc::default(), index: Arc::default() }
+        Self { model_dir: model_dir.to_owned(), loaded: Arc::default(), index: Arc::default(), classes: Arc::default() }
+    }
+
+    /// The model's classes in output order (the English label file); `None` without a model.
+    pub fn classes(&self) -> Option<Arc<Labels>> {
+        let mut slot = self.classes.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = self.file("en").and_then(|p| Labels::load(&p).ok()).map(Arc::new);
+        }
+        slot.clone()
     }
 
     /// The languages whose label file is installed (file stems, sorted); empty without a model.

@@ -60,3 +60,10 @@ pub fn daily_totals(
         stmt.query_map(params![tenant, from, to, satellite], |r| Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
+
+/// When the team last detected `species_code`, if ever (one index seek).
+pub fn last_detected(conn: &Connection, tenant: TenantId, species_code: &str) -> Result<Option<Timestamp>> {
+    Ok(conn
+        .prepare_cached("SELECT max(detected_at) FROM detections WHERE tenant_id = ?1 AND species_code = ?2")?
+        .query_row(params![tenant, species_code], |r| r.get(0))?)
+}
