@@ -1,6 +1,7 @@
 //! Rules with no I/O: roles, settings and their defaults and validation. Depends on nothing of ours.
 
 pub mod alert_rules;
+pub mod biodiversity;
 pub mod calibration;
 pub mod channels;
 pub mod consensus;
