@@ -41,7 +41,7 @@ CREATE TABLE alert_cooldowns (
 -- channels before the first outage.
 INSERT OR IGNORE INTO alert_rules (id, tenant_id, name, trigger_type, system_key, created_at, updated_at)
 SELECT lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' ||
-       substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))),
+       substr('89ab', 1 + (random() & 3), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))),
        id, 'Satellite offline', 'absence', 'satellite_offline', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
        strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
 FROM tenants;

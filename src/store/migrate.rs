@@ -110,4 +110,40 @@ mod tests {
             conn.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'half'", [], |r| r.get(0)).expect("query");
         assert_eq!(n, 0);
     }
+
+    #[test]
+    fn teams_from_before_the_alerts_migration_get_their_system_rule() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut conn = Connection::open(dir.path().join("c.db")).expect("open");
+        conn.execute_batch("PRAGMA foreign_keys = ON").expect("pragma");
+        for (version, _, sql) in MIGRATIONS.iter().filter(|m| m.0 <= 7) {
+            conn.execute_batch(sql).expect("old migration");
+            conn.pragma_update(None, "user_version", version).expect("version");
+        }
+        for who in ["a", "b"] {
+            let new = super::super::users::NewUser {
+                email: format!("{who}@example.org"),
+                name: who.into(),
+                password_hash: "x".into(),
+                is_platform_admin: false,
+            };
+            super::super::users::create_with_team(&mut conn, &new, who).expect("team");
+        }
+        let report = run(&mut conn).expect("migrate");
+        assert!(report.applied.iter().any(|m| m.starts_with("0008")), "{report:?}");
+        let mut stmt = conn
+            .prepare("SELECT id, name, trigger_type FROM alert_rules WHERE system_key = 'satellite_offline'")
+            .expect("sql");
+        let rules: Vec<(String, String, String)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("rules");
+        assert_eq!(rules.len(), 2, "one per team");
+        for (id, name, trigger) in rules {
+            let parsed = uuid::Uuid::parse_str(&id).expect("a UUID the API accepts in paths");
+            assert_eq!((parsed.get_version_num(), parsed.to_string()), (4, id.clone()));
+            assert_eq!((name.as_str(), trigger.as_str()), ("Satellite offline", "absence"));
+        }
+    }
 }
