@@ -68,6 +68,39 @@ pub enum Event {
     },
 }
 
+/// The events a dispatcher relays to API processes in split mode (over the broker, on
+/// [`crate::mqtt::topics::hub_events`]), so their WebSocket clients see alerts and outages.
+/// Detections travel on the satellites' own `detection` topics instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Relayed {
+    Alert { tenant_id: TenantId, alert: serde_json::Value },
+    SatelliteOffline { status: SatelliteStatus },
+    SatelliteOnline { status: SatelliteStatus },
+}
+
+impl Relayed {
+    /// The relayed form of `event`, for the events that are relayed.
+    pub fn of(event: &Event) -> Option<Self> {
+        match event {
+            Event::AlertRaised { tenant_id, alert } => {
+                Some(Relayed::Alert { tenant_id: *tenant_id, alert: (**alert).clone() })
+            }
+            Event::SatelliteOffline(s) => Some(Relayed::SatelliteOffline { status: (**s).clone() }),
+            Event::SatelliteOnline(s) => Some(Relayed::SatelliteOnline { status: (**s).clone() }),
+            _ => None,
+        }
+    }
+
+    pub fn into_event(self) -> Event {
+        match self {
+            Relayed::Alert { tenant_id, alert } => Event::AlertRaised { tenant_id, alert: Arc::new(alert) },
+            Relayed::SatelliteOffline { status } => Event::SatelliteOffline(Arc::new(status)),
+            Relayed::SatelliteOnline { status } => Event::SatelliteOnline(Arc::new(status)),
+        }
+    }
+}
+
 impl Event {
     /// The tenant the event belongs to; WebSocket fan-out filters on it.
     pub fn tenant_id(&self) -> TenantId {
@@ -166,6 +199,29 @@ mod tests {
         // The slow one missed the oldest six and resumes at the newest four.
         assert_eq!(slow.recv().await, Some(config_changed(6)));
         assert_eq!(bus.lagged_total(), 6);
+    }
+
+    #[test]
+    fn relayed_events_survive_the_wire() {
+        let status = SatelliteStatus {
+            tenant_id: TenantId(uuid::Uuid::from_u128(1)),
+            satellite_id: SatelliteId(uuid::Uuid::from_u128(2)),
+            name: "ridge".into(),
+            last_seen_at: None,
+        };
+        for e in [
+            Event::SatelliteOffline(Arc::new(status.clone())),
+            Event::SatelliteOnline(Arc::new(status)),
+            Event::AlertRaised {
+                tenant_id: TenantId(uuid::Uuid::from_u128(1)),
+                alert: Arc::new(serde_json::json!({"id": "a"})),
+            },
+        ] {
+            let wire = serde_json::to_vec(&Relayed::of(&e).expect("relayed")).expect("json");
+            let back: Relayed = serde_json::from_slice(&wire).expect("parse");
+            assert_eq!(back.into_event(), e);
+        }
+        assert_eq!(Relayed::of(&config_changed(1)), None);
     }
 
     #[tokio::test]

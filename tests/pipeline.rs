@@ -148,6 +148,20 @@ async fn split_mode_api_and_dispatcher_work_together() {
     assert_eq!(frame["data"]["commonName"], "Tennessee Warbler");
     assert_eq!(api.get("/detections").await.1["total"], 1);
 
+    // The dispatcher's monitor takes the satellite offline; the api's WebSocket hears it, alert too.
+    let d = dispatcher.state();
+    d.clock.advance(std::time::Duration::from_secs(10 * 60));
+    let pass = birdhub::usecases::monitor::check(&d.store, &d.bus, &d.clock, &d.alerts).await.expect("pass");
+    assert_eq!(pass.went_offline, 1);
+    let mut kinds = Vec::new();
+    while kinds.len() < 2 {
+        let Some(frame) = next_json(&mut ws, 10).await else { break };
+        if frame["type"] != "detection" {
+            kinds.push(frame["type"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    assert_eq!(kinds, ["satellite", "alert"], "relayed from the dispatcher");
+
     // Deleting the satellite on the api side drops its live session on the dispatcher's broker.
     assert_eq!(api.delete(&format!("/satellites/{}", r.id)).await.0, 204);
     let mut dropped = false;

@@ -11,7 +11,7 @@ use super::{
     topics::{self, Channel},
 };
 use crate::{
-    events::{DetectionCreated, Event},
+    events::{DetectionCreated, Event, Relayed},
     state::AppState,
 };
 
@@ -27,6 +27,7 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
     state.mqtt.set_client(client.clone(), &state.settings.mqtt.topic_root);
     let root = state.settings.mqtt.topic_root.clone();
     let detections = format!("{root}/+/+/{}", Channel::Detection.as_str());
+    let relayed = topics::hub_events(&root);
     loop {
         let polled = tokio::select! {
             _ = shutdown.cancelled() => {
@@ -39,6 +40,15 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
             Ok(MqttEvent::Incoming(Packet::ConnAck(_))) => {
                 tracing::info!(%upstream, "connected to the dispatcher's broker");
                 client.subscribe(detections.clone(), QoS::AtLeastOnce).await?;
+                client.subscribe(relayed.clone(), QoS::AtLeastOnce).await?;
+            }
+            Ok(MqttEvent::Incoming(Packet::Publish(p))) if p.topic == relayed => {
+                match serde_json::from_slice::<Relayed>(&p.payload) {
+                    Ok(r) => {
+                        state.bus.publish(r.into_event());
+                    }
+                    Err(e) => tracing::warn!(error = %e, "unreadable relayed event from the dispatcher"),
+                }
             }
             Ok(MqttEvent::Incoming(Packet::Publish(p))) => {
                 let on_detection =

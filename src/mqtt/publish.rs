@@ -9,7 +9,7 @@ use crate::{
         satellite_config::{self, Overrides, RecordingProfile},
         settings::TenantSettings,
     },
-    events::Event,
+    events::{Event, Relayed},
     ids::SatelliteId,
     state::AppState,
     store,
@@ -74,6 +74,7 @@ pub async fn run_config_pusher(state: AppState, shutdown: CancellationToken) -> 
 pub async fn run_detection_publisher(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
     let mut events = state.bus.subscribe("detection-publisher");
     let root = state.settings.mqtt.topic_root.clone();
+    let relay = state.settings.mode == crate::config::Mode::Dispatcher;
     loop {
         let event = tokio::select! {
             _ = shutdown.cancelled() => return Ok(()),
@@ -86,6 +87,15 @@ pub async fn run_detection_publisher(state: AppState, shutdown: CancellationToke
                 let body = serde_json::to_vec(&*d).unwrap_or_default();
                 if let Err(e) = state.mqtt.publish(topic, body, 1).await {
                     tracing::warn!(detection = %d.id, error = %e, "detection notification not sent");
+                }
+            }
+            // A dispatcher relays alerts and outages to the API processes' WebSocket clients.
+            Some(other) if relay => {
+                if let Some(r) = Relayed::of(&other) {
+                    let body = serde_json::to_vec(&r).unwrap_or_default();
+                    if let Err(e) = state.mqtt.publish(topics::hub_events(&root), body, 1).await {
+                        tracing::warn!(error = %e, "event not relayed to the API processes");
+                    }
                 }
             }
             Some(_) => {}

@@ -78,6 +78,13 @@ pub fn topic(root: &str, tenant: TenantId, satellite: SatelliteId, channel: Chan
     format!("{root}/{tenant}/{satellite}/{}", channel.as_str())
 }
 
+/// Where a dispatcher relays alerts and satellite outages to API processes (split mode):
+/// `{root}/_hub/events`. Only the hub's own login may use it; satellites are confined to their
+/// own tree, which can never be `_hub`.
+pub fn hub_events(root: &str) -> String {
+    format!("{root}/_hub/events")
+}
+
 /// The prefix a satellite is confined to: `{root}/{tenant}/{satellite}/`.
 pub fn prefix(root: &str, tenant: TenantId, satellite: SatelliteId) -> String {
     format!("{root}/{tenant}/{satellite}/")
