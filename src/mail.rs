@@ -70,8 +70,8 @@ impl Mailer {
                 tracing::info!(to, subject, kind, "SMTP is not configured (smtp.host); mail recorded and dropped");
                 (Outcome::Dropped, None)
             }
-            Some(transport) => match self.build(to, subject, body) {
-                Err(e) => (Outcome::Failed, Some(e.to_string())),
+            Some(transport) => match self.build(&[to], subject, body) {
+                Err(e) => (Outcome::Failed, Some(e)),
                 Ok(message) => match transport.send(message).await {
                     Ok(_) => (Outcome::Sent, None),
                     Err(e) => {
@@ -100,14 +100,7 @@ impl Mailer {
         let Some(transport) = &self.transport else {
             return Err(permanent("SMTP is not configured (smtp.host), so email channels cannot send".into()));
         };
-        let mut builder = Message::builder()
-            .from(self.from.parse().map_err(|e| permanent(format!("smtp.from {:?}: {e}", self.from)))?)
-            .subject(subject)
-            .header(ContentType::TEXT_PLAIN);
-        for address in to {
-            builder = builder.to(address.parse().map_err(|e| permanent(format!("{address:?}: {e}")))?);
-        }
-        let message = builder.body(body).map_err(|e| permanent(e.to_string()))?;
+        let message = self.build(to, subject, body).map_err(permanent)?;
         transport
             .send(message)
             .await
@@ -115,12 +108,14 @@ impl Mailer {
             .map_err(|e| MailFailure { permanent: e.is_permanent(), message: e.to_string() })
     }
 
-    fn build(&self, to: &str, subject: &str, body: String) -> anyhow::Result<Message> {
-        Ok(Message::builder()
-            .from(self.from.parse()?)
-            .to(to.parse()?)
-            .subject(subject)
-            .header(ContentType::TEXT_PLAIN)
-            .body(body)?)
+    /// A plain-text message from the hub to every address in `to`; the error names the bad part.
+    fn build(&self, to: &[impl AsRef<str>], subject: &str, body: String) -> Result<Message, String> {
+        let from = self.from.parse().map_err(|e| format!("smtp.from {:?}: {e}", self.from))?;
+        let mut builder = Message::builder().from(from).subject(subject).header(ContentType::TEXT_PLAIN);
+        for address in to {
+            let address = address.as_ref();
+            builder = builder.to(address.parse().map_err(|e| format!("{address:?}: {e}"))?);
+        }
+        builder.body(body).map_err(|e| e.to_string())
     }
 }

@@ -10,12 +10,6 @@ use std::time::Duration;
 use common::{Api, process, receiver::Receiver, sat};
 use serde_json::{Value, json};
 
-async fn create(api: &Api, path: &str, body: Value) -> Value {
-    let (status, created) = api.post(path, body.clone()).await;
-    assert_eq!(status, 201, "{body} -> {created}");
-    created
-}
-
 /// Polls `f` every 100 ms for up to `secs` until it returns `Some`.
 async fn eventually<T>(secs: u64, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     for _ in 0..secs * 10 {
@@ -36,29 +30,28 @@ async fn a_real_bird_fires_a_rule_once_per_cooldown_and_reaches_the_signed_recei
     assert_eq!(status, 200);
     let rx = Receiver::start(Some("birds-are-real")).await;
     let plain = Receiver::start(None).await;
-    let hook = create(
-        &api,
-        "/alert-rules/channels",
-        json!({"type": "webhook", "name": "Home", "config": {"url": rx.url("/rare"), "secret": "birds-are-real"}}),
-    )
-    .await;
-    let every = create(
-        &api,
-        "/alert-rules/channels",
-        json!({"type": "webhook", "name": "All", "config": {"url": plain.url("/all")}}),
-    )
-    .await;
-    let failing = create(
-        &api,
-        "/alert-rules/channels",
-        json!({"type": "webhook", "name": "Gone", "config": {"url": plain.url("/gone")}}),
-    )
-    .await;
-    create(&api, "/alert-rules/rules", json!({"name": "Rarities", "trigger": "detection", "conditions": {"special": ["rare"]}, "channelIds": [hook["id"]]})).await;
-    create(&api, "/alert-rules/rules", json!({"name": "Warblers", "trigger": "detection",
+    let hook = api
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "webhook", "name": "Home", "config": {"url": rx.url("/rare"), "secret": "birds-are-real"}}),
+        )
+        .await;
+    let every = api
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "webhook", "name": "All", "config": {"url": plain.url("/all")}}),
+        )
+        .await;
+    let failing = api
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "webhook", "name": "Gone", "config": {"url": plain.url("/gone")}}),
+        )
+        .await;
+    api.create("/alert-rules/rules", json!({"name": "Rarities", "trigger": "detection", "conditions": {"special": ["rare"]}, "channelIds": [hook["id"]]})).await;
+    api.create("/alert-rules/rules", json!({"name": "Warblers", "trigger": "detection",
         "conditions": {"species": ["Leiothlypis peregrina"], "minConfidence": 0.5}, "channelIds": [every["id"], failing["id"]], "cooldownMinutes": 60})).await;
-    create(
-        &api,
+    api.create(
         "/alert-rules/rules",
         json!({"name": "Owls only", "trigger": "detection",
         "conditions": {"species": ["strix_varia"]}, "channelIds": [every["id"]]}),
@@ -145,12 +138,12 @@ async fn a_4xx_fails_at_once_and_a_5xx_is_retried_until_delivered() {
     let owner = hub.user("owner@example.org", false).await;
     let api = hub.login(&owner.email).await;
     let rx = Receiver::start(None).await;
-    let hook = create(
-        &api,
-        "/alert-rules/channels",
-        json!({"type": "webhook", "name": "Flaky", "config": {"url": rx.url("/flaky")}}),
-    )
-    .await;
+    let hook = api
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "webhook", "name": "Flaky", "config": {"url": rx.url("/flaky")}}),
+        )
+        .await;
     let (_, rules) = api.get("/alert-rules/rules").await;
     let system = rules["rules"][0]["id"].as_str().expect("system rule").to_owned();
     assert_eq!(api.put(&format!("/alert-rules/rules/{system}"), json!({"channelIds": [hook["id"]]})).await.0, 200);
@@ -240,18 +233,15 @@ async fn a_hanging_receiver_delays_only_itself() {
     let owner = hub.user("owner@example.org", false).await;
     let api = hub.login(&owner.email).await;
     let rx = Receiver::start(None).await;
-    let stuck = create(
-        &api,
-        "/alert-rules/channels",
-        json!({"type": "webhook", "name": "Stuck", "config": {"url": rx.url("/hang")}}),
-    )
-    .await;
-    let fine = create(
-        &api,
-        "/alert-rules/channels",
-        json!({"type": "webhook", "name": "Fine", "config": {"url": rx.url("/fine")}}),
-    )
-    .await;
+    let stuck = api
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "webhook", "name": "Stuck", "config": {"url": rx.url("/hang")}}),
+        )
+        .await;
+    let fine = api
+        .create("/alert-rules/channels", json!({"type": "webhook", "name": "Fine", "config": {"url": rx.url("/fine")}}))
+        .await;
     let (_, rules) = api.get("/alert-rules/rules").await;
     let system = rules["rules"][0]["id"].as_str().expect("system rule").to_owned();
     let wired =
@@ -297,13 +287,13 @@ async fn a_delivery_pending_a_retry_survives_a_sigkill_and_arrives_exactly_once_
     assert_eq!(api.post("/auth/login", json!({"email": "ops@example.org", "password": common::PASSWORD})).await.0, 200);
     let rx = Receiver::start(Some("k")).await;
     rx.script(&[503, 503]);
-    let hook = create(
-        &api,
-        "/alert-rules/channels",
-        json!({"type": "webhook", "name": "Flaky", "config": {"url": rx.url("/hook"), "secret": "k"}}),
-    )
-    .await;
-    create(&api, "/alert-rules/rules", json!({"name": "Any bird", "trigger": "detection", "channelIds": [hook["id"]]}))
+    let hook = api
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "webhook", "name": "Flaky", "config": {"url": rx.url("/hook"), "secret": "k"}}),
+        )
+        .await;
+    api.create("/alert-rules/rules", json!({"name": "Any bird", "trigger": "detection", "channelIds": [hook["id"]]}))
         .await;
 
     let r = sat::register(&api, json!({"name": "crashy"})).await;

@@ -9,12 +9,6 @@ use std::time::Duration;
 use common::{receiver::Receiver, seed};
 use serde_json::{Value, json};
 
-async fn create(api: &common::Api, path: &str, body: Value) -> Value {
-    let (status, created) = api.post(path, body.clone()).await;
-    assert_eq!(status, 201, "{body} -> {created}");
-    created
-}
-
 fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
@@ -28,14 +22,10 @@ async fn a_silence_alerts_once_per_silence() {
     let sat = seed::satellite(&hub, owner.tenant, "meadow").await;
     seed::heard(&hub, owner.tenant, sat, &iso(s.clock.now()), seed::ROBIN, 0.9).await;
     let rx = Receiver::start(None).await;
-    let hook = create(
-        &api,
-        "/alert-rules/channels",
-        json!({"type": "webhook", "name": "rx", "config": {"url": rx.url("/quiet")}}),
-    )
-    .await;
-    create(
-        &api,
+    let hook = api
+        .create("/alert-rules/channels", json!({"type": "webhook", "name": "rx", "config": {"url": rx.url("/quiet")}}))
+        .await;
+    api.create(
         "/alert-rules/rules",
         json!({"name": "Meadow quiet", "trigger": "absence",
         "conditions": {"minutes": 60, "satelliteIds": [sat]}, "channelIds": [hook["id"]]}),
@@ -90,17 +80,14 @@ async fn a_daily_rise_against_the_baseline_alerts_once_that_day() {
         seed::heard(&hub, owner.tenant, sat, &noon(1, m), if m % 2 == 0 { seed::ROBIN } else { seed::WREN }, 0.9).await;
     }
     let rx = Receiver::start(None).await;
-    let hook = create(
-        &api,
-        "/alert-rules/channels",
-        json!({"type": "webhook", "name": "rx", "config": {"url": rx.url("/trend")}}),
-    )
-    .await;
-    create(&api, "/alert-rules/rules", json!({"name": "Busy day", "trigger": "trend",
+    let hook = api
+        .create("/alert-rules/channels", json!({"type": "webhook", "name": "rx", "config": {"url": rx.url("/trend")}}))
+        .await;
+    api.create("/alert-rules/rules", json!({"name": "Busy day", "trigger": "trend",
         "conditions": {"metric": "detections", "direction": "rise", "percent": 50, "baselineDays": 3}, "channelIds": [hook["id"]]})).await;
-    create(&api, "/alert-rules/rules", json!({"name": "Quiet day", "trigger": "trend",
+    api.create("/alert-rules/rules", json!({"name": "Quiet day", "trigger": "trend",
         "conditions": {"metric": "detections", "direction": "fall", "percent": 20, "baselineDays": 3}, "channelIds": [hook["id"]]})).await;
-    create(&api, "/alert-rules/rules", json!({"name": "More species", "trigger": "trend",
+    api.create("/alert-rules/rules", json!({"name": "More species", "trigger": "trend",
         "conditions": {"metric": "species", "direction": "rise", "percent": 100, "baselineDays": 3, "satelliteId": sat}, "channelIds": [hook["id"]]})).await;
 
     let watch = || birdhub::usecases::alert_watch::watch(&s.store, &s.bus, &s.alerts, s.clock.stamp());

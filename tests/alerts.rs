@@ -7,12 +7,6 @@ mod common;
 use common::{Api, assert_error, receiver::Receiver, smtp};
 use serde_json::{Value, json};
 
-async fn channel(api: &Api, body: Value) -> Value {
-    let (status, created) = api.post("/alert-rules/channels", body.clone()).await;
-    assert_eq!(status, 201, "{body} -> {created}");
-    created
-}
-
 async fn test_send(api: &Api, id: &Value) -> Value {
     let (status, report) = api.post_empty(&format!("/alert-rules/channels/{}/test", id.as_str().expect("id"))).await;
     assert_eq!(status, 200, "{report}");
@@ -52,11 +46,12 @@ async fn viewers_read_admins_write_and_the_system_rule_is_always_there() {
     assert_eq!(rule["conditions"], json!({"special": ["rare"]}));
 
     // The system rule takes channels and a cooldown, but keeps its name and cannot go.
-    let hook = channel(
-        &admin,
-        json!({"type": "webhook", "name": "Home", "config": {"url": "http://hass.local:8123/api/webhook/birds"}}),
-    )
-    .await;
+    let hook = admin
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "webhook", "name": "Home", "config": {"url": "http://hass.local:8123/api/webhook/birds"}}),
+        )
+        .await;
     let sys_path = format!("/alert-rules/rules/{}", system["id"].as_str().expect("id"));
     let (status, wired) = admin.put(&sys_path, json!({"channelIds": [hook["id"], hook["id"]]})).await;
     assert_eq!(status, 200, "{wired}");
@@ -100,8 +95,12 @@ async fn bad_rules_and_channels_get_clear_4xx_errors() {
     let owner = hub.user("owner@example.org", false).await;
     let other = hub.user("other@example.org", false).await;
     let (admin, them) = (hub.login(&owner.email).await, hub.login(&other.email).await);
-    let theirs =
-        channel(&them, json!({"type": "webhook", "name": "Theirs", "config": {"url": "http://x.org/h"}})).await;
+    let theirs = them
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "webhook", "name": "Theirs", "config": {"url": "http://x.org/h"}}),
+        )
+        .await;
     let their_sat = common::seed::satellite(&hub, other.tenant, "their pi").await;
 
     for (body, code) in [
@@ -181,15 +180,16 @@ async fn secrets_are_sealed_never_returned_and_kept_across_updates() {
     let hub = common::spawn_hub().await;
     let owner = hub.user("owner@example.org", false).await;
     let admin = hub.login(&owner.email).await;
-    let hook = channel(&admin, json!({"type": "webhook", "name": "Signed", "config": {"url": "http://x.org/h", "secret": "hunter2-very-secret"}})).await;
+    let hook = admin.create("/alert-rules/channels", json!({"type": "webhook", "name": "Signed", "config": {"url": "http://x.org/h", "secret": "hunter2-very-secret"}})).await;
     assert_eq!(hook["config"], json!({"url": "http://x.org/h", "secret": "set"}));
-    let slack = channel(&admin, json!({"type": "chat_block", "name": "Slack", "config": {"url": "https://hooks.slack.com/services/T1/B2/sekrit"}})).await;
+    let slack = admin.create("/alert-rules/channels", json!({"type": "chat_block", "name": "Slack", "config": {"url": "https://hooks.slack.com/services/T1/B2/sekrit"}})).await;
     assert_eq!(slack["config"], json!({"url": "https://hooks.slack.com/…"}));
-    let bot = channel(
-        &admin,
-        json!({"type": "chat_bot", "name": "Bot", "config": {"token": "4242:bot-token-xyz", "chatId": -100777}}),
-    )
-    .await;
+    let bot = admin
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "chat_bot", "name": "Bot", "config": {"token": "4242:bot-token-xyz", "chatId": -100777}}),
+        )
+        .await;
     assert_eq!(bot["config"]["token"], "set");
 
     let id = hook["id"].as_str().expect("id");
@@ -227,11 +227,12 @@ async fn a_signed_test_send_reaches_the_receiver_and_a_tampered_body_is_refused(
     let owner = hub.user("owner@example.org", false).await;
     let admin = hub.login(&owner.email).await;
     let rx = Receiver::start(Some("s3cret")).await;
-    let hook = channel(
-        &admin,
-        json!({"type": "webhook", "name": "Signed", "config": {"url": rx.url("/hook"), "secret": "s3cret"}}),
-    )
-    .await;
+    let hook = admin
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "webhook", "name": "Signed", "config": {"url": rx.url("/hook"), "secret": "s3cret"}}),
+        )
+        .await;
 
     let report = test_send(&admin, &hook["id"]).await;
     assert_eq!((report["delivered"].clone(), report["httpStatus"].clone()), (json!(true), json!(200)), "{report}");
@@ -272,11 +273,12 @@ async fn a_signed_test_send_reaches_the_receiver_and_a_tampered_body_is_refused(
     assert_eq!(r.status(), 200);
 
     // A receiver that rejects the signature (wrong secret) shows up in the report and the log.
-    let wrong = channel(
-        &admin,
-        json!({"type": "webhook", "name": "Wrong", "config": {"url": rx.url("/hook"), "secret": "other"}}),
-    )
-    .await;
+    let wrong = admin
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "webhook", "name": "Wrong", "config": {"url": rx.url("/hook"), "secret": "other"}}),
+        )
+        .await;
     let report = test_send(&admin, &wrong["id"]).await;
     assert_eq!((report["delivered"].clone(), report["httpStatus"].clone()), (json!(false), json!(401)), "{report}");
     let (_, one) = admin.get(&format!("/alert-rules/channels/{}", wrong["id"].as_str().expect("id"))).await;
@@ -291,11 +293,12 @@ async fn a_payload_template_changes_the_body() {
     let admin = hub.login(&owner.email).await;
     let rx = Receiver::start(None).await;
     let template = r#"{"text": {{ (data.commonName ~ " at " ~ data.satelliteName)|tojson }}, "kind": {{ event|tojson }}, "pct": {{ (data.confidence * 100)|round|int }}}"#;
-    let hook = channel(
-        &admin,
-        json!({"type": "webhook", "name": "HA", "config": {"url": rx.url("/ha")}, "payload_template": template}),
-    )
-    .await;
+    let hook = admin
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "webhook", "name": "HA", "config": {"url": rx.url("/ha")}, "payload_template": template}),
+        )
+        .await;
     assert_eq!(hook["payload_template"], template);
     assert_eq!(test_send(&admin, &hook["id"]).await["delivered"], true);
     let got = rx.received();
@@ -326,7 +329,7 @@ async fn each_chat_type_posts_the_shape_its_service_documents() {
         ("chat_card", json!({"url": rx.url("/teams")})),
         ("chat_embed", json!({"url": rx.url("/discord/api/webhooks/1/abc")})),
     ] {
-        let ch = channel(&admin, json!({"type": kind, "name": kind, "config": config})).await;
+        let ch = admin.create("/alert-rules/channels", json!({"type": kind, "name": kind, "config": config})).await;
         let report = test_send(&admin, &ch["id"]).await;
         assert_eq!(report["delivered"], true, "{kind}: {report}");
     }
@@ -384,11 +387,12 @@ async fn email_channels_reach_an_smtp_sink_and_unreachable_receivers_are_reporte
     let (hub, sink) = common::spawn_hub_with_mail().await;
     let owner = hub.user("owner@example.org", false).await;
     let admin = hub.login(&owner.email).await;
-    let mail = channel(
-        &admin,
-        json!({"type": "email", "name": "Me", "config": {"to": ["birder@example.org", "second@example.org"]}}),
-    )
-    .await;
+    let mail = admin
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "email", "name": "Me", "config": {"to": ["birder@example.org", "second@example.org"]}}),
+        )
+        .await;
     let report = test_send(&admin, &mail["id"]).await;
     assert_eq!(report["delivered"], true, "{report}");
     let got = sink.wait_for(1).await;
@@ -398,18 +402,21 @@ async fn email_channels_reach_an_smtp_sink_and_unreachable_receivers_are_reporte
 
     // Nobody listens on this port: the report says so, it is no error of the API.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
-    let dead = channel(
-        &admin,
-        json!({"type": "webhook", "name": "Dead", "config": {"url": format!("http://127.0.0.1:{closed}/x")}}),
-    )
-    .await;
+    let dead = admin
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "webhook", "name": "Dead", "config": {"url": format!("http://127.0.0.1:{closed}/x")}}),
+        )
+        .await;
     let report = test_send(&admin, &dead["id"]).await;
     assert_eq!(report["delivered"], false);
     assert!(report["error"].as_str().is_some_and(|e| !e.is_empty()), "{report}");
 
     // 50 MB back does not hurt the hub: the reply is read only so far.
     let rx = Receiver::start(None).await;
-    let huge = channel(&admin, json!({"type": "webhook", "name": "Huge", "config": {"url": rx.url("/huge")}})).await;
+    let huge = admin
+        .create("/alert-rules/channels", json!({"type": "webhook", "name": "Huge", "config": {"url": rx.url("/huge")}}))
+        .await;
     let report = test_send(&admin, &huge["id"]).await;
     assert_eq!((report["delivered"].clone(), report["httpStatus"].clone()), (json!(true), json!(200)), "{report}");
     assert_eq!(admin.get("/health").await.0, 200);

@@ -14,6 +14,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+/// The key of the system rule every team has: satellite outages are raised under it.
+pub const OFFLINE_RULE_KEY: &str = "satellite_offline";
+/// The system rule's name.
+pub const OFFLINE_RULE_NAME: &str = "Satellite offline";
+
 /// The longest silence an absence rule may wait for, and the longest cooldown: 30 days.
 pub const MAX_MINUTES: u32 = 30 * 24 * 60;
 /// The cooldown a rule gets when its body names none.

@@ -4,7 +4,11 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
 use super::{Error, Result};
-use crate::{ids::TenantId, time::Timestamp};
+use crate::{
+    domain::alert_rules::{OFFLINE_RULE_KEY, OFFLINE_RULE_NAME},
+    ids::TenantId,
+    time::Timestamp,
+};
 
 /// A rule as the API shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -151,16 +155,16 @@ pub fn enabled_everywhere(conn: &Connection, trigger: &str) -> Result<Vec<Rule>>
     Ok(stmt.query_map([trigger], from_row)?.collect::<rusqlite::Result<_>>()?)
 }
 
-/// The team's system rule `key`, created on first use.
-pub fn system(conn: &Connection, tenant: TenantId, key: &str, name: &str, now: Timestamp) -> Result<Rule> {
+/// The team's system rule `satellite_offline`, created with the team (and by migration 0008 for
+/// older teams); created here too if it is somehow missing.
+pub fn offline_rule(conn: &Connection, tenant: TenantId) -> Result<Rule> {
     conn.execute(
-        "INSERT OR IGNORE INTO alert_rules (id, tenant_id, name, trigger_type, system_key, created_at, updated_at)
-         VALUES (?1, ?2, ?3, 'absence', ?4, ?5, ?5)",
-        params![uuid::Uuid::new_v4().to_string(), tenant, name, key, now],
+        "INSERT OR IGNORE INTO alert_rules (id, tenant_id, name, trigger_type, system_key) VALUES (?1, ?2, ?3, 'absence', ?4)",
+        params![uuid::Uuid::new_v4().to_string(), tenant, OFFLINE_RULE_NAME, OFFLINE_RULE_KEY],
     )?;
     Ok(conn.query_row(
         &format!("SELECT {COLS} FROM alert_rules WHERE tenant_id = ?1 AND system_key = ?2"),
-        params![tenant, key],
+        params![tenant, OFFLINE_RULE_KEY],
         from_row,
     )?)
 }

@@ -55,8 +55,8 @@ fn member_row(r: &Row<'_>) -> rusqlite::Result<Membership> {
     })
 }
 
-/// Creates a team owned and administered by `owner`; it becomes the owner's default team if they
-/// have none.
+/// Creates a team owned and administered by `owner`, with its system alert rule; it becomes the
+/// owner's default team if they have none.
 pub fn create(conn: &Connection, name: &str, owner: UserId) -> Result<TenantId> {
     let id = TenantId::new();
     conn.execute("INSERT INTO tenants (id, name, owner_user_id) VALUES (?1, ?2, ?3)", params![id, name, owner])?;
@@ -65,6 +65,8 @@ pub fn create(conn: &Connection, name: &str, owner: UserId) -> Result<TenantId> 
         "UPDATE users SET default_tenant_id = ?1 WHERE id = ?2 AND default_tenant_id IS NULL",
         params![id, owner],
     )?;
+    // Every team has the system rule from the start, so it can be wired before the first outage.
+    super::alert_rules::offline_rule(conn, id)?;
     Ok(id)
 }
 

@@ -10,7 +10,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{in_tx, monitor::SYSTEM_RULE};
+use super::in_tx;
 use crate::{
     domain::{
         alert_rules::{self, Conditions, Trigger},
@@ -36,7 +36,7 @@ pub enum RuleError {
     #[error("satellite {0} is not one of this team's satellites")]
     UnknownSatellite(uuid::Uuid),
     #[error(
-        "the system rule {SYSTEM_RULE} cannot be deleted, renamed or given conditions; change its channels, cooldown or enabled flag"
+        "the system rule satellite_offline cannot be deleted, renamed or given conditions; change its channels, cooldown or enabled flag"
     )]
     SystemRule,
     #[error("no such alert rule")]
@@ -58,14 +58,9 @@ pub struct RuleInput {
     pub enabled: Option<bool>,
 }
 
-/// The team's rules, the system rule first (created here if the team has none yet).
-pub async fn list(store: &Store, tenant: TenantId, now: Timestamp) -> Result<Vec<Rule>, RuleError> {
-    Ok(store
-        .call(move |c| {
-            store::alert_rules::system(c, tenant, SYSTEM_RULE, "Satellite offline", now)?;
-            store::alert_rules::list(c, tenant)
-        })
-        .await?)
+/// The team's rules, the system rule first.
+pub async fn list(store: &Store, tenant: TenantId) -> Result<Vec<Rule>, RuleError> {
+    Ok(store.call(move |c| store::alert_rules::list(c, tenant)).await?)
 }
 
 pub async fn create(store: &Store, tenant: TenantId, input: RuleInput, now: Timestamp) -> Result<Rule, RuleError> {

@@ -10,7 +10,10 @@ use std::sync::Arc;
 use super::alerting::{self, AlertContext};
 use crate::{
     clock::Clock,
-    domain::settings::TenantSettings,
+    domain::{
+        alert_rules::{OFFLINE_RULE_KEY, OFFLINE_RULE_NAME},
+        settings::TenantSettings,
+    },
     events::{Bus, Event, SatelliteStatus},
     ids::TenantId,
     notify::{Notice, NoticeData},
@@ -41,8 +44,7 @@ pub async fn check(store: &Store, bus: &Bus, clock: &Clock, ctx: &AlertContext) 
                 let up = store::monitor::mark_online(&tx, team.id, cutoff)?;
                 let mut alerts = Vec::new();
                 if !down.is_empty() {
-                    let rule =
-                        store::alert_rules::system(&tx, team.id, SYSTEM_RULE, "Satellite offline", Timestamp(now))?;
+                    let rule = store::alert_rules::offline_rule(&tx, team.id)?;
                     for s in down.iter().filter(|_| rule.enabled) {
                         alerts.push(alerting::raise(
                             &tx,
@@ -76,9 +78,6 @@ pub async fn check(store: &Store, bus: &Bus, clock: &Clock, ctx: &AlertContext) 
     Ok(pass)
 }
 
-/// The key and name of the system rule that satellite outages are raised under (SPEC 2.15).
-pub const SYSTEM_RULE: &str = "satellite_offline";
-
 fn offline_notice(
     ctx: &AlertContext,
     tenant: TenantId,
@@ -91,11 +90,11 @@ fn offline_notice(
     extra.insert("lastSeenAt".into(), serde_json::to_value(s.last_seen_at).unwrap_or_default());
     extra.insert("thresholdMinutes".into(), minutes.into());
     Notice {
-        event: SYSTEM_RULE.into(),
+        event: OFFLINE_RULE_KEY.into(),
         timestamp: Timestamp(now),
         tenant_id: tenant,
         alert_id: None,
-        rule_name: Some("Satellite offline".into()),
+        rule_name: Some(OFFLINE_RULE_NAME.into()),
         title: format!("{} is offline", s.name),
         message: format!(
             "No heartbeat, audio or telemetry from {} since {since} (the team's threshold is {minutes} minutes).",

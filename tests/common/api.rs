@@ -67,6 +67,12 @@ impl Api {
     pub async fn delete_with(&self, path: &str, body: Value) -> (StatusCode, Value) {
         self.send(Method::DELETE, path, Some(body)).await
     }
+    /// POSTs `body`, asserts 201 and returns what was created.
+    pub async fn create(&self, path: &str, body: Value) -> Value {
+        let (status, created) = self.post(path, body.clone()).await;
+        assert_eq!(status, 201, "{body} -> {created}");
+        created
+    }
 }
 
 /// Asserts a status and, for errors, the `{code, message}` body with `code`.
