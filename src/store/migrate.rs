@@ -30,12 +30,22 @@ pub fn run(conn: &mut Connection) -> Result<Report> {
     for (version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > from) {
         let tx = conn.transaction()?;
         tx.execute_batch(sql)?;
+        after(*version, &tx)?;
         tx.pragma_update(None, "user_version", version)?;
         tx.commit()?;
         tracing::info!(version, name, "applied migration");
         applied.push(format!("{version:04}_{name}"));
     }
     Ok(Report { from, to: supported.max(from), applied })
+}
+
+/// Work a migration needs done in Rust, in its transaction, after its SQL.
+fn after(version: u32, tx: &Connection) -> Result<()> {
+    if version == 9 {
+        // The statistics rollups start out holding the data already stored.
+        super::stats::rollups::fill(tx)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
