@@ -194,3 +194,19 @@ impl From<crate::usecases::expected_species::ExpectedError> for ApiError {
         }
     }
 }
+
+impl From<crate::usecases::stats::StatsError> for ApiError {
+    fn from(e: crate::usecases::stats::StatsError) -> Self {
+        use crate::usecases::stats::StatsError;
+        let m = e.to_string();
+        match e {
+            StatsError::InvalidRange(_) => Self::Unprocessable("invalid_range", m),
+            StatsError::InvalidConfidence(_) => Self::Unprocessable("invalid_min_confidence", m),
+            StatsError::Invalid(_) => Self::Unprocessable("invalid_query", m),
+            StatsError::SatelliteNotFound(_) => Self::NotFound("satellite_not_found", m),
+            StatsError::SpeciesNotFound(_) => Self::NotFound("species_not_found", m),
+            StatsError::UnknownLanguage(_) => Self::Unprocessable("unknown_language", m),
+            StatsError::Store(e) => e.into(),
+        }
+    }
+}

@@ -112,6 +112,9 @@ pub enum AdminCommand {
         #[arg(long)]
         platform_admin: bool,
     },
+    /// Recompute the statistics rollups from the detections, chunks and votes (after restoring
+    /// an old backup by hand, or after changing the system time zone: days and hours are local).
+    RebuildStats,
 }
 
 /// Runs the parsed command line; the process exit code reflects the outcome.
@@ -178,6 +181,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Admin(AdminCommand::CreateUser { email, name, password, platform_admin }) => {
             admin::create_user(&settings, email, name, password, platform_admin).await
         }
+        Command::Admin(AdminCommand::RebuildStats) => admin::rebuild_stats(&settings).await,
         Command::Healthcheck { url } => admin::healthcheck(&settings, url).await,
         Command::Classify(args) => classify::run(&settings, args).await,
         Command::Bench(BenchCommand::Inference(args)) => bench::inference(&settings, args).await,

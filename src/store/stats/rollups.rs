@@ -85,8 +85,10 @@ pub fn drift(conn: &Connection) -> Result<Vec<(&'static str, i64)>> {
     for (table, select) in AGGREGATES {
         // Sums of REAL confidences may differ in the last bits with the order of additions.
         let rounded = |sql: &str| {
-            sql.replace("sum(confidence)", "round(sum(confidence), 6)")
-                .replace("sum((verification_status = 'rejected') * confidence)", "round(sum((verification_status = 'rejected') * confidence), 6)")
+            sql.replace("sum(confidence)", "round(sum(confidence), 6)").replace(
+                "sum((verification_status = 'rejected') * confidence)",
+                "round(sum((verification_status = 'rejected') * confidence), 6)",
+            )
         };
         let kept = if table == "stats_daily" || table == "stats_monthly" {
             format!(

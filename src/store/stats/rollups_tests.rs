@@ -20,13 +20,31 @@ use crate::{
 enum Op {
     /// A detection on team `team % 2`, satellite `sat % 2`, `minutes` after the start, with a
     /// species and a confidence.
-    Detect { team: usize, sat: usize, minutes: i64, species: usize, confidence: f64 },
+    Detect {
+        team: usize,
+        sat: usize,
+        minutes: i64,
+        species: usize,
+        confidence: f64,
+    },
     /// User `user % 3` of the detection's team votes on detection `pick % len`.
-    Vote { pick: usize, user: usize, vote: u8 },
+    Vote {
+        pick: usize,
+        user: usize,
+        vote: u8,
+    },
     /// Deletes detection `pick % len` alone, or its whole chunk.
-    Delete { pick: usize, whole_chunk: bool },
-    DeleteSatellite { team: usize, sat: usize },
-    DeleteUser { user: usize },
+    Delete {
+        pick: usize,
+        whole_chunk: bool,
+    },
+    DeleteSatellite {
+        team: usize,
+        sat: usize,
+    },
+    DeleteUser {
+        user: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -80,7 +98,14 @@ fn apply(conn: &mut Connection, teams: &[Team], kept: &mut Vec<(usize, Detection
             let mut d = testing::robin(t.id, s, chunk, at, Some(true));
             d.species_code = format!("sp{species}");
             d.confidence = confidence as f32;
-            let stored = detections::insert(conn, &d, Flags { is_first_of_day: false, is_first_of_season: false, rare: None }, at).expect("insert").expect("stored");
+            let stored = detections::insert(
+                conn,
+                &d,
+                Flags { is_first_of_day: false, is_first_of_season: false, rare: None },
+                at,
+            )
+            .expect("insert")
+            .expect("stored");
             kept.push((team, stored.id, chunk));
         }
         Op::Vote { pick, user, vote } if !kept.is_empty() => {

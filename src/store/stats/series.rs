@@ -27,8 +27,7 @@ pub fn by_day_hour_satellite(conn: &Connection, scope: &Scope) -> Result<Vec<(St
          GROUP BY day, hour, satellite_id HAVING c > 0 ORDER BY day, hour, satellite_id"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows =
-        stmt.query_map(params_from_iter(scope.days()), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    let rows = stmt.query_map(params_from_iter(scope.days()), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 

@@ -1,0 +1,82 @@
+//! `GET /stats/expected-species` (SPEC 4.8): the species the range model expects at a
+//! satellite's place (or `lat`/`lon`) in a week, each marked detected by the team or not. Query: `satelliteId` or `lat` and `lon`; `date` (YYYY-MM-DD, default today) or `week`
+//! (1-48); `threshold` (default 0.03); `lang` (default the team's primary language).
+
+use axum::{Router, extract::State, routing::get};
+use serde::Deserialize;
+
+use super::{ApiError, Query};
+use crate::{
+    auth::Viewer,
+    domain::settings::TenantSettings,
+    ids::SatelliteId,
+    inference::range,
+    state::AppState,
+    store,
+    usecases::expected_species::{self, Answer, Ask},
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/stats/expected-species", get(expected))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ExpectedQuery {
+    satellite_id: Option<SatelliteId>,
+    lat: Option<f64>,
+    lon: Option<f64>,
+    date: Option<chrono::NaiveDate>,
+    week: Option<u32>,
+    threshold: Option<f32>,
+    lang: Option<String>,
+}
+
+async fn expected(
+    State(state): State<AppState>,
+    Viewer(access): Viewer,
+    Query(q): Query<ExpectedQuery>,
+) -> Result<axum::Json<Answer>, ApiError> {
+    let tenant = access.tenant_id;
+    let (latitude, longitude) = match (q.satellite_id, q.lat, q.lon) {
+        (Some(id), None, None) => {
+            let sat = state
+                .store
+                .call(move |c| store::satellites::get(c, id))
+                .await
+                .ok()
+                .filter(|s| s.tenant_id == tenant)
+                .ok_or_else(|| ApiError::NotFound("satellite_not_found", "no such satellite".into()))?;
+            match (sat.latitude, sat.longitude) {
+                (Some(lat), Some(lon)) => (lat, lon),
+                _ => {
+                    return Err(ApiError::Unprocessable(
+                        "no_location",
+                        format!("{} has no location yet; give lat and lon", sat.name),
+                    ));
+                }
+            }
+        }
+        (None, Some(lat), Some(lon)) => (lat, lon),
+        _ => {
+            return Err(ApiError::BadRequest("invalid_query", "give either satelliteId, or lat and lon".into()));
+        }
+    };
+    let week = match (q.week, q.date) {
+        (Some(_), Some(_)) => return Err(ApiError::BadRequest("invalid_query", "give date or week, not both".into())),
+        (Some(w), None) => w,
+        (None, Some(d)) => range::week_of(d),
+        (None, None) => range::week_of(state.clock.now().date_naive()),
+    };
+    let lang = match q.lang {
+        Some(l) => l,
+        None => {
+            let scope = tenant.to_string();
+            let settings: TenantSettings = state.store.call(move |c| store::settings::load(c, &scope)).await?;
+            settings.primary_language
+        }
+    };
+    let ask =
+        Ask { tenant, latitude, longitude, week, threshold: q.threshold.unwrap_or(range::DEFAULT_THRESHOLD), lang };
+    Ok(axum::Json(expected_species::expected(&state.store, &state.range, &state.names, ask).await?))
+}
