@@ -28,6 +28,7 @@ pub mod resets;
 pub mod satellites;
 pub mod sessions;
 pub mod settings;
+pub mod species_images;
 pub mod telemetry;
 pub mod tenants;
 pub mod timeline;

@@ -57,4 +57,5 @@ pub mod monitor;
 pub mod passkeys;
 pub mod satellites;
 pub mod species;
+pub mod species_images;
 pub mod verification;
