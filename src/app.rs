@@ -111,6 +111,12 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     }
     let (st, stop) = (state.clone(), shutdown.clone());
     tasks.spawn(async move { ("retention", jobs::retention::run(st, stop).await) });
+    if mode != Mode::Dispatcher {
+        // Beside the routes that queue pictures, so a request wakes it at once; claims keep
+        // several API processes from downloading the same picture.
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("image-fetcher", jobs::image_fetcher::run(st, stop).await) });
+    }
     if mode != Mode::Api {
         // One monitor per data dir: in split mode the dispatcher runs it.
         let (st, stop) = (state.clone(), shutdown.clone());
@@ -198,11 +204,13 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
     let names = crate::inference::translations::Translations::new(&settings.inference.model_dir);
     let alerts = crate::usecases::alerting::AlertContext::new(settings.clone(), links.clone(), names.clone());
     let outbound = crate::usecases::alert_delivery::Outbound::new(&store, &secrets, &mailer, &clock);
+    let images = crate::usecases::species_images::Images::new(&settings.species_images);
     Ok(AppState {
         range: crate::inference::range::Shared::new(&settings.inference.model_dir),
         names,
         alerts,
         outbound,
+        images,
         mqtt: crate::mqtt::MqttHandle::default(),
         job_signal: Default::default(),
         workers: Default::default(),

@@ -21,7 +21,7 @@
 //! - [`api`]: the axum router under `/api`, `ApiError` and the extractors.
 //! - [`media`]: pictures made from audio (the spectrogram PNG).
 //! - [`inference`]: the classifier (ONNX Runtime), audio decoding, labels and the range filter.
-//! - [`jobs`]: background tasks (service registry refresh; later monitors, exports, retention).
+//! - [`jobs`]: background tasks (service registry refresh, monitors, retention, the species image fetcher).
 //! - [`links`]: the hub's own public addresses for links in mail and API responses.
 //! - [`ids`]: typed identifiers so a tenant id is never passed where a satellite id belongs.
 //! - [`time`]: the timestamp format of the SPEC.

@@ -56,6 +56,8 @@ pub struct AppState {
     pub alerts: crate::usecases::alerting::AlertContext,
     /// Sends alert deliveries (HTTP and SMTP) and test sends.
     pub outbound: crate::usecases::alert_delivery::Outbound,
+    /// The species picture source and the fetcher's wake-up call.
+    pub images: crate::usecases::species_images::Images,
     /// Seals second-factor secrets at rest with `MFA_ENCRYPTION_KEY`.
     pub secrets: crate::auth::secretbox::SecretBox,
 }

@@ -27,6 +27,7 @@ mod sessions;
 mod settings;
 mod share;
 mod species;
+mod species_images;
 mod stats;
 mod stats_expected;
 mod tenants;
@@ -70,6 +71,7 @@ pub fn router(state: AppState) -> Router {
         .merge(detection_notes::router())
         .merge(share::router())
         .merge(species::router())
+        .merge(species_images::router())
         .merge(stats::router())
         .merge(audio::router())
         .merge(sessions::router())

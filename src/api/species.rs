@@ -1,6 +1,5 @@
 //! Species names (SPEC 4.9): `GET /species/languages` (public), `GET /species/translate?code=&lang=`
-//! and `POST /species/translate {names, lang}` (Viewer+). Images arrive with the rest of the
-//! statistics issue.
+//! and `POST /species/translate {names, lang}` (Viewer+). Pictures are in `species_images.rs`.
 
 use axum::{Router, extract::State, routing::get};
 use serde::Deserialize;

@@ -210,3 +210,19 @@ impl From<crate::usecases::stats::StatsError> for ApiError {
         }
     }
 }
+
+impl From<crate::usecases::species_images::ImageError> for ApiError {
+    fn from(e: crate::usecases::species_images::ImageError) -> Self {
+        use crate::usecases::species_images::ImageError;
+        let m = e.to_string();
+        match e {
+            ImageError::BadCount(_) => Self::Unprocessable("invalid_codes", m),
+            ImageError::UnknownSpecies(_) => Self::Unprocessable("unknown_species", m),
+            ImageError::NotCached(_) => Self::NotFound("image_not_cached", m),
+            ImageError::NoModel => Self::Unavailable("model_unavailable", m),
+            ImageError::Store(e) => e.into(),
+            ImageError::Objects(e) => Self::Internal(e.into()),
+            ImageError::Task(_) => Self::Internal(anyhow::anyhow!(m)),
+        }
+    }
+}

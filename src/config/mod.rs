@@ -53,6 +53,7 @@ pub struct Settings {
     pub live_audio: LiveAudioSettings,
     pub inference: InferenceSettings,
     pub cache: CacheSettings,
+    pub species_images: SpeciesImageSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -144,6 +145,22 @@ pub struct CacheSettings {
     pub max_entries: u64,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpeciesImageSettings {
+    /// Where species pictures come from: a URL template with `{scientific_name}` (and optionally
+    /// `{code}`), both URL-encoded when filled in. Empty (the default) means no pictures are
+    /// fetched, as on a LAN without internet. The answer is an image or a JSON document (README).
+    pub source_url: String,
+    /// Largest image kept, in bytes; a bigger download is stopped and counts as failed.
+    pub max_bytes: u64,
+    /// The deadline of one download (connecting and reading together), in seconds.
+    pub timeout_secs: u64,
+    /// Failed downloads are retried with backoff (1 min, doubling, at most 24 h) this many times
+    /// in all; then the species stays `failed` until a platform admin asks for a retry.
+    pub max_attempts: u32,
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -181,6 +198,12 @@ impl Default for Settings {
             live_audio: LiveAudioSettings { timeout_ms: 60_000 },
             inference: InferenceSettings { model_dir: String::new(), workers: 0, threshold: 0.7 },
             cache: CacheSettings { registry_prefix: "birdhub".into(), max_entries: 100_000 },
+            species_images: SpeciesImageSettings {
+                source_url: String::new(),
+                max_bytes: 2 * 1024 * 1024,
+                timeout_secs: 15,
+                max_attempts: 10,
+            },
         }
     }
 }
@@ -219,9 +242,34 @@ impl Settings {
         if tracing_subscriber::EnvFilter::try_new(&self.log_level).is_err() {
             return bad("log_level", "is not a valid filter (try info, debug or birdhub=debug)");
         }
+        self.validate_species_images()?;
         let key = self.security.mfa_encryption_key.expose();
         if !key.is_empty() && (key.len() != 64 || hex::decode(key).is_err()) {
             return bad("security.mfa_encryption_key", "must be 64 hex characters (32 bytes)");
+        }
+        Ok(())
+    }
+
+    fn validate_species_images(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError::Invalid { key: key.into(), message: why.into() });
+        let images = &self.species_images;
+        let url = images.source_url.trim();
+        if !url.is_empty() {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return bad("species_images.source_url", "must start with http:// or https://");
+            }
+            if !url.contains("{scientific_name}") {
+                return bad("species_images.source_url", "must contain {scientific_name}");
+            }
+        }
+        if !(1024..=64 * 1024 * 1024).contains(&images.max_bytes) {
+            return bad("species_images.max_bytes", "must be between 1024 and 67108864");
+        }
+        if !(1..=300).contains(&images.timeout_secs) {
+            return bad("species_images.timeout_secs", "must be between 1 and 300");
+        }
+        if images.max_attempts == 0 {
+            return bad("species_images.max_attempts", "must be at least 1");
         }
         Ok(())
     }

@@ -75,6 +75,23 @@ fn spec_env_names_are_honoured_and_typed() {
 }
 
 #[test]
+fn species_images_are_off_by_default_and_set_from_file_or_env() {
+    let s = Settings::default();
+    assert!(s.species_images.source_url.is_empty(), "no internet is assumed");
+    assert_eq!(s.species_images.max_bytes, 2 * 1024 * 1024);
+    let f = file("[species_images]\nsource_url = \"https://img.example.org/{scientific_name}?c={code}\"\n");
+    let s = Settings::load(&Sources {
+        config_file: Some(f.path().into()),
+        env: env(&[("BIRDHUB_SPECIES_IMAGES__MAX_BYTES", "65536"), ("BIRDHUB_SPECIES_IMAGES__TIMEOUT_SECS", "3")]),
+        ..Default::default()
+    })
+    .expect("load");
+    assert_eq!(s.species_images.source_url, "https://img.example.org/{scientific_name}?c={code}");
+    assert_eq!((s.species_images.max_bytes, s.species_images.timeout_secs), (65_536, 3));
+    assert_eq!(s.species_images.max_attempts, 10);
+}
+
+#[test]
 fn systemd_state_directory_is_the_default_data_dir() {
     let s = Settings::load(&Sources { env: env(&[("STATE_DIRECTORY", "/var/lib/birdhub")]), ..Default::default() })
         .expect("load");
@@ -95,6 +112,11 @@ fn bad_values_fail_naming_the_key() {
         (from_env("BIRDHUB_NOPE", "1"), "BIRDHUB_NOPE"),
         (from_env("MFA_ENCRYPTION_KEY", "short"), "security.mfa_encryption_key"),
         (from_env("BIRDHUB_INFERENCE__THRESHOLD", "7"), "inference.threshold"),
+        (from_env("BIRDHUB_SPECIES_IMAGES__SOURCE_URL", "ftp://x/{scientific_name}"), "species_images.source_url"),
+        (from_env("BIRDHUB_SPECIES_IMAGES__SOURCE_URL", "https://x/birds"), "species_images.source_url"),
+        (from_env("BIRDHUB_SPECIES_IMAGES__MAX_BYTES", "12"), "species_images.max_bytes"),
+        (from_env("BIRDHUB_SPECIES_IMAGES__TIMEOUT_SECS", "0"), "species_images.timeout_secs"),
+        (from_env("BIRDHUB_SPECIES_IMAGES__MAX_ATTEMPTS", "0"), "species_images.max_attempts"),
         (Sources { config_file: Some("/no/such/birdhub.toml".into()), ..Default::default() }, "/no/such/birdhub.toml"),
     ];
     for (sources, needle) in &cases {

@@ -16,6 +16,7 @@ pub mod season;
 pub mod sessions;
 pub mod settings;
 pub mod sort;
+pub mod species_images;
 pub mod validate;
 
 pub use device::DeviceKind;

@@ -29,6 +29,7 @@ pub mod satellites;
 pub mod sessions;
 pub mod settings;
 pub mod stats;
+pub mod species_images;
 pub mod telemetry;
 pub mod tenants;
 pub mod timeline;

@@ -58,4 +58,5 @@ pub mod passkeys;
 pub mod satellites;
 pub mod species;
 pub mod stats;
+pub mod species_images;
 pub mod verification;
