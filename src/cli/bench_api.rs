@@ -39,6 +39,9 @@ pub struct ApiArgs {
     /// Timed requests per case (after 20 warm-up requests).
     #[arg(long, default_value_t = 300)]
     pub requests: usize,
+    /// Which cases to time: `lists` (detections and sessions), `stats` (SPEC 4.8) or `all`.
+    #[arg(long, default_value = "all", value_parser = ["all", "lists", "stats"])]
+    pub suite: String,
     /// Where the seeded hub is kept and reused by later runs with the same figures
     /// (default: ~/.cache/birdhub/bench-api-DETECTIONS-SPECIES-SATELLITES-DAYS).
     #[arg(long, value_name = "DIR")]
@@ -93,6 +96,8 @@ pub async fn run(settings: &Settings, args: ApiArgs) -> anyhow::Result<ExitCode>
 async fn prepare(dir: &Path, args: &ApiArgs) -> anyhow::Result<bool> {
     let figures = json!({
         "detections": args.detections, "species": args.species, "satellites": args.satellites, "days": args.days,
+        // 2: the seeded verdicts come with their votes.
+        "seed": 2,
     });
     let marker = dir.join(MARKER);
     let db = dir.join("birdhub.db");
@@ -159,17 +164,21 @@ async fn start_hub(base: &Settings, data: &Path) -> anyhow::Result<app::Hub> {
 async fn describe(hub: &app::Hub, dir: &Path) -> anyhow::Result<String> {
     let size = |suffix: &str| std::fs::metadata(dir.join(format!("birdhub.db{suffix}"))).map_or(0, |m| m.len());
     let (db, wal) = (size(""), size("-wal"));
-    let (detections, chunks, sessions) = hub
+    let (detections, chunks, sessions, rollups) = hub
         .state
         .store
         .call(|c| {
             let sessions: i64 = c.query_row("SELECT count(*) FROM recording_sessions", [], |r| r.get(0))?;
-            Ok((store::detections::count(c)?, store::chunks::count(c)?, sessions))
+            let mut rollups = 0i64;
+            for table in store::stats::rollups::TABLES {
+                rollups += c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0))?;
+            }
+            Ok((store::detections::count(c)?, store::chunks::count(c)?, sessions, rollups))
         })
         .await?;
     let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
     Ok(format!(
-        "{:.0} MB (birdhub.db {:.0} MB + WAL {:.0} MB): {detections} detections, {chunks} chunks, {sessions} sessions",
+        "{:.0} MB (birdhub.db {:.0} MB + WAL {:.0} MB): {detections} detections, {chunks} chunks, {sessions} sessions, {rollups} rollup rows",
         mb(db + wal),
         mb(db),
         mb(wal)
@@ -217,7 +226,8 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
         ),
     ];
     let mut cases: Vec<(String, Vec<String>, &str)> = Vec::new();
-    for count in [true, false] {
+    let lists = args.suite != "stats";
+    for count in [true, false].into_iter().filter(|_| lists) {
         for (name, f) in &filters {
             let suffix = if count { "" } else { "&withCount=false" };
             let label = format!("/detections {name}{}", if count { "" } else { ", withCount=false" });
@@ -227,19 +237,33 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
     let sessions = |sort: &str| -> Vec<String> {
         (0..n).map(|i| format!("{base}/sessions?limit=50&offset={}{sort}", (i % 4) * 50)).collect()
     };
-    cases.push(("/sessions".into(), sessions(""), "sessions"));
-    cases.push(("/sessions sortBy=detections".into(), sessions("&sortBy=detections"), "sessions"));
-    cases.push((
-        "/detections/:id".into(),
-        (0..n).map(|i| format!("{base}/detections/{}", ids[i % ids.len()])).collect(),
-        "id",
-    ));
+    if lists {
+        cases.push(("/sessions".into(), sessions(""), "sessions"));
+        cases.push(("/sessions sortBy=detections".into(), sessions("&sortBy=detections"), "sessions"));
+        cases.push((
+            "/detections/:id".into(),
+            (0..n).map(|i| format!("{base}/detections/{}", ids[i % ids.len()])).collect(),
+            "id",
+        ));
+    }
+    if args.suite != "lists" {
+        let sats = get.json(&format!("{base}/satellites?limit=100")).await?;
+        let sats: Vec<String> = sats["satellites"]
+            .as_array()
+            .context("no satellites")?
+            .iter()
+            .filter_map(|s| s["id"].as_str().map(str::to_owned))
+            .collect();
+        anyhow::ensure!(sats.len() >= 2, "the stats cases need two satellites");
+        cases.extend(super::bench_api_stats::cases(&base, n, &codes, &sats));
+    }
 
     println!(
         "\n{:<58} {:>8} {:>8} {:>8}  requests  (limit=50, offsets 0-150, one keep-alive client)",
         "case", "p50 ms", "p99 ms", "mean ms"
     );
     let mut worst: Option<(f64, String)> = None;
+    let mut worst_stats: Option<(f64, String)> = None;
     for (name, urls, key) in &cases {
         let times = get.time(urls, key).await?;
         let p99 = percentile(&times, 99.0);
@@ -251,6 +275,9 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
         );
         if name.ends_with("withCount=false") && worst.as_ref().is_none_or(|(w, _)| p99 > *w) {
             worst = Some((p99, name.clone()));
+        }
+        if name.starts_with("/stats") && worst_stats.as_ref().is_none_or(|(w, _)| p99 > *w) {
+            worst_stats = Some((p99, name.clone()));
         }
     }
     println!("\ndatabase:  {}", describe(hub, dir).await?);
@@ -265,6 +292,11 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
         println!(
             "goal:      worst list p99 without the count {p99:.2} ms ({name}): {verdict} the {GOAL_MS:.0} ms goal"
         );
+    }
+    if let Some((p99, name)) = worst_stats {
+        let goal = super::bench_api_stats::GOAL_MS;
+        let verdict = if p99 < goal { "under" } else { "OVER" };
+        println!("goal:      worst stats p99 {p99:.2} ms ({name}): {verdict} the {goal:.0} ms goal");
     }
     Ok(())
 }
@@ -300,7 +332,7 @@ impl Getter {
                 "GET {url}: {status}: {}",
                 String::from_utf8_lossy(&body)
             );
-            if i == WARMUP && !url.contains("speciesSearch") {
+            if i == WARMUP && key != "-" && !url.contains("speciesSearch") {
                 let v: Value = serde_json::from_slice(&body)?;
                 let rows =
                     if key == "id" { v["id"].is_string() } else { v[key].as_array().is_some_and(|a| !a.is_empty()) };

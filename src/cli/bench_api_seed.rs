@@ -115,6 +115,8 @@ struct Ctx {
     /// Jobs finished before this are not written: the hub prunes them after
     /// `store::jobs::DONE_RETENTION_DAYS`, so an old hub holds only the last week's.
     jobs_since: Timestamp,
+    /// The team's reviewers, who cast the votes behind the seeded verdicts.
+    voters: Vec<crate::ids::UserId>,
 }
 
 /// Per species, the start of the UTC day and of the season of its latest detection (`None`:
@@ -184,7 +186,22 @@ pub(super) async fn seed(data: &std::path::Path, plan: &Plan) -> anyhow::Result<
         })
         .collect();
     let jobs_since = Timestamp(Utc::now() - chrono::Duration::days(store::jobs::DONE_RETENTION_DAYS));
-    let ctx = Ctx { tenant: created.tenant_id, satellites, species, cumulative, jobs_since };
+    let mut voters = vec![created.user_id];
+    for name in ["Reviewer Two", "Reviewer Three"] {
+        let new = NewUser {
+            email: format!("{}@example.org", name.to_lowercase().replace(' ', ".")),
+            name: name.into(),
+            password_hash: "!".into(),
+            is_platform_admin: false,
+        };
+        let tenant = created.tenant_id;
+        voters.push(
+            store
+                .call(move |c| store::users::create_in_tenant(c, &new, tenant, crate::domain::Role::Member))
+                .await?,
+        );
+    }
+    let ctx = Ctx { tenant: created.tenant_id, satellites, species, cumulative, jobs_since, voters };
     let target = plan.detections;
     let (chunks, detections) = tokio::task::spawn_blocking(move || {
         store.call_blocking(|c| {
@@ -374,6 +391,7 @@ fn insert_chunk(
             _ => "unverified",
         };
         let confidence = 0.5 + 0.5 * rng.random::<f32>().powf(1.3);
+        let detection = DetectionId::new();
         tx.prepare_cached(
             "INSERT INTO detections (id, tenant_id, satellite_id, audio_chunk_id, model_id, species_code, scientific_name,
                  common_name, confidence, detected_at, start_ms, end_ms, is_rare, rare_reason, is_first_of_day,
@@ -381,7 +399,7 @@ fn insert_chunk(
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         )?
         .execute(params![
-            DetectionId::new(),
+            detection,
             ctx.tenant,
             sat,
             id,
@@ -401,6 +419,21 @@ fn insert_chunk(
             finished
         ])?;
         recording_sessions::add_detection(tx, id, code, common, scientific)?;
+        // The verdict came from a vote of one of the team's reviewers (the leaderboard's data).
+        let vote = match status {
+            "confirmed" => Some("confirm"),
+            "rejected" => Some("reject"),
+            "pending_review" => Some("unsure"),
+            _ => None,
+        };
+        if let Some(vote) = vote {
+            let voter = ctx.voters[rng.random_range(0..ctx.voters.len())];
+            tx.prepare_cached(
+                "INSERT INTO verification_votes (id, detection_id, user_id, vote, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+            )?
+            .execute(params![uuid::Uuid::new_v4().to_string(), detection, voter, vote, finished])?;
+        }
     }
     Ok(received)
 }

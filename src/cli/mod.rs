@@ -7,6 +7,7 @@ mod bench;
 mod bench_alerts;
 mod bench_api;
 mod bench_api_seed;
+mod bench_api_stats;
 mod bench_auth;
 mod bench_pipeline;
 mod classify;
