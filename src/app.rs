@@ -198,6 +198,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
     let names = crate::inference::translations::Translations::new(&settings.inference.model_dir);
     let alerts = crate::usecases::alerting::AlertContext::new(settings.clone(), links.clone(), names.clone());
     let outbound = crate::usecases::alert_delivery::Outbound::new(&store, &secrets, &mailer, &clock);
+    let weather = crate::usecases::weather::Provider::new(&settings.weather);
     Ok(AppState {
         range: crate::inference::range::Shared::new(&settings.inference.model_dir),
         names,
@@ -217,6 +218,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
         started_at: chrono::Utc::now(),
         links,
         secrets,
+        weather,
     })
 }
 

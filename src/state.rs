@@ -58,6 +58,8 @@ pub struct AppState {
     pub outbound: crate::usecases::alert_delivery::Outbound,
     /// Seals second-factor secrets at rest with `MFA_ENCRYPTION_KEY`.
     pub secrets: crate::auth::secretbox::SecretBox,
+    /// The weather service of `/stats/weather-correlation` (`weather.provider_url`; may be off).
+    pub weather: crate::usecases::weather::Provider,
 }
 
 impl AppState {

@@ -28,6 +28,7 @@ mod settings;
 mod share;
 mod species;
 mod stats;
+mod stats_weather;
 mod tenants;
 mod usecase_errors;
 pub mod views;

@@ -18,7 +18,7 @@ use crate::{
 };
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/stats/expected-species", get(expected))
+    Router::new().route("/stats/expected-species", get(expected)).merge(super::stats_weather::router())
 }
 
 #[derive(Debug, Deserialize)]

@@ -53,6 +53,7 @@ pub struct Settings {
     pub live_audio: LiveAudioSettings,
     pub inference: InferenceSettings,
     pub cache: CacheSettings,
+    pub weather: WeatherSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -144,6 +145,17 @@ pub struct CacheSettings {
     pub max_entries: u64,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeatherSettings {
+    /// Base URL of a weather service with the Open-Meteo archive API's shape
+    /// (`https://archive-api.open-meteo.com/v1/archive`); empty turns `/stats/weather-correlation`
+    /// off (it answers `available: false`). The hub adds the query itself.
+    pub provider_url: String,
+    /// The deadline of one request to the provider, connecting and reading included.
+    pub timeout_secs: u64,
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -181,6 +193,7 @@ impl Default for Settings {
             live_audio: LiveAudioSettings { timeout_ms: 60_000 },
             inference: InferenceSettings { model_dir: String::new(), workers: 0, threshold: 0.7 },
             cache: CacheSettings { registry_prefix: "birdhub".into(), max_entries: 100_000 },
+            weather: WeatherSettings { provider_url: String::new(), timeout_secs: 10 },
         }
     }
 }
@@ -218,6 +231,18 @@ impl Settings {
         }
         if tracing_subscriber::EnvFilter::try_new(&self.log_level).is_err() {
             return bad("log_level", "is not a valid filter (try info, debug or birdhub=debug)");
+        }
+        let weather = self.weather.provider_url.trim();
+        if !weather.is_empty()
+            && url::Url::parse(weather).map_or(true, |u| !matches!(u.scheme(), "http" | "https") || !u.has_host())
+        {
+            return bad(
+                "weather.provider_url",
+                "must be empty or an http(s) URL such as https://archive-api.open-meteo.com/v1/archive",
+            );
+        }
+        if !(1..=120).contains(&self.weather.timeout_secs) {
+            return bad("weather.timeout_secs", "must be 1 to 120 seconds");
         }
         let key = self.security.mfa_encryption_key.expose();
         if !key.is_empty() && (key.len() != 64 || hex::decode(key).is_err()) {

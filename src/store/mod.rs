@@ -33,6 +33,7 @@ pub mod tenants;
 pub mod timeline;
 pub mod users;
 pub mod votes;
+pub mod weather;
 
 use std::{path::Path, time::Duration};
 

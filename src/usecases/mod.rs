@@ -58,3 +58,4 @@ pub mod passkeys;
 pub mod satellites;
 pub mod species;
 pub mod verification;
+pub mod weather;
