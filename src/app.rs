@@ -205,6 +205,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
     let alerts = crate::usecases::alerting::AlertContext::new(settings.clone(), links.clone(), names.clone());
     let outbound = crate::usecases::alert_delivery::Outbound::new(&store, &secrets, &mailer, &clock);
     let images = crate::usecases::species_images::Images::new(&settings.species_images);
+    let weather = crate::usecases::weather::Provider::new(&settings.weather);
     Ok(AppState {
         range: crate::inference::range::Shared::new(&settings.inference.model_dir),
         names,
@@ -225,6 +226,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
         started_at: chrono::Utc::now(),
         links,
         secrets,
+        weather,
     })
 }
 

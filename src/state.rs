@@ -60,6 +60,8 @@ pub struct AppState {
     pub images: crate::usecases::species_images::Images,
     /// Seals second-factor secrets at rest with `MFA_ENCRYPTION_KEY`.
     pub secrets: crate::auth::secretbox::SecretBox,
+    /// The weather service of `/stats/weather-correlation` (`weather.provider_url`; may be off).
+    pub weather: crate::usecases::weather::Provider,
 }
 
 impl AppState {

@@ -30,6 +30,7 @@ mod species;
 mod species_images;
 mod stats;
 mod stats_expected;
+mod stats_weather;
 mod tenants;
 mod usecase_errors;
 pub mod views;

@@ -33,6 +33,7 @@ pub fn router() -> Router<AppState> {
         .route("/stats/map", get(map))
         .route("/stats/map/detections", get(map_detections))
         .merge(super::stats_expected::router())
+        .merge(super::stats_weather::router())
 }
 
 /// Every query parameter a stats route takes (each route uses its share).

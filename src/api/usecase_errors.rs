@@ -226,3 +226,17 @@ impl From<crate::usecases::species_images::ImageError> for ApiError {
         }
     }
 }
+
+impl From<crate::usecases::weather::WeatherError> for ApiError {
+    fn from(e: crate::usecases::weather::WeatherError) -> Self {
+        use crate::usecases::weather::WeatherError;
+        let m = e.to_string();
+        match e {
+            WeatherError::SatelliteNotFound => Self::NotFound("satellite_not_found", m),
+            WeatherError::Conflicting(_) => Self::BadRequest("invalid_query", m),
+            WeatherError::InvalidRange(_) => Self::Unprocessable("invalid_range", m),
+            WeatherError::InvalidConfidence(_) => Self::Unprocessable("invalid_min_confidence", m),
+            WeatherError::Store(e) => e.into(),
+        }
+    }
+}

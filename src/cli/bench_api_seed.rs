@@ -196,9 +196,7 @@ pub(super) async fn seed(data: &std::path::Path, plan: &Plan) -> anyhow::Result<
         };
         let tenant = created.tenant_id;
         voters.push(
-            store
-                .call(move |c| store::users::create_in_tenant(c, &new, tenant, crate::domain::Role::Member))
-                .await?,
+            store.call(move |c| store::users::create_in_tenant(c, &new, tenant, crate::domain::Role::Member)).await?,
         );
     }
     let ctx = Ctx { tenant: created.tenant_id, satellites, species, cumulative, jobs_since, voters };

@@ -54,6 +54,7 @@ pub struct Settings {
     pub inference: InferenceSettings,
     pub cache: CacheSettings,
     pub species_images: SpeciesImageSettings,
+    pub weather: WeatherSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,6 +162,17 @@ pub struct SpeciesImageSettings {
     pub max_attempts: u32,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeatherSettings {
+    /// Base URL of a weather service with the Open-Meteo archive API's shape
+    /// (`https://archive-api.open-meteo.com/v1/archive`); empty turns `/stats/weather-correlation`
+    /// off (it answers `available: false`). The hub adds the query itself.
+    pub provider_url: String,
+    /// The deadline of one request to the provider, connecting and reading included.
+    pub timeout_secs: u64,
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -204,6 +216,7 @@ impl Default for Settings {
                 timeout_secs: 15,
                 max_attempts: 10,
             },
+            weather: WeatherSettings { provider_url: String::new(), timeout_secs: 10 },
         }
     }
 }
@@ -243,6 +256,18 @@ impl Settings {
             return bad("log_level", "is not a valid filter (try info, debug or birdhub=debug)");
         }
         self.validate_species_images()?;
+        let weather = self.weather.provider_url.trim();
+        if !weather.is_empty()
+            && url::Url::parse(weather).map_or(true, |u| !matches!(u.scheme(), "http" | "https") || !u.has_host())
+        {
+            return bad(
+                "weather.provider_url",
+                "must be empty or an http(s) URL such as https://archive-api.open-meteo.com/v1/archive",
+            );
+        }
+        if !(1..=120).contains(&self.weather.timeout_secs) {
+            return bad("weather.timeout_secs", "must be 1 to 120 seconds");
+        }
         let key = self.security.mfa_encryption_key.expose();
         if !key.is_empty() && (key.len() != 64 || hex::decode(key).is_err()) {
             return bad("security.mfa_encryption_key", "must be 64 hex characters (32 bytes)");

@@ -92,6 +92,21 @@ fn species_images_are_off_by_default_and_set_from_file_or_env() {
 }
 
 #[test]
+fn weather_is_off_by_default_and_set_from_file_or_env() {
+    let s = Settings::default();
+    assert_eq!((s.weather.provider_url.as_str(), s.weather.timeout_secs), ("", 10));
+    let f = file("[weather]\nprovider_url = \"https://archive-api.open-meteo.com/v1/archive\"\n");
+    let s = Settings::load(&Sources {
+        config_file: Some(f.path().into()),
+        env: env(&[("BIRDHUB_WEATHER__TIMEOUT_SECS", "3")]),
+        ..Default::default()
+    })
+    .expect("load");
+    assert_eq!(s.weather.provider_url, "https://archive-api.open-meteo.com/v1/archive");
+    assert_eq!(s.weather.timeout_secs, 3);
+}
+
+#[test]
 fn systemd_state_directory_is_the_default_data_dir() {
     let s = Settings::load(&Sources { env: env(&[("STATE_DIRECTORY", "/var/lib/birdhub")]), ..Default::default() })
         .expect("load");
@@ -117,6 +132,10 @@ fn bad_values_fail_naming_the_key() {
         (from_env("BIRDHUB_SPECIES_IMAGES__MAX_BYTES", "12"), "species_images.max_bytes"),
         (from_env("BIRDHUB_SPECIES_IMAGES__TIMEOUT_SECS", "0"), "species_images.timeout_secs"),
         (from_env("BIRDHUB_SPECIES_IMAGES__MAX_ATTEMPTS", "0"), "species_images.max_attempts"),
+        (from_env("BIRDHUB_WEATHER__PROVIDER_URL", "archive-api.open-meteo.com/v1/archive"), "weather.provider_url"),
+        (from_env("BIRDHUB_WEATHER__PROVIDER_URL", "ftp://example.org/archive"), "weather.provider_url"),
+        (from_env("BIRDHUB_WEATHER__TIMEOUT_SECS", "0"), "weather.timeout_secs"),
+        (from_env("BIRDHUB_WEATHER__TIMEOUT_SECS", "soon"), "BIRDHUB_WEATHER__TIMEOUT_SECS"),
         (Sources { config_file: Some("/no/such/birdhub.toml".into()), ..Default::default() }, "/no/such/birdhub.toml"),
     ];
     for (sources, needle) in &cases {

@@ -5,6 +5,7 @@ pub mod biodiversity;
 pub mod calibration;
 pub mod channels;
 pub mod consensus;
+pub mod correlation;
 pub mod detection_flags;
 pub mod device;
 pub mod languages;

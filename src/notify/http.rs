@@ -223,7 +223,7 @@ fn describe_status(status: StatusCode, location: Option<&str>, reply: &[u8]) -> 
 }
 
 /// The innermost error's text: "Connection refused (os error 111)" rather than "error sending request".
-fn root_cause(e: &reqwest::Error) -> String {
+pub(crate) fn root_cause(e: &reqwest::Error) -> String {
     let mut cause: &dyn std::error::Error = e;
     while let Some(inner) = cause.source() {
         cause = inner;

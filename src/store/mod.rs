@@ -28,13 +28,14 @@ pub mod resets;
 pub mod satellites;
 pub mod sessions;
 pub mod settings;
-pub mod stats;
 pub mod species_images;
+pub mod stats;
 pub mod telemetry;
 pub mod tenants;
 pub mod timeline;
 pub mod users;
 pub mod votes;
+pub mod weather;
 
 use std::{path::Path, time::Duration};
 

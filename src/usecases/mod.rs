@@ -57,6 +57,7 @@ pub mod monitor;
 pub mod passkeys;
 pub mod satellites;
 pub mod species;
-pub mod stats;
 pub mod species_images;
+pub mod stats;
 pub mod verification;
+pub mod weather;

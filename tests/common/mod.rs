@@ -10,6 +10,7 @@ pub mod receiver;
 pub mod sat;
 pub mod seed;
 pub mod smtp;
+pub mod weather;
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 

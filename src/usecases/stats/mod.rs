@@ -147,7 +147,8 @@ fn range(f: &Filters, default: Default_, today: NaiveDate) -> Result<(NaiveDate,
     }
 }
 
-fn band(min: Option<f64>) -> Result<u8, StatsError> {
+/// The confidence band of `minConfidence` (0 without one).
+pub fn band(min: Option<f64>) -> Result<u8, StatsError> {
     let Some(min) = min else { return Ok(0) };
     if !(0.0..=1.0).contains(&min) {
         return Err(StatsError::InvalidConfidence(format!("minConfidence must be 0 to 1, not {min}")));
