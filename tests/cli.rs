@@ -242,3 +242,39 @@ fn model_status_reports_the_installed_model() {
     assert!(!out.status.success());
     assert!(stdout.contains("models/fetch.sh"), "{stdout}");
 }
+
+#[test]
+fn admin_rebuild_stats_repairs_rollups_that_drifted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, _, stderr) =
+        run(&mut birdhub(dir.path(), &["admin", "create-user", "--email", "ada@example.org", "--name", "Ada"]));
+    assert!(out.status.success(), "{stderr}");
+    let db = rusqlite::Connection::open(dir.path().join("data/birdhub.db")).expect("open");
+    db.execute_batch(
+        "INSERT INTO satellites (id, tenant_id, name, mqtt_password_hash)
+             SELECT 'sat-1', id, 'north', '!' FROM tenants;
+         INSERT INTO audio_chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, size_bytes)
+             SELECT 'chunk-1', tenant_id, id, '2026-06-10T12:00:00.000Z', 3000, 48000, 'k', 1 FROM satellites;
+         INSERT INTO detections (id, tenant_id, satellite_id, audio_chunk_id, model_id, species_code, scientific_name,
+                                 common_name, confidence, detected_at)
+             SELECT 'det-' || n, tenant_id, satellite_id, id, 'm', 'turdus_migratorius', 'Turdus migratorius',
+                    'American Robin', 0.9, '2026-06-10T12:00:00.000Z'
+             FROM audio_chunks, (SELECT 1 AS n UNION SELECT 2);
+         UPDATE stats_daily SET n = 99;",
+    )
+    .expect("seed and damage");
+    drop(db);
+    let (out, stdout, stderr) = run(&mut birdhub(dir.path(), &["admin", "rebuild-stats"]));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("stats_daily") && stdout.contains("(before: 2 rows differed"), "{stdout}");
+    // The damaged row and the right one it stood in for; the other tables were right.
+    assert!(stdout.contains("(before: 0 rows differed"), "{stdout}");
+    assert!(stdout.contains("statistics rebuilt"), "{stdout}");
+    let db = rusqlite::Connection::open(dir.path().join("data/birdhub.db")).expect("open");
+    let (n, chunks): (i64, i64) = db
+        .query_row("SELECT (SELECT sum(n) FROM stats_daily), (SELECT sum(n) FROM stats_chunks)", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .expect("read");
+    assert_eq!((n, chunks), (2, 1));
+}

@@ -20,7 +20,7 @@ pub async fn rebuild_stats(settings: &Settings) -> anyhow::Result<ExitCode> {
     let before = store.call(|c| store::stats::rollups::drift(c)).await?;
     let filled = store.call(store::stats::rollups::rebuild).await?;
     for ((table, rows), (_, drifted)) in filled.iter().zip(&before) {
-        println!("{table:<22} {rows:>9} rows  ({drifted} differed from the detections before)");
+        println!("{table:<22} {rows:>9} rows  (before: {drifted} rows differed from a fresh count, both ways)");
     }
     println!("statistics rebuilt in {:.1} s", started.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)

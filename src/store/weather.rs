@@ -31,18 +31,19 @@ pub fn daily_detections(
     include_rejected: bool,
     min_confidence: Option<f64>,
 ) -> Result<Vec<(String, i64)>> {
-    // The statistics rollup: a row per local day, satellite, species and confidence band.
-    let band = min_confidence.map_or(0, |c| (c * 20.0 + 1e-6).floor() as i64);
-    let mut stmt = conn.prepare_cached(
-        "SELECT day, sum(CASE WHEN ?5 THEN n ELSE n - rejected END) AS c FROM stats_daily
-         WHERE tenant_id = ?1 AND day BETWEEN ?3 AND ?4 AND band >= ?6 AND (?2 IS NULL OR satellite_id = ?2)
-         GROUP BY day HAVING c > 0 ORDER BY day",
-    )?;
-    let rows = stmt
-        .query_map(params![tenant, satellite, from_day, to_day, include_rejected, band], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+    // The statistics rollups (a team's or a satellite's days), as `/stats/trends` reads them.
+    let day = |d: &str| {
+        d.parse::<chrono::NaiveDate>().map_err(|_| super::Error::Corrupt { what: "day", value: d.to_owned() })
+    };
+    let scope = super::stats::Scope {
+        tenant,
+        satellite,
+        from: day(from_day)?,
+        to: day(to_day)?,
+        min_band: min_confidence.map_or(0, |c| (c * 20.0 + 1e-6).floor().clamp(0.0, 20.0) as u8),
+        include_rejected,
+    };
+    let rows = super::stats::series::by_day(conn, &scope)?.into_iter().map(|(d, n, _)| (d, n)).collect();
     Ok(rows)
 }
 

@@ -69,54 +69,91 @@ fn split(from: NaiveDate, to: NaiveDate) -> Split {
 }
 
 impl Scope {
-    /// The number a row adds: its detections, less the rejected ones unless they count.
-    pub fn count(&self) -> &'static str {
-        if self.include_rejected { "n" } else { "(n - rejected)" }
+    /// The counting tables' column this scope counts: `n`, or the `geNN` of its lowest band.
+    pub fn column(&self) -> String {
+        rollups::threshold_columns()
+            .find(|(band, _)| *band == self.min_band)
+            .map_or_else(|| "n".to_owned(), |(_, column)| column)
     }
 
-    /// Parameters ?1 to ?3: the team, the lowest band and the satellite (or NULL).
-    fn base(&self) -> Vec<Value> {
+    /// The named parameters every statistic query may use (unused ones are not bound): `:t`
+    /// team, `:sat` satellite or NULL, `:band` lowest band, `:from`/`:to` the range's days,
+    /// `:h1`/`:h2` and `:e1`/`:e2` its edge days, `:m1`/`:m2` its whole months, `:rej` 1 when
+    /// rejected detections are left out.
+    pub fn params(&self) -> Vec<(&'static str, Value)> {
+        let s = split(self.from, self.to);
+        let (m1, m2) = match s.months {
+            Some((a, b)) => (month_key(a), month_key(b)),
+            // An empty month range.
+            None => ("9".into(), "0".into()),
+        };
         vec![
-            Value::Text(self.tenant.to_string()),
-            Value::Integer(i64::from(self.min_band)),
-            self.satellite.map_or(Value::Null, |s| Value::Text(s.to_string())),
+            (":t", Value::Text(self.tenant.to_string())),
+            (":sat", self.satellite.map_or(Value::Null, |s| Value::Text(s.to_string()))),
+            (":band", Value::Integer(i64::from(self.min_band))),
+            (":from", Value::Text(day_key(self.from))),
+            (":to", Value::Text(day_key(self.to))),
+            (":h1", Value::Text(day_key(s.head.0))),
+            (":h2", Value::Text(day_key(s.head.1))),
+            (":e1", Value::Text(day_key(s.tail.0))),
+            (":e2", Value::Text(day_key(s.tail.1))),
+            (":m1", Value::Text(m1)),
+            (":m2", Value::Text(m2)),
+            (":rej", Value::Integer(i64::from(!self.include_rejected))),
         ]
     }
 
-    /// A subquery of the range's rollup rows: `(satellite_id, species_code, band, month, n,
-    /// rejected, confirmed, pending, confidence_sum, rejected_confidence)`, with its parameters (?1 to ?9).
-    pub fn cells(&self) -> (&'static str, Vec<Value>) {
-        const SQL: &str = "(SELECT satellite_id, species_code, band, substr(day, 1, 7) AS month, n, rejected, confirmed,
-                    pending, confidence_sum, rejected_confidence
-             FROM stats_daily WHERE tenant_id = ?1 AND day BETWEEN ?4 AND ?5 AND band >= ?2
-               AND (?3 IS NULL OR satellite_id = ?3)
-             UNION ALL
-             SELECT satellite_id, species_code, band, substr(day, 1, 7), n, rejected, confirmed, pending, confidence_sum, rejected_confidence
-             FROM stats_daily WHERE tenant_id = ?1 AND day BETWEEN ?6 AND ?7 AND band >= ?2
-               AND (?3 IS NULL OR satellite_id = ?3)
-             UNION ALL
-             SELECT satellite_id, species_code, band, month, n, rejected, confirmed, pending, confidence_sum,
-                    rejected_confidence
-             FROM stats_monthly WHERE tenant_id = ?1 AND month BETWEEN ?8 AND ?9 AND band >= ?2
-               AND (?3 IS NULL OR satellite_id = ?3))";
-        let s = split(self.from, self.to);
-        let mut p = self.base();
-        p.extend([s.head.0, s.head.1, s.tail.0, s.tail.1].map(|d| Value::Text(day_key(d))));
-        match s.months {
-            Some((a, b)) => p.extend([Value::Text(month_key(a)), Value::Text(month_key(b))]),
-            // An empty month range.
-            None => p.extend([Value::Text("9".into()), Value::Text("0".into())]),
-        }
-        (SQL, p)
+    /// A subquery of the range's counts per `(satellite_id, species_code, month, c)`: the edge
+    /// days from `stats_daily`, the whole months from `stats_monthly`, and (when rejected
+    /// detections are left out) the rejected ones as negative rows from `stats_verdicts`.
+    pub fn cells(&self) -> String {
+        let col = self.column();
+        format!(
+            "(SELECT satellite_id, species_code, substr(day, 1, 7) AS month, {col} AS c FROM stats_daily
+              WHERE tenant_id = :t AND day BETWEEN :h1 AND :h2 AND (:sat IS NULL OR satellite_id = :sat)
+              UNION ALL
+              SELECT satellite_id, species_code, substr(day, 1, 7), {col} FROM stats_daily
+              WHERE tenant_id = :t AND day BETWEEN :e1 AND :e2 AND (:sat IS NULL OR satellite_id = :sat)
+              UNION ALL
+              SELECT satellite_id, species_code, month, {col} FROM stats_monthly
+              WHERE tenant_id = :t AND month BETWEEN :m1 AND :m2 AND (:sat IS NULL OR satellite_id = :sat)
+              UNION ALL
+              SELECT satellite_id, species_code, substr(day, 1, 7), -n FROM stats_verdicts
+              WHERE :rej = 1 AND tenant_id = :t AND day BETWEEN :from AND :to AND status = 'rejected'
+                AND band >= :band AND (:sat IS NULL OR satellite_id = :sat))"
+        )
     }
 
-    /// Parameters ?1 to ?5 for the day-keyed tables: team, lowest band, satellite, first and
-    /// last day.
-    pub fn days(&self) -> Vec<Value> {
-        let mut p = self.base();
-        p.extend([Value::Text(day_key(self.from)), Value::Text(day_key(self.to))]);
-        p
+    /// The rejected detections of the range as negative rows of `stats_verdicts` with `keys`,
+    /// for the day-keyed tables (empty when rejected ones count).
+    pub fn rejected(&self, keys: &str) -> String {
+        format!(
+            "SELECT {keys}, -n AS c FROM stats_verdicts
+             WHERE :rej = 1 AND tenant_id = :t AND day BETWEEN :from AND :to AND status = 'rejected' AND band >= :band
+               AND (:sat IS NULL OR satellite_id = :sat)"
+        )
     }
+}
+
+/// Runs `sql` with those of `params` it names, mapping each row.
+pub fn rows<T>(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    params: &[(&str, Value)],
+    mut map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> super::Result<Vec<T>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    for (name, value) in params {
+        if let Some(i) = stmt.parameter_index(name)? {
+            stmt.raw_bind_parameter(i, value)?;
+        }
+    }
+    let mut found = stmt.raw_query();
+    let mut out = Vec::new();
+    while let Some(row) = found.next()? {
+        out.push(map(row)?);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

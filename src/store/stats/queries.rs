@@ -1,138 +1,145 @@
-//! Aggregates over a scope's cells (whole months and edge days): totals, per species, per
-//! satellite and species, per month, per confidence band.
+//! Aggregates over a scope's cells (whole months, edge days, rejected detections taken out):
+//! per satellite and species, per species and month, verdicts, one species' confidence bands,
+//! and the few reads that ride an index of the detections (places, map points, newest).
 
-use rusqlite::{Connection, params_from_iter};
+use std::collections::BTreeMap;
 
-use super::{super::Result, Scope};
+use rusqlite::{Connection, types::Value};
+
+use super::{super::Result, Scope, rows};
+
+/// `(satellite, species, detections)` with counted detections, by satellite then species.
+pub fn by_satellite_species(conn: &Connection, scope: &Scope) -> Result<Vec<(String, String, i64)>> {
+    let sql = format!(
+        "SELECT satellite_id, species_code, sum(c) AS c FROM {}
+         GROUP BY satellite_id, species_code HAVING c > 0 ORDER BY satellite_id, species_code",
+        scope.cells()
+    );
+    rows(conn, &sql, &scope.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+}
 
 /// Counts over a scope.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Totals {
-    /// Detections counted (rejected ones only when the scope includes them).
     pub detections: i64,
     pub species: i64,
     pub satellites: i64,
-    /// Per verification status, whatever the scope says of rejected ones.
-    pub all: i64,
-    pub confirmed: i64,
-    pub rejected: i64,
-    pub pending: i64,
 }
 
-impl Totals {
-    pub fn unverified(&self) -> i64 {
-        (self.all - self.confirmed - self.rejected - self.pending).max(0)
+/// Totals of [`by_satellite_species`] rows.
+pub fn totals_of(cells: &[(String, String, i64)]) -> Totals {
+    let species: std::collections::BTreeSet<&str> = cells.iter().map(|c| c.1.as_str()).collect();
+    let satellites: std::collections::BTreeSet<&str> = cells.iter().map(|c| c.0.as_str()).collect();
+    Totals {
+        detections: cells.iter().map(|c| c.2).sum(),
+        species: species.len() as i64,
+        satellites: satellites.len() as i64,
     }
 }
 
 pub fn totals(conn: &Connection, scope: &Scope) -> Result<Totals> {
-    let (cells, p) = scope.cells();
-    let cnt = scope.count();
-    let sql = format!(
-        "SELECT coalesce(sum({cnt}), 0), count(DISTINCT CASE WHEN {cnt} > 0 THEN species_code END),
-                count(DISTINCT CASE WHEN {cnt} > 0 THEN satellite_id END), coalesce(sum(n), 0),
-                coalesce(sum(confirmed), 0), coalesce(sum(rejected), 0), coalesce(sum(pending), 0)
-         FROM {cells}"
-    );
-    Ok(conn.prepare_cached(&sql)?.query_row(params_from_iter(p), |r| {
-        Ok(Totals {
-            detections: r.get(0)?,
-            species: r.get(1)?,
-            satellites: r.get(2)?,
-            all: r.get(3)?,
-            confirmed: r.get(4)?,
-            rejected: r.get(5)?,
-            pending: r.get(6)?,
-        })
-    })?)
+    Ok(totals_of(&by_satellite_species(conn, scope)?))
 }
 
 /// One species over a scope.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpeciesRow {
     pub code: String,
     pub detections: i64,
-    /// The mean confidence of the counted detections.
-    pub mean_confidence: f64,
     pub satellites: i64,
-    pub confirmed: i64,
-    pub rejected: i64,
-    pub pending: i64,
 }
 
-/// Every species with counted detections in the scope (or with verified ones, for accuracy),
-/// most detected first, then by code.
+/// Every species with counted detections, most detected first, then by code.
 pub fn by_species(conn: &Connection, scope: &Scope) -> Result<Vec<SpeciesRow>> {
-    let (cells, p) = scope.cells();
-    let cnt = scope.count();
-    let conf = if scope.include_rejected { "confidence_sum" } else { "(confidence_sum - rejected_confidence)" };
-    let sql = format!(
-        "SELECT species_code, sum({cnt}) AS c, sum({conf}) / max(sum({cnt}), 1),
-                count(DISTINCT CASE WHEN {cnt} > 0 THEN satellite_id END), sum(confirmed), sum(rejected), sum(pending)
-         FROM {cells} GROUP BY species_code HAVING c > 0 OR sum(confirmed) + sum(rejected) > 0
-         ORDER BY c DESC, species_code"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params_from_iter(p), |r| {
-        Ok(SpeciesRow {
-            code: r.get(0)?,
-            detections: r.get(1)?,
-            mean_confidence: r.get(2)?,
-            satellites: r.get(3)?,
-            confirmed: r.get(4)?,
-            rejected: r.get(5)?,
-            pending: r.get(6)?,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut by: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    for (_, species, n) in by_satellite_species(conn, scope)? {
+        let e = by.entry(species).or_default();
+        e.0 += n;
+        e.1 += 1;
+    }
+    let mut out: Vec<SpeciesRow> =
+        by.into_iter().map(|(code, (detections, satellites))| SpeciesRow { code, detections, satellites }).collect();
+    out.sort_by(|a, b| b.detections.cmp(&a.detections).then_with(|| a.code.cmp(&b.code)));
+    Ok(out)
 }
 
-/// `(satellite, species, detections)` with counted detections, by satellite then species.
-pub fn by_satellite_species(conn: &Connection, scope: &Scope) -> Result<Vec<(String, String, i64)>> {
-    let (cells, p) = scope.cells();
-    let cnt = scope.count();
-    let sql = format!(
-        "SELECT satellite_id, species_code, sum({cnt}) AS c FROM {cells}
-         GROUP BY satellite_id, species_code HAVING c > 0 ORDER BY satellite_id, species_code"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params_from_iter(p), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+/// Verdicts per species over a scope (its satellite, range and lowest band; whatever it says of
+/// rejected ones): `species -> [confirmed, rejected, pending_review]`.
+pub fn verdicts(conn: &Connection, scope: &Scope) -> Result<BTreeMap<String, [i64; 3]>> {
+    let found = rows(
+        conn,
+        "SELECT species_code, status, sum(n) FROM stats_verdicts
+         WHERE tenant_id = :t AND day BETWEEN :from AND :to AND band >= :band AND (:sat IS NULL OR satellite_id = :sat)
+         GROUP BY species_code, status",
+        &scope.params(),
+        |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)),
+    )?;
+    let mut out: BTreeMap<String, [i64; 3]> = BTreeMap::new();
+    for (species, status, n) in found {
+        let slot = match status.as_str() {
+            "confirmed" => 0,
+            "rejected" => 1,
+            _ => 2,
+        };
+        out.entry(species).or_default()[slot] += n;
+    }
+    Ok(out)
 }
 
 /// `(species, YYYY-MM, detections)` with counted detections.
 pub fn by_species_month(conn: &Connection, scope: &Scope) -> Result<Vec<(String, String, i64)>> {
-    let (cells, p) = scope.cells();
-    let cnt = scope.count();
     let sql = format!(
-        "SELECT species_code, month, sum({cnt}) AS c FROM {cells}
-         GROUP BY species_code, month HAVING c > 0 ORDER BY species_code, month"
+        "SELECT species_code, month, sum(c) AS c FROM {}
+         GROUP BY species_code, month HAVING c > 0 ORDER BY species_code, month",
+        scope.cells()
     );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params_from_iter(p), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    rows(conn, &sql, &scope.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
 }
 
-/// For one species: `(satellite, detections)` and `(band, detections)` over the scope.
-pub fn species_breakdown(conn: &Connection, scope: &Scope, code: &str) -> Result<(Vec<(String, i64)>, Vec<(u8, i64)>)> {
-    let (cells, mut p) = scope.cells();
-    p.push(rusqlite::types::Value::Text(code.to_owned()));
-    let cnt = scope.count();
-    let by = |key: &str| {
-        format!(
-            "SELECT {key}, sum({cnt}) AS c FROM {cells} WHERE species_code = ?10
-             GROUP BY {key} HAVING c > 0 ORDER BY {key}"
-        )
-    };
-    let satellites = conn
-        .prepare_cached(&by("satellite_id"))?
-        .query_map(params_from_iter(p.iter()), |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let bands = conn
-        .prepare_cached(&by("band"))?
-        .query_map(params_from_iter(p.iter()), |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok((satellites, bands))
+/// One species' counted detections per confidence band (0 to 20) over the scope's days and
+/// months, all satellites; bands below the scope's lowest are zero.
+pub fn species_bands(conn: &Connection, scope: &Scope, code: &str) -> Result<[i64; 21]> {
+    let columns: Vec<String> = super::rollups::threshold_columns().map(|(_, c)| c).collect();
+    let sums: Vec<String> = std::iter::once("n".to_owned()).chain(columns.iter().cloned()).collect();
+    let listed = sums.join(", ");
+    let summed: Vec<String> = sums.iter().map(|c| format!("coalesce(sum({c}), 0)")).collect();
+    let sql = format!(
+        "SELECT {} FROM (
+            SELECT {listed} FROM stats_daily WHERE tenant_id = :t AND day BETWEEN :h1 AND :h2 AND species_code = :code
+            UNION ALL
+            SELECT {listed} FROM stats_daily WHERE tenant_id = :t AND day BETWEEN :e1 AND :e2 AND species_code = :code
+            UNION ALL
+            SELECT {listed} FROM stats_monthly WHERE tenant_id = :t AND month BETWEEN :m1 AND :m2 AND species_code = :code)",
+        summed.join(", ")
+    );
+    let mut params = scope.params();
+    params.push((":code", Value::Text(code.to_owned())));
+    let at_least: Vec<i64> =
+        rows(conn, &sql, &params, |r| (0..21).map(|i| r.get::<_, i64>(i)).collect())?.pop().unwrap_or_default();
+    let mut bands = [0i64; 21];
+    for b in 0..21 {
+        let above = if b == 20 { 0 } else { at_least.get(b + 1).copied().unwrap_or(0) };
+        bands[b] = at_least.get(b).copied().unwrap_or(0) - above;
+    }
+    if !scope.include_rejected {
+        let rejected = rows(
+            conn,
+            "SELECT band, sum(n) FROM stats_verdicts
+             WHERE tenant_id = :t AND day BETWEEN :from AND :to AND status = 'rejected' AND species_code = :code
+             GROUP BY band",
+            &params,
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+        )?;
+        for (band, n) in rejected {
+            if let Some(slot) = usize::try_from(band).ok().and_then(|b| bands.get_mut(b)) {
+                *slot -= n;
+            }
+        }
+    }
+    for slot in bands.iter_mut().take(usize::from(scope.min_band)) {
+        *slot = 0;
+    }
+    Ok(bands)
 }
 
 /// A satellite of the team, with where it is and when it last detected anything.

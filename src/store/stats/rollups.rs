@@ -1,65 +1,81 @@
 //! Filling the statistics rollups from scratch (migration 0009 and `birdhub admin rebuild-stats`).
 //! Triggers keep them right from then on (see `migrations/0009_stats_rollups.sql`); the
-//! expressions here are the triggers' own, so a rebuild gives the same rows the triggers would.
+//! expressions here are the triggers' own, so a rebuild gives the rows the triggers would.
 
 use rusqlite::Connection;
 
 use super::super::Result;
 
 /// Every rollup table, in the order they are filled.
-pub const TABLES: [&str; 6] =
-    ["stats_daily", "stats_monthly", "stats_hourly", "stats_species_hourly", "stats_chunks", "stats_votes"];
+pub const TABLES: [&str; 8] = [
+    "stats_daily",
+    "stats_monthly",
+    "stats_hourly",
+    "stats_day_species",
+    "stats_species_hourly",
+    "stats_verdicts",
+    "stats_chunks",
+    "stats_votes",
+];
+
+/// The counting tables' threshold columns, `ge05` to `ge100`: detections with a confidence band
+/// (floor(confidence * 20)) of at least 1 to 20.
+pub fn threshold_columns() -> impl Iterator<Item = (u8, String)> {
+    (1..=20u8).map(|band| (band, format!("ge{:02}", u32::from(band) * 5)))
+}
+
+const BAND: &str = "CAST(d.confidence * 20 AS INTEGER)";
+const DAY: &str = "date(d.detected_at, 'localtime')";
+const HOUR: &str = "CAST(strftime('%H', d.detected_at, 'localtime') AS INTEGER)";
 
 /// The rollups as aggregates of the source tables: `(table, SELECT producing its rows)`. Also what
 /// the property test compares the trigger-kept tables with.
-pub const AGGREGATES: [(&str, &str); 6] = [
-    (
-        "stats_daily",
-        "SELECT tenant_id, date(detected_at, 'localtime'), satellite_id, species_code,
-                CAST(confidence * 20 AS INTEGER) AS band, count(*), sum(verification_status = 'rejected'),
-                sum(verification_status = 'confirmed'), sum(verification_status = 'pending_review'), sum(confidence),
-                sum((verification_status = 'rejected') * confidence)
-         FROM detections GROUP BY 1, 2, 3, 4, 5",
-    ),
-    (
-        "stats_monthly",
-        "SELECT tenant_id, strftime('%Y-%m', detected_at, 'localtime'), satellite_id, species_code,
-                CAST(confidence * 20 AS INTEGER) AS band, count(*), sum(verification_status = 'rejected'),
-                sum(verification_status = 'confirmed'), sum(verification_status = 'pending_review'), sum(confidence),
-                sum((verification_status = 'rejected') * confidence)
-         FROM detections GROUP BY 1, 2, 3, 4, 5",
-    ),
-    (
-        "stats_hourly",
-        "SELECT tenant_id, date(detected_at, 'localtime'), CAST(strftime('%H', detected_at, 'localtime') AS INTEGER),
-                satellite_id, CAST(confidence * 20 AS INTEGER), count(*), sum(verification_status = 'rejected')
-         FROM detections GROUP BY 1, 2, 3, 4, 5",
-    ),
-    (
-        "stats_species_hourly",
-        "SELECT tenant_id, species_code, date(detected_at, 'localtime'),
-                CAST(strftime('%H', detected_at, 'localtime') AS INTEGER), CAST(confidence * 20 AS INTEGER), count(*),
-                sum(verification_status = 'rejected')
-         FROM detections GROUP BY 1, 2, 3, 4, 5",
-    ),
-    (
-        "stats_chunks",
-        "SELECT tenant_id, date(recorded_at, 'localtime'), satellite_id, count(*) FROM audio_chunks GROUP BY 1, 2, 3",
-    ),
-    (
-        "stats_votes",
-        "SELECT d.tenant_id, date(v.created_at, 'localtime'), v.user_id, v.vote, count(*)
-         FROM verification_votes v JOIN detections d ON d.id = v.detection_id GROUP BY 1, 2, 3, 4",
-    ),
-];
+pub fn aggregates() -> Vec<(&'static str, String)> {
+    let thresholds: Vec<String> = threshold_columns().map(|(b, _)| format!("sum({BAND} >= {b})")).collect();
+    let counting = |keys: &[&str]| {
+        let group: Vec<String> = (1..=keys.len() + 1).map(|i| i.to_string()).collect();
+        format!(
+            "SELECT d.tenant_id, {}, count(*), {} FROM detections d GROUP BY {}",
+            keys.join(", "),
+            thresholds.join(", "),
+            group.join(", ")
+        )
+    };
+    let month = "strftime('%Y-%m', d.detected_at, 'localtime')";
+    vec![
+        ("stats_daily", counting(&[DAY, "d.satellite_id", "d.species_code"])),
+        ("stats_monthly", counting(&[month, "d.satellite_id", "d.species_code"])),
+        ("stats_hourly", counting(&[DAY, HOUR, "d.satellite_id"])),
+        ("stats_day_species", counting(&[DAY, "d.species_code"])),
+        ("stats_species_hourly", counting(&["d.species_code", DAY, HOUR])),
+        (
+            "stats_verdicts",
+            format!(
+                "SELECT d.tenant_id, {DAY}, {HOUR}, d.satellite_id, d.species_code, {BAND}, d.verification_status, count(*)
+                 FROM detections d WHERE d.verification_status <> 'unverified' GROUP BY 1, 2, 3, 4, 5, 6, 7"
+            ),
+        ),
+        (
+            "stats_chunks",
+            "SELECT tenant_id, date(recorded_at, 'localtime'), satellite_id, count(*) FROM audio_chunks GROUP BY 1, 2, 3"
+                .into(),
+        ),
+        (
+            "stats_votes",
+            "SELECT d.tenant_id, date(v.created_at, 'localtime'), v.user_id, v.vote, count(*)
+             FROM verification_votes v JOIN detections d ON d.id = v.detection_id GROUP BY 1, 2, 3, 4"
+                .into(),
+        ),
+    ]
+}
 
 /// What a rebuild wrote: rows per table.
 pub type Filled = Vec<(&'static str, i64)>;
 
 /// Fills empty rollups from the source tables. The caller holds the transaction.
 pub fn fill(conn: &Connection) -> Result<Filled> {
-    let mut filled = Vec::with_capacity(AGGREGATES.len());
-    for (table, select) in AGGREGATES {
+    let mut filled = Vec::with_capacity(TABLES.len());
+    for (table, select) in aggregates() {
         let rows = conn.execute(&format!("INSERT INTO {table} {select}"), [])?;
         filled.push((table, rows as i64));
     }
@@ -78,28 +94,13 @@ pub fn rebuild(conn: &mut Connection) -> Result<Filled> {
     Ok(filled)
 }
 
-/// Rows that differ between each rollup and its from-scratch aggregate (both directions), per
-/// table; all zero when the triggers kept the rollups right.
+/// Per table, rows that differ between the rollup and its from-scratch aggregate, counted both
+/// ways (a wrong row counts twice: as kept and as missing); all zero when the triggers kept the
+/// rollups right.
 pub fn drift(conn: &Connection) -> Result<Vec<(&'static str, i64)>> {
-    let mut out = Vec::with_capacity(AGGREGATES.len());
-    for (table, select) in AGGREGATES {
-        // Sums of REAL confidences may differ in the last bits with the order of additions.
-        let rounded = |sql: &str| {
-            sql.replace("sum(confidence)", "round(sum(confidence), 6)").replace(
-                "sum((verification_status = 'rejected') * confidence)",
-                "round(sum((verification_status = 'rejected') * confidence), 6)",
-            )
-        };
-        let kept = if table == "stats_daily" || table == "stats_monthly" {
-            format!(
-                "SELECT tenant_id, {k}, satellite_id, species_code, band, n, rejected, confirmed, pending,
-                        round(confidence_sum, 6), round(rejected_confidence, 6) FROM {table}",
-                k = if table == "stats_daily" { "day" } else { "month" }
-            )
-        } else {
-            format!("SELECT * FROM {table}")
-        };
-        let fresh = rounded(select);
+    let mut out = Vec::with_capacity(TABLES.len());
+    for (table, fresh) in aggregates() {
+        let kept = format!("SELECT * FROM {table}");
         let n: i64 = conn.query_row(
             &format!(
                 "SELECT (SELECT count(*) FROM ({kept} EXCEPT {fresh})) + (SELECT count(*) FROM ({fresh} EXCEPT {kept}))"

@@ -141,7 +141,6 @@ pub struct Ranked {
     pub detections: i64,
     /// Of all counted detections in the range, 0 to 1.
     pub share: f64,
-    pub mean_confidence: f64,
     pub satellites: i64,
 }
 
@@ -174,7 +173,6 @@ pub async fn top_species(ctx: &Ctx<'_>, f: &Filters, limit: Option<usize>) -> Re
             species: names.name(&r.code),
             detections: r.detections,
             share: r.detections as f64 / total.max(1) as f64,
-            mean_confidence: r.mean_confidence,
             satellites: r.satellites,
         })
         .collect();
@@ -231,15 +229,17 @@ pub struct Verification {
 pub async fn verification(ctx: &Ctx<'_>, f: &Filters) -> Result<Verification, StatsError> {
     let f = Filters { include_rejected: true, ..f.clone() };
     let (scope, range) = ctx.scope(&f, Default_::Days(30)).await?;
-    let t = ctx.read(move |c| queries::totals(c, &scope)).await?;
+    let (all, verdicts) = ctx.read(move |c| Ok((queries::totals(c, &scope)?, queries::verdicts(c, &scope)?))).await?;
+    let [confirmed, rejected, pending] =
+        verdicts.values().fold([0i64; 3], |acc, v| [acc[0] + v[0], acc[1] + v[1], acc[2] + v[2]]);
     Ok(Verification {
         range,
-        total: t.all,
-        unverified: t.unverified(),
-        pending_review: t.pending,
-        confirmed: t.confirmed,
-        rejected: t.rejected,
-        reviewed_share: (t.confirmed + t.rejected) as f64 / t.all.max(1) as f64,
+        total: all.detections,
+        unverified: (all.detections - confirmed - rejected - pending).max(0),
+        pending_review: pending,
+        confirmed,
+        rejected,
+        reviewed_share: (confirmed + rejected) as f64 / all.detections.max(1) as f64,
     })
 }
 
@@ -294,7 +294,6 @@ pub struct CatalogueEntry {
     #[serde(flatten)]
     pub species: Named,
     pub detections: i64,
-    pub mean_confidence: f64,
     pub satellites: i64,
     pub confirmed: i64,
     pub rejected: i64,
@@ -317,11 +316,12 @@ pub async fn catalogue(ctx: &Ctx<'_>, f: &Filters) -> Result<Catalogue, StatsErr
     let (scope, range) = ctx.scope(f, Default_::Days(365)).await?;
     let names = ctx.names(f).await?;
     let tenant = ctx.tenant;
-    let (rows, seen) = ctx
+    let (rows, verdicts, seen) = ctx
         .read(move |c| {
             let rows = queries::by_species(c, &scope)?;
-            let seen = crate::store::stats::queries::first_last(c, tenant)?;
-            Ok((rows, seen))
+            let verdicts = queries::verdicts(c, &scope)?;
+            let seen = queries::first_last(c, tenant)?;
+            Ok((rows, verdicts, seen))
         })
         .await?;
     let species: Vec<CatalogueEntry> = rows
@@ -329,13 +329,13 @@ pub async fn catalogue(ctx: &Ctx<'_>, f: &Filters) -> Result<Catalogue, StatsErr
         .filter(|r| r.detections > 0)
         .map(|r| {
             let (first, last) = seen.get(&r.code).cloned().unzip();
+            let [confirmed, rejected, _] = verdicts.get(&r.code).copied().unwrap_or_default();
             CatalogueEntry {
                 species: names.name(&r.code),
                 detections: r.detections,
-                mean_confidence: r.mean_confidence,
                 satellites: r.satellites,
-                confirmed: r.confirmed,
-                rejected: r.rejected,
+                confirmed,
+                rejected,
                 first_detected_at: first,
                 last_detected_at: last,
             }
@@ -372,16 +372,16 @@ pub async fn species_accuracy(ctx: &Ctx<'_>, f: &Filters) -> Result<SpeciesAccur
     let f = Filters { include_rejected: true, ..f.clone() };
     let (scope, range) = ctx.scope(&f, Default_::Days(365)).await?;
     let names = ctx.names(&f).await?;
-    let rows = ctx.read(move |c| queries::by_species(c, &scope)).await?;
-    let mut species: Vec<Accuracy> = rows
+    let verdicts = ctx.read(move |c| queries::verdicts(c, &scope)).await?;
+    let mut species: Vec<Accuracy> = verdicts
         .into_iter()
-        .filter(|r| r.confirmed + r.rejected > 0)
-        .map(|r| Accuracy {
-            species: names.name(&r.code),
-            confirmed: r.confirmed,
-            rejected: r.rejected,
-            pending_review: r.pending,
-            accuracy: Some(r.confirmed as f64 / (r.confirmed + r.rejected) as f64),
+        .filter(|(_, [confirmed, rejected, _])| confirmed + rejected > 0)
+        .map(|(code, [confirmed, rejected, pending])| Accuracy {
+            species: names.name(&code),
+            confirmed,
+            rejected,
+            pending_review: pending,
+            accuracy: Some(confirmed as f64 / (confirmed + rejected) as f64),
         })
         .collect();
     species.sort_by(|a, b| {

@@ -40,7 +40,6 @@ pub struct Profile {
     #[serde(flatten)]
     pub species: Named,
     pub detections: i64,
-    pub mean_confidence: Option<f64>,
     pub confirmed: i64,
     pub rejected: i64,
     /// All time.
@@ -80,17 +79,20 @@ pub async fn profile(ctx: &Ctx<'_>, f: &Filters, code: &str) -> Result<Profile, 
     let (scope, range) = ctx.scope(f, Default_::Days(30)).await?;
     let tenant = ctx.tenant;
     let c2 = code.clone();
-    let (rows, hours, (sats, bands), recent, places, seen) = ctx
+    let (cells, verdicts, hours, bands, recent, places, seen) = ctx
         .read(move |c| {
-            let rows = queries::by_species(c, &scope)?.into_iter().find(|r| r.code == c2);
+            let cells = queries::by_satellite_species(c, &scope)?;
+            let verdicts = queries::verdicts(c, &scope)?.remove(&c2).unwrap_or_default();
             let hours = series::species_day_hour(c, &scope, &c2)?;
-            let breakdown = queries::species_breakdown(c, &scope, &c2)?;
+            let bands = queries::species_bands(c, &scope, &c2)?;
             let recent = queries::recent(c, &scope, &c2, 10)?;
             let places = queries::places(c, tenant)?;
             let seen = queries::first_last(c, tenant)?.remove(&c2);
-            Ok((rows, hours, breakdown, recent, places, seen))
+            Ok((cells, verdicts, hours, bands, recent, places, seen))
         })
         .await?;
+    let sats: Vec<(String, i64)> =
+        cells.into_iter().filter(|(_, species, _)| *species == code).map(|(sat, _, n)| (sat, n)).collect();
     let mut daily: Vec<(String, i64)> = Vec::with_capacity(range.days as usize);
     let mut day = range.from;
     while day <= range.to {
@@ -108,7 +110,8 @@ pub async fn profile(ctx: &Ctx<'_>, f: &Filters, code: &str) -> Result<Profile, 
         }
     }
     let satellites = sats
-        .into_iter()
+        .iter()
+        .cloned()
         .map(|(id, n)| SatelliteCount {
             name: places.iter().find(|p| p.id == id).map(|p| p.name.clone()).unwrap_or_default(),
             satellite_id: id,
@@ -117,18 +120,17 @@ pub async fn profile(ctx: &Ctx<'_>, f: &Filters, code: &str) -> Result<Profile, 
         .collect();
     let mut confidence: Vec<Band> =
         (0..20).map(|b| Band { from: f64::from(b) * super::CONFIDENCE_STEP, detections: 0 }).collect();
-    for (b, n) in bands {
+    for (b, n) in bands.iter().enumerate() {
         // A confidence of exactly 1 is in the top band.
-        confidence[usize::from(b).min(19)].detections += n;
+        confidence[b.min(19)].detections += n;
     }
     let (first, last) = seen.unzip();
     Ok(Profile {
         range,
         species: names.name(&code),
-        detections: rows.as_ref().map_or(0, |r| r.detections),
-        mean_confidence: rows.as_ref().filter(|r| r.detections > 0).map(|r| r.mean_confidence),
-        confirmed: rows.as_ref().map_or(0, |r| r.confirmed),
-        rejected: rows.as_ref().map_or(0, |r| r.rejected),
+        detections: sats.iter().map(|s| s.1).sum(),
+        confirmed: verdicts[0],
+        rejected: verdicts[1],
         first_detected_at: first,
         last_detected_at: last,
         daily,
