@@ -172,7 +172,19 @@ CREATE TABLE stats_verdicts (
     band         INTEGER NOT NULL,
     status       TEXT NOT NULL,
     n            INTEGER NOT NULL,
-    PRIMARY KEY (tenant_id, day, hour, satellite_id, species_code, band, status)
+    PRIMARY KEY (tenant_id, status, day, hour, satellite_id, species_code, band)
+) WITHOUT ROWID;
+
+-- The same per calendar month (no hour): the whole months of a long range.
+CREATE TABLE stats_verdicts_monthly (
+    tenant_id    TEXT NOT NULL,
+    month        TEXT NOT NULL,
+    satellite_id TEXT NOT NULL,
+    species_code TEXT NOT NULL,
+    band         INTEGER NOT NULL,
+    status       TEXT NOT NULL,
+    n            INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, status, month, satellite_id, species_code, band)
 ) WITHOUT ROWID;
 
 -- Chunks per day and satellite (the dashboard's chunk count).
@@ -311,6 +323,9 @@ BEGIN
     INSERT INTO stats_verdicts SELECT NEW.tenant_id, date(NEW.detected_at, 'localtime'), CAST(strftime('%H', NEW.detected_at, 'localtime') AS INTEGER), NEW.satellite_id, NEW.species_code, CAST(NEW.confidence * 20 AS INTEGER), NEW.verification_status, 1
     WHERE NEW.verification_status <> 'unverified'
     ON CONFLICT DO UPDATE SET n = n + 1;
+    INSERT INTO stats_verdicts_monthly SELECT NEW.tenant_id, strftime('%Y-%m', NEW.detected_at, 'localtime'), NEW.satellite_id, NEW.species_code, CAST(NEW.confidence * 20 AS INTEGER), NEW.verification_status, 1
+    WHERE NEW.verification_status <> 'unverified'
+    ON CONFLICT DO UPDATE SET n = n + 1;
 END;
 
 CREATE TRIGGER stats_detection_verdict AFTER UPDATE OF verification_status ON detections
@@ -319,6 +334,11 @@ BEGIN
     UPDATE stats_verdicts SET n = n - 1 WHERE tenant_id = OLD.tenant_id AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER) AND satellite_id = OLD.satellite_id AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status;
     DELETE FROM stats_verdicts WHERE tenant_id = OLD.tenant_id AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER) AND satellite_id = OLD.satellite_id AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status AND n <= 0;
     INSERT INTO stats_verdicts SELECT NEW.tenant_id, date(NEW.detected_at, 'localtime'), CAST(strftime('%H', NEW.detected_at, 'localtime') AS INTEGER), NEW.satellite_id, NEW.species_code, CAST(NEW.confidence * 20 AS INTEGER), NEW.verification_status, 1
+    WHERE NEW.verification_status <> 'unverified'
+    ON CONFLICT DO UPDATE SET n = n + 1;
+    UPDATE stats_verdicts_monthly SET n = n - 1 WHERE tenant_id = OLD.tenant_id AND month = strftime('%Y-%m', OLD.detected_at, 'localtime') AND satellite_id = OLD.satellite_id AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status;
+    DELETE FROM stats_verdicts_monthly WHERE tenant_id = OLD.tenant_id AND month = strftime('%Y-%m', OLD.detected_at, 'localtime') AND satellite_id = OLD.satellite_id AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status AND n <= 0;
+    INSERT INTO stats_verdicts_monthly SELECT NEW.tenant_id, strftime('%Y-%m', NEW.detected_at, 'localtime'), NEW.satellite_id, NEW.species_code, CAST(NEW.confidence * 20 AS INTEGER), NEW.verification_status, 1
     WHERE NEW.verification_status <> 'unverified'
     ON CONFLICT DO UPDATE SET n = n + 1;
 END;
@@ -454,6 +474,8 @@ BEGIN
     DELETE FROM stats_species_hourly WHERE tenant_id = OLD.tenant_id AND species_code = OLD.species_code AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER) AND n <= 0;
     UPDATE stats_verdicts SET n = n - 1 WHERE tenant_id = OLD.tenant_id AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER) AND satellite_id = OLD.satellite_id AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status;
     DELETE FROM stats_verdicts WHERE tenant_id = OLD.tenant_id AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER) AND satellite_id = OLD.satellite_id AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status AND n <= 0;
+    UPDATE stats_verdicts_monthly SET n = n - 1 WHERE tenant_id = OLD.tenant_id AND month = strftime('%Y-%m', OLD.detected_at, 'localtime') AND satellite_id = OLD.satellite_id AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status;
+    DELETE FROM stats_verdicts_monthly WHERE tenant_id = OLD.tenant_id AND month = strftime('%Y-%m', OLD.detected_at, 'localtime') AND satellite_id = OLD.satellite_id AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status AND n <= 0;
 END;
 
 -- Chunks -------------------------------------------------------------------------------------

@@ -254,12 +254,13 @@ fn admin_rebuild_stats_repairs_rollups_that_drifted() {
         "INSERT INTO satellites (id, tenant_id, name, mqtt_password_hash)
              SELECT 'sat-1', id, 'north', '!' FROM tenants;
          INSERT INTO audio_chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, size_bytes)
-             SELECT 'chunk-1', tenant_id, id, '2026-06-10T12:00:00.000Z', 3000, 48000, 'k', 1 FROM satellites;
+             SELECT 'chunk-' || n, tenant_id, id, '2026-06-10T12:00:00.000Z', 3000, 48000, 'k', 1
+             FROM satellites, (SELECT 1 AS n UNION SELECT 2);
          INSERT INTO detections (id, tenant_id, satellite_id, audio_chunk_id, model_id, species_code, scientific_name,
                                  common_name, confidence, detected_at)
-             SELECT 'det-' || n, tenant_id, satellite_id, id, 'm', 'turdus_migratorius', 'Turdus migratorius',
+             SELECT 'det-' || id, tenant_id, satellite_id, id, 'm', 'turdus_migratorius', 'Turdus migratorius',
                     'American Robin', 0.9, '2026-06-10T12:00:00.000Z'
-             FROM audio_chunks, (SELECT 1 AS n UNION SELECT 2);
+             FROM audio_chunks;
          UPDATE stats_daily SET n = 99;",
     )
     .expect("seed and damage");
@@ -276,5 +277,5 @@ fn admin_rebuild_stats_repairs_rollups_that_drifted() {
             Ok((r.get(0)?, r.get(1)?))
         })
         .expect("read");
-    assert_eq!((n, chunks), (2, 1));
+    assert_eq!((n, chunks), (2, 2));
 }

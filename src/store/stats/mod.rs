@@ -105,7 +105,8 @@ impl Scope {
 
     /// A subquery of the range's counts per `(satellite_id, species_code, month, c)`: the edge
     /// days from `stats_daily`, the whole months from `stats_monthly`, and (when rejected
-    /// detections are left out) the rejected ones as negative rows from `stats_verdicts`.
+    /// detections are left out) the rejected ones as negative rows from `stats_verdicts` and
+    /// `stats_verdicts_monthly` split the same way.
     pub fn cells(&self) -> String {
         let col = self.column();
         format!(
@@ -119,7 +120,15 @@ impl Scope {
               WHERE tenant_id = :t AND month BETWEEN :m1 AND :m2 AND (:sat IS NULL OR satellite_id = :sat)
               UNION ALL
               SELECT satellite_id, species_code, substr(day, 1, 7), -n FROM stats_verdicts
-              WHERE :rej = 1 AND tenant_id = :t AND day BETWEEN :from AND :to AND status = 'rejected'
+              WHERE :rej = 1 AND tenant_id = :t AND status = 'rejected' AND day BETWEEN :h1 AND :h2
+                AND band >= :band AND (:sat IS NULL OR satellite_id = :sat)
+              UNION ALL
+              SELECT satellite_id, species_code, substr(day, 1, 7), -n FROM stats_verdicts
+              WHERE :rej = 1 AND tenant_id = :t AND status = 'rejected' AND day BETWEEN :e1 AND :e2
+                AND band >= :band AND (:sat IS NULL OR satellite_id = :sat)
+              UNION ALL
+              SELECT satellite_id, species_code, month, -n FROM stats_verdicts_monthly
+              WHERE :rej = 1 AND tenant_id = :t AND status = 'rejected' AND month BETWEEN :m1 AND :m2
                 AND band >= :band AND (:sat IS NULL OR satellite_id = :sat))"
         )
     }
@@ -129,7 +138,7 @@ impl Scope {
     pub fn rejected(&self, keys: &str) -> String {
         format!(
             "SELECT {keys}, -n AS c FROM stats_verdicts
-             WHERE :rej = 1 AND tenant_id = :t AND day BETWEEN :from AND :to AND status = 'rejected' AND band >= :band
+             WHERE :rej = 1 AND tenant_id = :t AND status = 'rejected' AND day BETWEEN :from AND :to AND band >= :band
                AND (:sat IS NULL OR satellite_id = :sat)"
         )
     }

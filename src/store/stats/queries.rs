@@ -66,14 +66,22 @@ pub fn by_species(conn: &Connection, scope: &Scope) -> Result<Vec<SpeciesRow>> {
 /// Verdicts per species over a scope (its satellite, range and lowest band; whatever it says of
 /// rejected ones): `species -> [confirmed, rejected, pending_review]`.
 pub fn verdicts(conn: &Connection, scope: &Scope) -> Result<BTreeMap<String, [i64; 3]>> {
-    let found = rows(
-        conn,
-        "SELECT species_code, status, sum(n) FROM stats_verdicts
-         WHERE tenant_id = :t AND day BETWEEN :from AND :to AND band >= :band AND (:sat IS NULL OR satellite_id = :sat)
-         GROUP BY species_code, status",
-        &scope.params(),
-        |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)),
-    )?;
+    const STATUSES: &str = "status IN ('confirmed', 'rejected', 'pending_review')";
+    let part = |table: &str, span: &str| {
+        format!(
+            "SELECT species_code, status, n FROM {table} WHERE tenant_id = :t AND {STATUSES} AND {span}
+               AND band >= :band AND (:sat IS NULL OR satellite_id = :sat)"
+        )
+    };
+    let sql = format!(
+        "SELECT species_code, status, sum(n) FROM ({} UNION ALL {} UNION ALL {}) GROUP BY species_code, status",
+        part("stats_verdicts", "day BETWEEN :h1 AND :h2"),
+        part("stats_verdicts", "day BETWEEN :e1 AND :e2"),
+        part("stats_verdicts_monthly", "month BETWEEN :m1 AND :m2"),
+    );
+    let found = rows(conn, &sql, &scope.params(), |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?))
+    })?;
     let mut out: BTreeMap<String, [i64; 3]> = BTreeMap::new();
     for (species, status, n) in found {
         let slot = match status.as_str() {
@@ -117,15 +125,15 @@ pub fn species_bands(conn: &Connection, scope: &Scope, code: &str) -> Result<[i6
     let at_least: Vec<i64> =
         rows(conn, &sql, &params, |r| (0..21).map(|i| r.get::<_, i64>(i)).collect())?.pop().unwrap_or_default();
     let mut bands = [0i64; 21];
-    for b in 0..21 {
-        let above = if b == 20 { 0 } else { at_least.get(b + 1).copied().unwrap_or(0) };
-        bands[b] = at_least.get(b).copied().unwrap_or(0) - above;
+    for (b, slot) in bands.iter_mut().enumerate() {
+        // Band b holds those at least b and not at least b + 1.
+        *slot = at_least.get(b).copied().unwrap_or(0) - at_least.get(b + 1).copied().unwrap_or(0);
     }
     if !scope.include_rejected {
         let rejected = rows(
             conn,
             "SELECT band, sum(n) FROM stats_verdicts
-             WHERE tenant_id = :t AND day BETWEEN :from AND :to AND status = 'rejected' AND species_code = :code
+             WHERE tenant_id = :t AND status = 'rejected' AND day BETWEEN :from AND :to AND species_code = :code
              GROUP BY band",
             &params,
             |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),

@@ -7,13 +7,14 @@ use rusqlite::Connection;
 use super::super::Result;
 
 /// Every rollup table, in the order they are filled.
-pub const TABLES: [&str; 8] = [
+pub const TABLES: [&str; 9] = [
     "stats_daily",
     "stats_monthly",
     "stats_hourly",
     "stats_day_species",
     "stats_species_hourly",
     "stats_verdicts",
+    "stats_verdicts_monthly",
     "stats_chunks",
     "stats_votes",
 ];
@@ -53,6 +54,13 @@ pub fn aggregates() -> Vec<(&'static str, String)> {
             format!(
                 "SELECT d.tenant_id, {DAY}, {HOUR}, d.satellite_id, d.species_code, {BAND}, d.verification_status, count(*)
                  FROM detections d WHERE d.verification_status <> 'unverified' GROUP BY 1, 2, 3, 4, 5, 6, 7"
+            ),
+        ),
+        (
+            "stats_verdicts_monthly",
+            format!(
+                "SELECT d.tenant_id, {month}, d.satellite_id, d.species_code, {BAND}, d.verification_status, count(*)
+                 FROM detections d WHERE d.verification_status <> 'unverified' GROUP BY 1, 2, 3, 4, 5, 6"
             ),
         ),
         (

@@ -184,7 +184,7 @@ fn the_migration_fills_rollups_from_detections_already_stored() {
     for table in super::rollups::TABLES {
         conn.execute(&format!("DELETE FROM {table}"), []).expect("empty");
     }
-    let tx = conn.transaction().expect("tx");
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).expect("tx");
     let filled = super::rollups::fill(&tx).expect("fill");
     tx.commit().expect("commit");
     let daily = filled.iter().find(|(t, _)| *t == "stats_daily").map(|f| f.1);

@@ -233,7 +233,7 @@ mod tests {
         }
         let f = Filters { from: Some(d("2026-11-02")), to: Some(d("2026-11-01")), ..Filters::default() };
         assert!(range(&f, Default_::Days(30), today).is_err());
-        let f = Filters { from: Some(d("2025-01-01")), to: Some(d("2026-01-01")), ..Filters::default() };
+        let f = Filters { from: Some(d("2025-01-01")), to: Some(d("2026-01-02")), ..Filters::default() };
         assert!(range(&f, Default_::Days(30), today).is_err(), "367 days");
         let f = Filters { from: Some(d("2025-01-01")), to: Some(d("2025-12-31")), ..Filters::default() };
         assert_eq!(range(&f, Default_::Days(30), today).ok(), Some((d("2025-01-01"), d("2025-12-31"))));
