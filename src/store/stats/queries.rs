@@ -194,6 +194,21 @@ pub struct Point {
     pub longitude: f64,
 }
 
+impl Point {
+    /// From `id, satellite_id, species_code, confidence, detected_at, latitude, longitude`.
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Point {
+            id: r.get(0)?,
+            satellite_id: r.get(1)?,
+            species_code: r.get(2)?,
+            confidence: r.get(3)?,
+            detected_at: r.get(4)?,
+            latitude: r.get(5)?,
+            longitude: r.get(6)?,
+        })
+    }
+}
+
 /// The newest located detections of the scope (the chunk's position, else its satellite's),
 /// at most `cap`, newest first. Reads the detections (time index), so the caller caps the range.
 pub fn points(conn: &Connection, scope: &Scope, since: &str, cap: usize) -> Result<Vec<Point>> {
@@ -210,17 +225,7 @@ pub fn points(conn: &Connection, scope: &Scope, since: &str, cap: usize) -> Resu
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(
         rusqlite::params![scope.tenant, since, scope.satellite, f64::from(scope.min_band) / 20.0, cap as i64],
-        |r| {
-            Ok(Point {
-                id: r.get(0)?,
-                satellite_id: r.get(1)?,
-                species_code: r.get(2)?,
-                confidence: r.get(3)?,
-                detected_at: r.get(4)?,
-                latitude: r.get(5)?,
-                longitude: r.get(6)?,
-            })
-        },
+        Point::from_row,
     )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
@@ -236,18 +241,10 @@ pub fn recent(conn: &Connection, scope: &Scope, code: &str, limit: usize) -> Res
          ORDER BY d.detected_at DESC LIMIT ?4"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows =
-        stmt.query_map(rusqlite::params![scope.tenant, code, f64::from(scope.min_band) / 20.0, limit as i64], |r| {
-            Ok(Point {
-                id: r.get(0)?,
-                satellite_id: r.get(1)?,
-                species_code: r.get(2)?,
-                confidence: r.get(3)?,
-                detected_at: r.get(4)?,
-                latitude: r.get(5)?,
-                longitude: r.get(6)?,
-            })
-        })?;
+    let rows = stmt.query_map(
+        rusqlite::params![scope.tenant, code, f64::from(scope.min_band) / 20.0, limit as i64],
+        Point::from_row,
+    )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 

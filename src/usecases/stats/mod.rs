@@ -61,7 +61,7 @@ pub struct Filters {
 
 /// The range a route covers when the request names none.
 #[derive(Debug, Clone, Copy)]
-pub enum Default_ {
+pub enum DefaultRange {
     /// The last `n` days, today included.
     Days(i64),
 }
@@ -88,7 +88,7 @@ pub async fn scope(
     store: &Store,
     tenant: TenantId,
     f: &Filters,
-    default: Default_,
+    default: DefaultRange,
     today: NaiveDate,
 ) -> Result<(Scope, Range), StatsError> {
     let (from, to) = range(f, default, today)?;
@@ -111,7 +111,7 @@ pub async fn scope(
     Ok((scope, range))
 }
 
-fn range(f: &Filters, default: Default_, today: NaiveDate) -> Result<(NaiveDate, NaiveDate), StatsError> {
+fn range(f: &Filters, default: DefaultRange, today: NaiveDate) -> Result<(NaiveDate, NaiveDate), StatsError> {
     let bad = |m: String| Err(StatsError::InvalidRange(m));
     let last_days = |n: i64| -> Result<(NaiveDate, NaiveDate), StatsError> {
         if !(1..=MAX_DAYS).contains(&n) {
@@ -123,7 +123,7 @@ fn range(f: &Filters, default: Default_, today: NaiveDate) -> Result<(NaiveDate,
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => bad("give days, or from and to, not both".into()),
         (Some(n), None, None) => last_days(n),
         (None, None, None) => match default {
-            Default_::Days(n) => last_days(n),
+            DefaultRange::Days(n) => last_days(n),
         },
         (None, from, to) => {
             let to = to.unwrap_or(today);
@@ -131,7 +131,7 @@ fn range(f: &Filters, default: Default_, today: NaiveDate) -> Result<(NaiveDate,
                 Some(f) => f,
                 None => {
                     to - chrono::Duration::days(match default {
-                        Default_::Days(n) => n - 1,
+                        DefaultRange::Days(n) => n - 1,
                     })
                 }
             };
@@ -226,19 +226,19 @@ mod tests {
     fn ranges_default_and_refuse_what_they_should() {
         let today = d("2026-11-23");
         let f = Filters::default();
-        assert_eq!(range(&f, Default_::Days(30), today).ok(), Some((d("2026-10-25"), today)));
+        assert_eq!(range(&f, DefaultRange::Days(30), today).ok(), Some((d("2026-10-25"), today)));
         for days in [0, -3, 100_000, 367] {
             let f = Filters { days: Some(days), ..Filters::default() };
-            assert!(matches!(range(&f, Default_::Days(30), today), Err(StatsError::InvalidRange(_))), "{days}");
+            assert!(matches!(range(&f, DefaultRange::Days(30), today), Err(StatsError::InvalidRange(_))), "{days}");
         }
         let f = Filters { from: Some(d("2026-11-02")), to: Some(d("2026-11-01")), ..Filters::default() };
-        assert!(range(&f, Default_::Days(30), today).is_err());
+        assert!(range(&f, DefaultRange::Days(30), today).is_err());
         let f = Filters { from: Some(d("2025-01-01")), to: Some(d("2026-01-02")), ..Filters::default() };
-        assert!(range(&f, Default_::Days(30), today).is_err(), "367 days");
+        assert!(range(&f, DefaultRange::Days(30), today).is_err(), "367 days");
         let f = Filters { from: Some(d("2025-01-01")), to: Some(d("2025-12-31")), ..Filters::default() };
-        assert_eq!(range(&f, Default_::Days(30), today).ok(), Some((d("2025-01-01"), d("2025-12-31"))));
+        assert_eq!(range(&f, DefaultRange::Days(30), today).ok(), Some((d("2025-01-01"), d("2025-12-31"))));
         let f = Filters { from: Some(d("2026-11-20")), ..Filters::default() };
-        assert_eq!(range(&f, Default_::Days(30), today).ok(), Some((d("2026-11-20"), today)));
+        assert_eq!(range(&f, DefaultRange::Days(30), today).ok(), Some((d("2026-11-20"), today)));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{Default_, Filters, Named, Names, Range, StatsError, scope, today};
+use super::{DefaultRange, Filters, Named, Names, Range, StatsError, scope, today};
 use crate::{
     ids::TenantId,
     inference::translations::Translations,
@@ -23,7 +23,7 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    pub async fn scope(&self, f: &Filters, default: Default_) -> Result<(Scope, Range), StatsError> {
+    pub async fn scope(&self, f: &Filters, default: DefaultRange) -> Result<(Scope, Range), StatsError> {
         scope(self.store, self.tenant, f, default, today(self.now)).await
     }
 
@@ -63,7 +63,7 @@ pub struct Dashboard {
 
 /// Species, detections and chunks over the range (default 30 days), today and all time.
 pub async fn dashboard(ctx: &Ctx<'_>, f: &Filters) -> Result<Dashboard, StatsError> {
-    let (scope, range) = ctx.scope(f, Default_::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
     let day = today(ctx.now);
     let today = Scope { from: day, to: day, ..scope.clone() };
     // All time: from before any hub existed; whole months come from the monthly table.
@@ -102,7 +102,7 @@ pub struct Trends {
 
 /// Detections and species per day (default the last 30 days).
 pub async fn trends(ctx: &Ctx<'_>, f: &Filters) -> Result<Trends, StatsError> {
-    let (scope, range) = ctx.scope(f, Default_::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
     let rows = ctx
         .read({
             let s = scope.clone();
@@ -159,7 +159,7 @@ pub async fn top_species(ctx: &Ctx<'_>, f: &Filters, limit: Option<usize>) -> Re
     if !(1..=100).contains(&limit) {
         return Err(StatsError::Invalid(format!("limit must be 1 to 100, not {limit}")));
     }
-    let (scope, range) = ctx.scope(f, Default_::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
     let names = ctx.names(f).await?;
     let rows = ctx.read(move |c| queries::by_species(c, &scope)).await?;
     let rows: Vec<_> = rows.into_iter().filter(|r| r.detections > 0).collect();
@@ -193,7 +193,7 @@ pub struct Activity {
 
 /// Detections per hour of the day (default the last 30 days).
 pub async fn activity(ctx: &Ctx<'_>, f: &Filters) -> Result<Activity, StatsError> {
-    let (scope, range) = ctx.scope(f, Default_::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
     let rows = ctx.read(move |c| series::by_day_hour_satellite(c, &scope)).await?;
     let mut hourly = vec![0i64; 24];
     for (_, hour, _, n) in rows {
@@ -228,7 +228,7 @@ pub struct Verification {
 /// apply: the rejected count is part of the progress.
 pub async fn verification(ctx: &Ctx<'_>, f: &Filters) -> Result<Verification, StatsError> {
     let f = Filters { include_rejected: true, ..f.clone() };
-    let (scope, range) = ctx.scope(&f, Default_::Days(30)).await?;
+    let (scope, range) = ctx.scope(&f, DefaultRange::Days(30)).await?;
     let (all, verdicts) = ctx.read(move |c| Ok((queries::totals(c, &scope)?, queries::verdicts(c, &scope)?))).await?;
     let [confirmed, rejected, pending] =
         verdicts.values().fold([0i64; 3], |acc, v| [acc[0] + v[0], acc[1] + v[1], acc[2] + v[2]]);
@@ -270,7 +270,7 @@ pub async fn leaderboard(ctx: &Ctx<'_>, f: &Filters, limit: Option<usize>) -> Re
     if !(1..=100).contains(&limit) {
         return Err(StatsError::Invalid(format!("limit must be 1 to 100, not {limit}")));
     }
-    let (scope, range) = ctx.scope(f, Default_::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
     let voters = ctx.read(move |c| series::voters(c, &scope, limit)).await?;
     let contributors = voters
         .into_iter()
@@ -313,7 +313,7 @@ pub struct Catalogue {
 
 /// Every species detected in the range (default the last 365 days), most detected first.
 pub async fn catalogue(ctx: &Ctx<'_>, f: &Filters) -> Result<Catalogue, StatsError> {
-    let (scope, range) = ctx.scope(f, Default_::Days(365)).await?;
+    let (scope, range) = ctx.scope(f, DefaultRange::Days(365)).await?;
     let names = ctx.names(f).await?;
     let tenant = ctx.tenant;
     let (rows, verdicts, seen) = ctx
@@ -370,7 +370,7 @@ pub struct SpeciesAccuracy {
 /// Per species: how often review confirmed the classifier (default the last 365 days).
 pub async fn species_accuracy(ctx: &Ctx<'_>, f: &Filters) -> Result<SpeciesAccuracy, StatsError> {
     let f = Filters { include_rejected: true, ..f.clone() };
-    let (scope, range) = ctx.scope(&f, Default_::Days(365)).await?;
+    let (scope, range) = ctx.scope(&f, DefaultRange::Days(365)).await?;
     let names = ctx.names(&f).await?;
     let verdicts = ctx.read(move |c| queries::verdicts(c, &scope)).await?;
     let mut species: Vec<Accuracy> = verdicts

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Default_, Filters, Named, Range, StatsError, overview::Ctx};
+use super::{DefaultRange, Filters, Named, Range, StatsError, overview::Ctx};
 use crate::store::stats::{queries, series};
 
 #[derive(Debug, Clone, Serialize)]
@@ -76,7 +76,7 @@ pub async fn profile(ctx: &Ctx<'_>, f: &Filters, code: &str) -> Result<Profile, 
             _ => return Err(StatsError::SpeciesNotFound(code.to_owned())),
         }
     };
-    let (scope, range) = ctx.scope(f, Default_::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
     let tenant = ctx.tenant;
     let c2 = code.clone();
     let (cells, verdicts, hours, bands, recent, places, seen) = ctx
