@@ -159,8 +159,8 @@ CREATE TABLE stats_species_hourly (
     PRIMARY KEY (tenant_id, species_code, day, hour)
 ) WITHOUT ROWID;
 
--- A satellite's days over a long range.
-CREATE INDEX stats_daily_satellite ON stats_daily(tenant_id, satellite_id, day);
+-- A satellite's days over a long range, read from the index alone (it holds every count).
+CREATE INDEX stats_daily_satellite ON stats_daily(tenant_id, satellite_id, day, species_code, n, ge05, ge10, ge15, ge20, ge25, ge30, ge35, ge40, ge45, ge50, ge55, ge60, ge65, ge70, ge75, ge80, ge85, ge90, ge95, ge100);
 
 -- Detections with a verdict, per day, hour, satellite, species, confidence band and status.
 CREATE TABLE stats_verdicts (

@@ -218,7 +218,7 @@ pub fn points(conn: &Connection, scope: &Scope, since: &str, cap: usize) -> Resu
                 coalesce(c.latitude, s.latitude), coalesce(c.longitude, s.longitude)
          FROM detections d JOIN audio_chunks c ON c.id = d.audio_chunk_id JOIN satellites s ON s.id = d.satellite_id
          WHERE d.tenant_id = ?1 AND d.detected_at >= ?2 AND (?3 IS NULL OR d.satellite_id = ?3)
-           AND d.confidence >= ?4 {status}
+           AND +d.confidence >= ?4 {status}
            AND coalesce(c.latitude, s.latitude) IS NOT NULL AND coalesce(c.longitude, s.longitude) IS NOT NULL
          ORDER BY d.detected_at DESC LIMIT ?5"
     );
@@ -237,7 +237,7 @@ pub fn recent(conn: &Connection, scope: &Scope, code: &str, limit: usize) -> Res
         "SELECT d.id, d.satellite_id, d.species_code, d.confidence, d.detected_at,
                 coalesce(s.latitude, 0), coalesce(s.longitude, 0)
          FROM detections d JOIN satellites s ON s.id = d.satellite_id
-         WHERE d.tenant_id = ?1 AND d.species_code = ?2 AND d.confidence >= ?3 {status}
+         WHERE d.tenant_id = ?1 AND d.species_code = ?2 AND +d.confidence >= ?3 {status}
          ORDER BY d.detected_at DESC LIMIT ?4"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
