@@ -42,6 +42,7 @@ pub fn daily_detections(
         to: day(to_day)?,
         min_band: min_confidence.map_or(0, |c| (c * 20.0 + 1e-6).floor().clamp(0.0, 20.0) as u8),
         include_rejected,
+        species: None,
     };
     let rows = super::stats::series::by_day(conn, &scope)?.into_iter().map(|(d, n, _)| (d, n)).collect();
     Ok(rows)

@@ -26,6 +26,8 @@ pub struct Scope {
     /// The lowest confidence band counted (`band = floor(confidence * 20)`).
     pub min_band: u8,
     pub include_rejected: bool,
+    /// Only this species (a species profile); `None` for all.
+    pub species: Option<String>,
 }
 
 /// `YYYY-MM-DD` of a day.
@@ -100,6 +102,7 @@ impl Scope {
             (":m1", Value::Text(m1)),
             (":m2", Value::Text(m2)),
             (":rej", Value::Integer(i64::from(!self.include_rejected))),
+            (":sp", self.species.clone().map_or(Value::Null, Value::Text)),
         ]
     }
 
@@ -112,24 +115,29 @@ impl Scope {
         format!(
             "(SELECT satellite_id, species_code, substr(day, 1, 7) AS month, {col} AS c FROM stats_daily
               WHERE tenant_id = :t AND day BETWEEN :h1 AND :h2 AND (:sat IS NULL OR satellite_id = :sat)
+                AND (:sp IS NULL OR species_code = :sp)
               UNION ALL
               SELECT satellite_id, species_code, substr(day, 1, 7), {col} FROM stats_daily
               WHERE tenant_id = :t AND day BETWEEN :e1 AND :e2 AND (:sat IS NULL OR satellite_id = :sat)
+                AND (:sp IS NULL OR species_code = :sp)
               UNION ALL
               SELECT satellite_id, species_code, month, {col} FROM stats_monthly
               WHERE tenant_id = :t AND month BETWEEN :m1 AND :m2 AND (:sat IS NULL OR satellite_id = :sat)
+                AND (:sp IS NULL OR species_code = :sp)
               UNION ALL
               SELECT satellite_id, species_code, substr(day, 1, 7), -n FROM stats_verdicts
               WHERE :rej = 1 AND tenant_id = :t AND status = 'rejected' AND day BETWEEN :h1 AND :h2
                 AND band >= :band AND (:sat IS NULL OR satellite_id = :sat)
+                AND (:sp IS NULL OR species_code = :sp)
               UNION ALL
               SELECT satellite_id, species_code, substr(day, 1, 7), -n FROM stats_verdicts
               WHERE :rej = 1 AND tenant_id = :t AND status = 'rejected' AND day BETWEEN :e1 AND :e2
                 AND band >= :band AND (:sat IS NULL OR satellite_id = :sat)
+                AND (:sp IS NULL OR species_code = :sp)
               UNION ALL
               SELECT satellite_id, species_code, month, -n FROM stats_verdicts_monthly
               WHERE :rej = 1 AND tenant_id = :t AND status = 'rejected' AND month BETWEEN :m1 AND :m2
-                AND band >= :band AND (:sat IS NULL OR satellite_id = :sat))"
+                AND band >= :band AND (:sat IS NULL OR satellite_id = :sat) AND (:sp IS NULL OR species_code = :sp))"
         )
     }
 

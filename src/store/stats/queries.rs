@@ -70,7 +70,7 @@ pub fn verdicts(conn: &Connection, scope: &Scope) -> Result<BTreeMap<String, [i6
     let part = |table: &str, span: &str| {
         format!(
             "SELECT species_code, status, n FROM {table} WHERE tenant_id = :t AND {STATUSES} AND {span}
-               AND band >= :band AND (:sat IS NULL OR satellite_id = :sat)"
+               AND band >= :band AND (:sat IS NULL OR satellite_id = :sat) AND (:sp IS NULL OR species_code = :sp)"
         )
     };
     let sql = format!(

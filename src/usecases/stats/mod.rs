@@ -99,7 +99,15 @@ pub async fn scope(
             return Err(StatsError::SatelliteNotFound(id.to_string()));
         }
     }
-    let scope = Scope { tenant, satellite: f.satellite, from, to, min_band, include_rejected: f.include_rejected };
+    let scope = Scope {
+        tenant,
+        satellite: f.satellite,
+        from,
+        to,
+        min_band,
+        include_rejected: f.include_rejected,
+        species: None,
+    };
     let range = Range {
         from,
         to,

@@ -77,6 +77,8 @@ pub async fn profile(ctx: &Ctx<'_>, f: &Filters, code: &str) -> Result<Profile, 
         }
     };
     let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
+    // Only this species' rollup rows (the day-keyed reads below name it themselves).
+    let scope = crate::store::stats::Scope { species: Some(code.clone()), ..scope };
     let tenant = ctx.tenant;
     let c2 = code.clone();
     let (cells, verdicts, hours, bands, recent, places, seen) = ctx
