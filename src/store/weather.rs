@@ -1,13 +1,10 @@
-//! What `/stats/weather-correlation` reads and keeps: detections per local day, and the weather
-//! cache (`weather_days`, one row per place rounded to 0.1° and local day).
+//! What `/stats/weather-correlation` keeps: the weather cache (`weather_days`, one row per place
+//! rounded to 0.1° and local day). Its detections per day come from the statistics rollups.
 
 use rusqlite::{Connection, params};
 
 use super::Result;
-use crate::{
-    ids::{SatelliteId, TenantId},
-    time::Timestamp,
-};
+use crate::time::Timestamp;
 
 /// One day of weather at one place, as the provider gave it (`None`: it had no value).
 #[derive(Debug, Clone, PartialEq)]
@@ -17,35 +14,6 @@ pub struct WeatherDay {
     pub temperature_c: Option<f64>,
     pub precipitation_mm: Option<f64>,
     pub wind_kmh: Option<f64>,
-}
-
-/// Detections per local calendar day (the hub's timezone, `YYYY-MM-DD`) from `from_day` to
-/// `to_day` inclusive, of the team or of one of its satellites; rejected ones only with
-/// `include_rejected`, and none below `min_confidence`. Days without detections are left out.
-pub fn daily_detections(
-    conn: &Connection,
-    tenant: TenantId,
-    satellite: Option<SatelliteId>,
-    from_day: &str,
-    to_day: &str,
-    include_rejected: bool,
-    min_confidence: Option<f64>,
-) -> Result<Vec<(String, i64)>> {
-    // The statistics rollups (a team's or a satellite's days), as `/stats/trends` reads them.
-    let day = |d: &str| {
-        d.parse::<chrono::NaiveDate>().map_err(|_| super::Error::Corrupt { what: "day", value: d.to_owned() })
-    };
-    let scope = super::stats::Scope {
-        tenant,
-        satellite,
-        from: day(from_day)?,
-        to: day(to_day)?,
-        min_band: min_confidence.map_or(0, |c| (c * 20.0 + 1e-6).floor().clamp(0.0, 20.0) as u8),
-        include_rejected,
-        species: None,
-    };
-    let rows = super::stats::series::by_day(conn, &scope)?.into_iter().map(|(d, n, _)| (d, n)).collect();
-    Ok(rows)
 }
 
 /// The cached days of one place from `from_day` to `to_day` inclusive, oldest first.

@@ -152,7 +152,8 @@ pub async fn correlation(store: &Store, provider: &Provider, clock: &Clock, ask:
     let today = clock.now().with_timezone(&Local).date_naive();
     let (from, to) = range(&ask, today)?;
     // The rollups count confidence in bands of 0.05, as every statistic does.
-    crate::usecases::stats::band(ask.min_confidence).map_err(|e| WeatherError::InvalidConfidence(e.to_string()))?;
+    let min_band =
+        crate::usecases::stats::band(ask.min_confidence).map_err(|e| WeatherError::InvalidConfidence(e.to_string()))?;
     let (tenant, satellite) = (ask.tenant, ask.satellite);
     let place = store.call(move |c| place(c, tenant, satellite)).await.map_err(|e| match e {
         store::Error::NotFound => WeatherError::SatelliteNotFound,
@@ -174,18 +175,21 @@ pub async fn correlation(store: &Store, provider: &Provider, clock: &Clock, ask:
     };
 
     let (first, last) = (from.to_string(), to.to_string());
+    // Detections per local day as `/stats/trends` counts them (the statistics rollups).
+    let scope = store::stats::Scope {
+        tenant,
+        satellite,
+        from,
+        to,
+        min_band,
+        include_rejected: ask.include_rejected,
+        species: None,
+    };
     let (cached, counts) = store
         .call(move |c| {
             let cached = store::weather::cached_days(c, lat_e1, lon_e1, &first, &last)?;
-            let counts = store::weather::daily_detections(
-                c,
-                tenant,
-                satellite,
-                &first,
-                &last,
-                ask.include_rejected,
-                ask.min_confidence,
-            )?;
+            let counts: Vec<(String, i64)> =
+                store::stats::series::by_day(c, &scope)?.into_iter().map(|(day, n, _)| (day, n)).collect();
             Ok((cached, counts))
         })
         .await?;

@@ -59,13 +59,6 @@ pub struct Filters {
     pub lang: Option<String>,
 }
 
-/// The range a route covers when the request names none.
-#[derive(Debug, Clone, Copy)]
-pub enum DefaultRange {
-    /// The last `n` days, today included.
-    Days(i64),
-}
-
 /// The checked range, echoed in every answer.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -78,6 +71,11 @@ pub struct Range {
     pub min_confidence: f64,
 }
 
+/// `YYYY-MM-DD` of every day of `range`, oldest first.
+pub fn day_keys(range: &Range) -> Vec<String> {
+    range.from.iter_days().take_while(|d| *d <= range.to).map(crate::store::stats::day_key).collect()
+}
+
 /// Today in the hub's time zone.
 pub fn today(now: chrono::DateTime<chrono::Utc>) -> NaiveDate {
     now.with_timezone(&Local).date_naive()
@@ -88,10 +86,10 @@ pub async fn scope(
     store: &Store,
     tenant: TenantId,
     f: &Filters,
-    default: DefaultRange,
+    default_days: i64,
     today: NaiveDate,
 ) -> Result<(Scope, Range), StatsError> {
-    let (from, to) = range(f, default, today)?;
+    let (from, to) = range(f, default_days, today)?;
     let min_band = band(f.min_confidence)?;
     if let Some(id) = f.satellite {
         let ours = store.call(move |c| store::satellites::get(c, id)).await.ok().is_some_and(|s| s.tenant_id == tenant);
@@ -119,7 +117,7 @@ pub async fn scope(
     Ok((scope, range))
 }
 
-fn range(f: &Filters, default: DefaultRange, today: NaiveDate) -> Result<(NaiveDate, NaiveDate), StatsError> {
+fn range(f: &Filters, default_days: i64, today: NaiveDate) -> Result<(NaiveDate, NaiveDate), StatsError> {
     let bad = |m: String| Err(StatsError::InvalidRange(m));
     let last_days = |n: i64| -> Result<(NaiveDate, NaiveDate), StatsError> {
         if !(1..=MAX_DAYS).contains(&n) {
@@ -130,19 +128,11 @@ fn range(f: &Filters, default: DefaultRange, today: NaiveDate) -> Result<(NaiveD
     match (f.days, f.from, f.to) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => bad("give days, or from and to, not both".into()),
         (Some(n), None, None) => last_days(n),
-        (None, None, None) => match default {
-            DefaultRange::Days(n) => last_days(n),
-        },
+        // The route's own default: its last `default_days` days.
+        (None, None, None) => last_days(default_days),
         (None, from, to) => {
             let to = to.unwrap_or(today);
-            let from = match from {
-                Some(f) => f,
-                None => {
-                    to - chrono::Duration::days(match default {
-                        DefaultRange::Days(n) => n - 1,
-                    })
-                }
-            };
+            let from = from.unwrap_or(to - chrono::Duration::days(default_days - 1));
             if from > to {
                 return bad(format!("from ({from}) is after to ({to})"));
             }
@@ -234,19 +224,19 @@ mod tests {
     fn ranges_default_and_refuse_what_they_should() {
         let today = d("2026-11-23");
         let f = Filters::default();
-        assert_eq!(range(&f, DefaultRange::Days(30), today).ok(), Some((d("2026-10-25"), today)));
+        assert_eq!(range(&f, 30, today).ok(), Some((d("2026-10-25"), today)));
         for days in [0, -3, 100_000, 367] {
             let f = Filters { days: Some(days), ..Filters::default() };
-            assert!(matches!(range(&f, DefaultRange::Days(30), today), Err(StatsError::InvalidRange(_))), "{days}");
+            assert!(matches!(range(&f, 30, today), Err(StatsError::InvalidRange(_))), "{days}");
         }
         let f = Filters { from: Some(d("2026-11-02")), to: Some(d("2026-11-01")), ..Filters::default() };
-        assert!(range(&f, DefaultRange::Days(30), today).is_err());
+        assert!(range(&f, 30, today).is_err());
         let f = Filters { from: Some(d("2025-01-01")), to: Some(d("2026-01-02")), ..Filters::default() };
-        assert!(range(&f, DefaultRange::Days(30), today).is_err(), "367 days");
+        assert!(range(&f, 30, today).is_err(), "367 days");
         let f = Filters { from: Some(d("2025-01-01")), to: Some(d("2025-12-31")), ..Filters::default() };
-        assert_eq!(range(&f, DefaultRange::Days(30), today).ok(), Some((d("2025-01-01"), d("2025-12-31"))));
+        assert_eq!(range(&f, 30, today).ok(), Some((d("2025-01-01"), d("2025-12-31"))));
         let f = Filters { from: Some(d("2026-11-20")), ..Filters::default() };
-        assert_eq!(range(&f, DefaultRange::Days(30), today).ok(), Some((d("2026-11-20"), today)));
+        assert_eq!(range(&f, 30, today).ok(), Some((d("2026-11-20"), today)));
     }
 
     #[test]

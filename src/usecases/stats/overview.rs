@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{DefaultRange, Filters, Named, Names, Range, StatsError, scope, today};
+use super::{Filters, Named, Names, Range, StatsError, scope, today};
 use crate::{
     ids::TenantId,
     inference::translations::Translations,
@@ -23,8 +23,9 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    pub async fn scope(&self, f: &Filters, default: DefaultRange) -> Result<(Scope, Range), StatsError> {
-        scope(self.store, self.tenant, f, default, today(self.now)).await
+    /// `f` checked into a scope; `default_days` is the route's range when `f` names none.
+    pub async fn scope(&self, f: &Filters, default_days: i64) -> Result<(Scope, Range), StatsError> {
+        scope(self.store, self.tenant, f, default_days, today(self.now)).await
     }
 
     pub async fn names(&self, f: &Filters) -> Result<Names, StatsError> {
@@ -63,22 +64,18 @@ pub struct Dashboard {
 
 /// Species, detections and chunks over the range (default 30 days), today and all time.
 pub async fn dashboard(ctx: &Ctx<'_>, f: &Filters) -> Result<Dashboard, StatsError> {
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, 30).await?;
     let day = today(ctx.now);
     let today = Scope { from: day, to: day, ..scope.clone() };
     // All time: from before any hub existed; whole months come from the monthly table.
     let ever =
         Scope { from: chrono::NaiveDate::from_ymd_opt(2000, 1, 1).unwrap_or(scope.from), to: day, ..scope.clone() };
-    let counts = |s: Scope| {
-        move |c: &rusqlite::Connection| {
-            let t = queries::totals(c, &s)?;
-            let chunks = series::chunks(c, &s)?;
-            Ok(Counts { species: t.species, detections: t.detections, chunks, satellites: t.satellites })
-        }
+    let counts = |c: &rusqlite::Connection, s: &Scope| -> crate::store::Result<Counts> {
+        let t = queries::totals(c, s)?;
+        let chunks = series::chunks(c, s)?;
+        Ok(Counts { species: t.species, detections: t.detections, chunks, satellites: t.satellites })
     };
-    let over = ctx.read(counts(scope)).await?;
-    let now = ctx.read(counts(today)).await?;
-    let all = ctx.read(counts(ever)).await?;
+    let (over, now, all) = ctx.read(move |c| Ok((counts(c, &scope)?, counts(c, &today)?, counts(c, &ever)?))).await?;
     Ok(Dashboard { range, counts: over, today: now, all_time: all })
 }
 
@@ -102,32 +99,23 @@ pub struct Trends {
 
 /// Detections and species per day (default the last 30 days).
 pub async fn trends(ctx: &Ctx<'_>, f: &Filters) -> Result<Trends, StatsError> {
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
-    let rows = ctx
-        .read({
-            let s = scope.clone();
-            move |c| series::by_day(c, &s)
-        })
-        .await?;
+    let (scope, range) = ctx.scope(f, 30).await?;
+    let rows = ctx.read(move |c| series::by_day(c, &scope)).await?;
     let mut found = rows.into_iter().peekable();
-    let mut daily = Vec::with_capacity(range.days as usize);
-    let mut day = scope.from;
-    while day <= scope.to {
-        let key = crate::store::stats::day_key(day);
-        let (detections, species) = match found.peek() {
-            Some((d, n, s)) if *d == key => {
-                let v = (*n, *s);
-                found.next();
-                v
-            }
-            _ => (0, 0),
-        };
-        daily.push(Day { date: key, detections, species });
-        day = day.succ_opt().unwrap_or(day);
-        if day == chrono::NaiveDate::MAX {
-            break;
-        }
-    }
+    let daily = super::day_keys(&range)
+        .into_iter()
+        .map(|key| {
+            let (detections, species) = match found.peek() {
+                Some((d, n, s)) if *d == key => {
+                    let v = (*n, *s);
+                    found.next();
+                    v
+                }
+                _ => (0, 0),
+            };
+            Day { date: key, detections, species }
+        })
+        .collect::<Vec<_>>();
     let total = daily.iter().map(|d| d.detections).sum();
     Ok(Trends { range, daily, total })
 }
@@ -159,7 +147,7 @@ pub async fn top_species(ctx: &Ctx<'_>, f: &Filters, limit: Option<usize>) -> Re
     if !(1..=100).contains(&limit) {
         return Err(StatsError::Invalid(format!("limit must be 1 to 100, not {limit}")));
     }
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, 30).await?;
     let names = ctx.names(f).await?;
     let rows = ctx.read(move |c| queries::by_species(c, &scope)).await?;
     let rows: Vec<_> = rows.into_iter().filter(|r| r.detections > 0).collect();
@@ -193,7 +181,7 @@ pub struct Activity {
 
 /// Detections per hour of the day (default the last 30 days).
 pub async fn activity(ctx: &Ctx<'_>, f: &Filters) -> Result<Activity, StatsError> {
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, 30).await?;
     let rows = ctx.read(move |c| series::by_day_hour_satellite(c, &scope)).await?;
     let mut hourly = vec![0i64; 24];
     for (_, hour, _, n) in rows {
@@ -228,7 +216,7 @@ pub struct Verification {
 /// apply: the rejected count is part of the progress.
 pub async fn verification(ctx: &Ctx<'_>, f: &Filters) -> Result<Verification, StatsError> {
     let f = Filters { include_rejected: true, ..f.clone() };
-    let (scope, range) = ctx.scope(&f, DefaultRange::Days(30)).await?;
+    let (scope, range) = ctx.scope(&f, 30).await?;
     let (all, verdicts) = ctx.read(move |c| Ok((queries::totals(c, &scope)?, queries::verdicts(c, &scope)?))).await?;
     let [confirmed, rejected, pending] =
         verdicts.values().fold([0i64; 3], |acc, v| [acc[0] + v[0], acc[1] + v[1], acc[2] + v[2]]);
@@ -270,7 +258,7 @@ pub async fn leaderboard(ctx: &Ctx<'_>, f: &Filters, limit: Option<usize>) -> Re
     if !(1..=100).contains(&limit) {
         return Err(StatsError::Invalid(format!("limit must be 1 to 100, not {limit}")));
     }
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, 30).await?;
     let voters = ctx.read(move |c| series::voters(c, &scope, limit)).await?;
     let contributors = voters
         .into_iter()
@@ -313,7 +301,7 @@ pub struct Catalogue {
 
 /// Every species detected in the range (default the last 365 days), most detected first.
 pub async fn catalogue(ctx: &Ctx<'_>, f: &Filters) -> Result<Catalogue, StatsError> {
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(365)).await?;
+    let (scope, range) = ctx.scope(f, 365).await?;
     let names = ctx.names(f).await?;
     let tenant = ctx.tenant;
     let (rows, verdicts, seen) = ctx
@@ -370,7 +358,7 @@ pub struct SpeciesAccuracy {
 /// Per species: how often review confirmed the classifier (default the last 365 days).
 pub async fn species_accuracy(ctx: &Ctx<'_>, f: &Filters) -> Result<SpeciesAccuracy, StatsError> {
     let f = Filters { include_rejected: true, ..f.clone() };
-    let (scope, range) = ctx.scope(&f, DefaultRange::Days(365)).await?;
+    let (scope, range) = ctx.scope(&f, 365).await?;
     let names = ctx.names(&f).await?;
     let verdicts = ctx.read(move |c| queries::verdicts(c, &scope)).await?;
     let mut species: Vec<Accuracy> = verdicts

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::Datelike;
 use serde::Serialize;
 
-use super::{DefaultRange, Filters, Named, Range, StatsError, overview::Ctx, overview::peak};
+use super::{Filters, Named, Range, StatsError, overview::Ctx, overview::peak};
 use crate::{
     domain::biodiversity::{self, Diversity},
     ids::SatelliteId,
@@ -83,9 +83,9 @@ pub async fn compare(ctx: &Ctx<'_>, f: &Filters, ids: &[SatelliteId]) -> Result<
     }
     for id in ids {
         // Checked one by one for the 404 of a stranger's satellite.
-        ctx.scope(&Filters { satellite: Some(*id), ..f.clone() }, DefaultRange::Days(30)).await?;
+        ctx.scope(&Filters { satellite: Some(*id), ..f.clone() }, 30).await?;
     }
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, 30).await?;
     let names = ctx.names(f).await?;
     let (rows, places) = communities(ctx, scope).await?;
     let satellites: Vec<Compared> = ids
@@ -146,7 +146,7 @@ pub struct Migration {
 
 /// Monthly presence per species (default the last 365 days).
 pub async fn migration(ctx: &Ctx<'_>, f: &Filters) -> Result<Migration, StatsError> {
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(365)).await?;
+    let (scope, range) = ctx.scope(f, 365).await?;
     let names = ctx.names(f).await?;
     let rows = ctx.read(move |c| queries::by_species_month(c, &scope)).await?;
     let mut months = Vec::new();
@@ -202,7 +202,7 @@ pub struct Biodiversity {
 /// Shannon H', Simpson 1-D and Pielou J' per satellite over the range (default 30 days),
 /// counting detections per species.
 pub async fn biodiversity(ctx: &Ctx<'_>, f: &Filters) -> Result<Biodiversity, StatsError> {
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, 30).await?;
     let only = scope.satellite.map(|s| s.to_string());
     let (rows, places) = communities(ctx, scope).await?;
     let mut together: BTreeMap<&str, u64> = BTreeMap::new();
@@ -234,17 +234,9 @@ pub struct Heatmap {
 
 /// Detections by day and hour (default the last 30 days).
 pub async fn heatmap(ctx: &Ctx<'_>, f: &Filters) -> Result<Heatmap, StatsError> {
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, 30).await?;
     let rows = ctx.read(move |c| series::by_day_hour_satellite(c, &scope)).await?;
-    let mut days: Vec<(String, Vec<i64>)> = Vec::with_capacity(range.days as usize);
-    let mut day = range.from;
-    while day <= range.to {
-        days.push((crate::store::stats::day_key(day), vec![0; 24]));
-        match day.succ_opt() {
-            Some(next) => day = next,
-            None => break,
-        }
-    }
+    let mut days: Vec<(String, Vec<i64>)> = super::day_keys(&range).into_iter().map(|d| (d, vec![0; 24])).collect();
     for (d, h, _, n) in rows {
         if let Ok(i) = days.binary_search_by(|(k, _)| k.as_str().cmp(d.as_str())) {
             days[i].1[usize::from(h).min(23)] += n;
@@ -276,7 +268,7 @@ pub struct SatelliteActivity {
 
 /// Per satellite: detections per hour and the peak hours (default the last 30 days).
 pub async fn satellite_activity(ctx: &Ctx<'_>, f: &Filters) -> Result<SatelliteActivity, StatsError> {
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, 30).await?;
     let only = scope.satellite.map(|s| s.to_string());
     let tenant = ctx.tenant;
     let (rows, places) =
@@ -331,7 +323,7 @@ pub struct Map {
 
 /// Satellite positions with their detections and species over the range (default 30 days).
 pub async fn map(ctx: &Ctx<'_>, f: &Filters) -> Result<Map, StatsError> {
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, 30).await?;
     let only = scope.satellite.map(|s| s.to_string());
     let names = ctx.names(f).await?;
     let (rows, places) = communities(ctx, scope).await?;
@@ -400,7 +392,7 @@ pub async fn map_detections(ctx: &Ctx<'_>, f: &Filters, limit: Option<usize>) ->
     if !(1..=MAX_POINTS).contains(&limit) {
         return Err(StatsError::Invalid(format!("limit must be 1 to {MAX_POINTS}, not {limit}")));
     }
-    let (scope, _) = ctx.scope(&Filters { days: Some(days), ..f.clone() }, DefaultRange::Days(7)).await?;
+    let (scope, _) = ctx.scope(&Filters { days: Some(days), ..f.clone() }, 7).await?;
     let names = ctx.names(f).await?;
     let since = crate::time::format(ctx.now - chrono::Duration::days(days));
     let s2 = since.clone();

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{DefaultRange, Filters, Named, Range, StatsError, overview::Ctx};
+use super::{Filters, Named, Range, StatsError, overview::Ctx};
 use crate::store::stats::{queries, series};
 
 #[derive(Debug, Clone, Serialize)]
@@ -76,7 +76,7 @@ pub async fn profile(ctx: &Ctx<'_>, f: &Filters, code: &str) -> Result<Profile, 
             _ => return Err(StatsError::SpeciesNotFound(code.to_owned())),
         }
     };
-    let (scope, range) = ctx.scope(f, DefaultRange::Days(30)).await?;
+    let (scope, range) = ctx.scope(f, 30).await?;
     // Only this species' rollup rows (the day-keyed reads below name it themselves).
     let scope = crate::store::stats::Scope { species: Some(code.clone()), ..scope };
     let tenant = ctx.tenant;
@@ -95,15 +95,7 @@ pub async fn profile(ctx: &Ctx<'_>, f: &Filters, code: &str) -> Result<Profile, 
         .await?;
     let sats: Vec<(String, i64)> =
         cells.into_iter().filter(|(_, species, _)| *species == code).map(|(sat, _, n)| (sat, n)).collect();
-    let mut daily: Vec<(String, i64)> = Vec::with_capacity(range.days as usize);
-    let mut day = range.from;
-    while day <= range.to {
-        daily.push((crate::store::stats::day_key(day), 0));
-        match day.succ_opt() {
-            Some(next) => day = next,
-            None => break,
-        }
-    }
+    let mut daily: Vec<(String, i64)> = super::day_keys(&range).into_iter().map(|d| (d, 0)).collect();
     let mut hourly = vec![0i64; 24];
     for (d, h, n) in hours {
         hourly[usize::from(h).min(23)] += n;
