@@ -1,6 +1,10 @@
 //! Reading detections for an export (SPEC 4.7): every matching row in time order, a page at a
 //! time after a cursor (keyset paging on `(detected_at, id)` over the team's time index), so an
 //! export of millions of rows holds one page in memory and each page costs the same.
+//!
+//! [`page`] reads the listed detection; [`placed_page`] adds where and in which recording it was
+//! heard (the chunk's position and audio, the satellite's position, the session), which the
+//! citizen-science formats need.
 
 use rusqlite::{Connection, types::Value};
 
@@ -41,6 +45,28 @@ impl Cursor {
     }
 }
 
+/// A detection with where and in which recording it was heard.
+#[derive(Debug, Clone)]
+pub struct Placed {
+    pub detection: Stored,
+    /// The chunk's own position (a phone's GPS), else `None`.
+    pub chunk_latitude: Option<f64>,
+    pub chunk_longitude: Option<f64>,
+    /// The satellite's registered position.
+    pub satellite_latitude: Option<f64>,
+    pub satellite_longitude: Option<f64>,
+    pub recorded_at: Timestamp,
+    pub duration_ms: i64,
+    pub sample_rate: i64,
+    pub size_bytes: i64,
+    /// The recording session: id, start, end.
+    pub session: Option<(String, Timestamp, Timestamp)>,
+}
+
+/// The columns [`placed_page`] reads after the detection's.
+const PLACED: &str = ", c.latitude, c.longitude, s.latitude, s.longitude, c.recorded_at, c.duration_ms, c.sample_rate,
+     c.size_bytes, rs.id, rs.started_at, rs.ended_at FROM detections d";
+
 /// Up to `limit` detections of `tenant` matching `f` after `after`, oldest first (ties by id).
 pub fn page(
     conn: &Connection,
@@ -49,6 +75,44 @@ pub fn page(
     after: Option<&Cursor>,
     limit: usize,
 ) -> Result<Vec<Stored>> {
+    let (sql, args) = query(tenant, f, after, limit, false);
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), from_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// [`page`] with each detection's place and recording.
+pub fn placed_page(
+    conn: &Connection,
+    tenant: TenantId,
+    f: &Filter,
+    after: Option<&Cursor>,
+    limit: usize,
+) -> Result<Vec<Placed>> {
+    let (sql, args) = query(tenant, f, after, limit, true);
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+        let session = match r.get::<_, Option<String>>(30)? {
+            Some(id) => Some((id, r.get(31)?, r.get(32)?)),
+            None => None,
+        };
+        Ok(Placed {
+            detection: from_row(r)?,
+            chunk_latitude: r.get(21)?,
+            chunk_longitude: r.get(22)?,
+            satellite_latitude: r.get(23)?,
+            satellite_longitude: r.get(24)?,
+            recorded_at: r.get(25)?,
+            duration_ms: r.get(26)?,
+            sample_rate: r.get(27)?,
+            size_bytes: r.get(28)?,
+            session,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+fn query(tenant: TenantId, f: &Filter, after: Option<&Cursor>, limit: usize, placed: bool) -> (String, Vec<Value>) {
     let mut clauses = vec!["d.tenant_id = ?".to_owned()];
     let mut args = vec![Value::Text(tenant.to_string())];
     if let Some(c) = after {
@@ -87,14 +151,13 @@ pub fn page(
         args.push(Value::Text(to.to_string()));
     }
     args.push(Value::Integer(limit as i64));
-    let sql = format!(
-        "{} WHERE {} ORDER BY d.detected_at, d.id LIMIT ?",
-        SELECT.replacen("FROM detections d", "FROM detections d INDEXED BY detections_tenant_time", 1),
-        clauses.join(" AND ")
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(args), from_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut select = SELECT.replacen("FROM detections d", "FROM detections d INDEXED BY detections_tenant_time", 1);
+    if placed {
+        select = select.replacen(" FROM detections d", PLACED, 1)
+            + " LEFT JOIN recording_sessions rs ON rs.id = c.session_id";
+    }
+    let sql = format!("{select} WHERE {} ORDER BY d.detected_at, d.id LIMIT ?", clauses.join(" AND "));
+    (sql, args)
 }
 
 #[cfg(test)]
