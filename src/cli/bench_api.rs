@@ -151,7 +151,7 @@ async fn prepare(dir: &Path, args: &ApiArgs) -> anyhow::Result<bool> {
     Ok(true)
 }
 
-async fn start_hub(base: &Settings, data: &Path) -> anyhow::Result<app::Hub> {
+pub(super) async fn start_hub(base: &Settings, data: &Path) -> anyhow::Result<app::Hub> {
     let mut s = Settings { data_dir: data.to_path_buf(), log_level: "error".into(), ..base.clone() };
     s.http.bind = "127.0.0.1:0".parse()?;
     s.mqtt.bind = "127.0.0.1:0".parse()?;

@@ -1,6 +1,6 @@
 //! The command line. Every subcommand resolves `Settings` the same way, then does one thing.
 //! The bodies live in one file per group: `admin.rs` (migrate, create-user, healthcheck),
-//! `classify.rs`, `bench.rs` and `model.rs`.
+//! `classify.rs`, `bench.rs` (and `bench_*.rs`, one per benchmark) and `model.rs`.
 
 mod admin;
 mod bench;
@@ -9,6 +9,7 @@ mod bench_api;
 mod bench_api_seed;
 mod bench_api_stats;
 mod bench_auth;
+mod bench_export;
 mod bench_pipeline;
 mod classify;
 mod model;
@@ -85,6 +86,8 @@ pub enum BenchCommand {
     Pipeline(bench_pipeline::PipelineArgs),
     /// Detection and session list latency (p50/p99) on a seeded year of data, DB size, peak RSS.
     Api(bench_api::ApiArgs),
+    /// A 2,000,000-row CSV export over HTTP: time to first byte, total time, rows/s, RSS over time.
+    Export(bench_export::ExportArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -189,6 +192,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Bench(BenchCommand::Auth(args)) => bench_auth::run(args).await,
         Command::Bench(BenchCommand::Pipeline(args)) => bench_pipeline::run(&settings, args).await,
         Command::Bench(BenchCommand::Api(args)) => bench_api::run(&settings, args).await,
+        Command::Bench(BenchCommand::Export(args)) => bench_export::run(&settings, args).await,
         Command::Model(ModelCommand::Fetch { .. }) => unreachable!("handled before settings are loaded"),
         Command::Model(ModelCommand::Status) => model::status(&settings),
     }
