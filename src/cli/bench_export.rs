@@ -49,7 +49,12 @@ pub async fn run(settings: &Settings, args: ExportArgs) -> anyhow::Result<ExitCo
             std::fs::copy(&from, scratch.join(name)).with_context(|| format!("copying {}", from.display()))?;
         }
     }
-    println!("birdhub bench export: copied {} to {} in {:.0} s", seeded.display(), scratch.display(), t.elapsed().as_secs_f64());
+    println!(
+        "birdhub bench export: copied {} to {} in {:.0} s",
+        seeded.display(),
+        scratch.display(),
+        t.elapsed().as_secs_f64()
+    );
     let result = measure(settings, &scratch).await;
     std::fs::remove_dir_all(&scratch).with_context(|| format!("removing {}", scratch.display()))?;
     result?;

@@ -18,7 +18,17 @@ pub fn plain(s: &str) -> String {
 /// `s` with `"` turned into `'` and control characters into spaces: for quoted CSV cells that
 /// must not carry a `"` (iNaturalist refuses a file with a stray quote).
 pub fn unquoted(s: &str) -> String {
-    s.chars().map(|c| if c == '"' { '\'' } else if c.is_control() { ' ' } else { c }).collect()
+    s.chars()
+        .map(|c| {
+            if c == '"' {
+                '\''
+            } else if c.is_control() {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 /// Defuses a cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@` first) by a leading

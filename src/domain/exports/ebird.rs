@@ -218,7 +218,8 @@ mod tests {
         b.add(&heard("a", "2026-05-02 05:00:00"));
         let lists = b.finish();
         assert_eq!(lists.len(), 3);
-        let first = lists.iter().find(|l| l.location_name == "Garden a" && l.start.to_string().starts_with("2026-05-01"));
+        let first =
+            lists.iter().find(|l| l.location_name == "Garden a" && l.start.to_string().starts_with("2026-05-01"));
         let first = first.expect("a's first day");
         assert_eq!(first.species.len(), 2);
         assert_eq!(first.species[0].detections, 2);

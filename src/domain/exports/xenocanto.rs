@@ -138,7 +138,10 @@ mod tests {
             start: at("2026-05-01 05:12:40"),
             duration_ms: 3000,
             sample_rate: 48_000,
-            calls: vec![call("American Robin", "Turdus migratorius", 0.93), call("House Wren", "Troglodytes aedon", 0.6)],
+            calls: vec![
+                call("American Robin", "Turdus migratorius", 0.93),
+                call("House Wren", "Troglodytes aedon", 0.6),
+            ],
         };
         let cells = row(&r, "Ann Birder", DEFAULT_LICENSE);
         assert_eq!(cells.len(), COLUMNS.len());

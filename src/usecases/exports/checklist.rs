@@ -17,7 +17,12 @@ use crate::{
     ids::TenantId,
 };
 
-pub async fn render(env: &Env, tenant: TenantId, filters: &Filters, now: DateTime<Utc>) -> Result<ExportFile, ExportError> {
+pub async fn render(
+    env: &Env,
+    tenant: TenantId,
+    filters: &Filters,
+    now: DateTime<Utc>,
+) -> Result<ExportFile, ExportError> {
     let by = filters.group_by.unwrap_or_default();
     if by == GroupBy::Detection {
         return Err(ExportError::InvalidFilter(

@@ -286,7 +286,8 @@ pub async fn language(
     Ok(store
         .call(move |c| {
             if let Some(id) = user {
-                let prefs = crate::domain::preferences::Preferences::from_stored(&store::users::get(c, id)?.preferences_json);
+                let prefs =
+                    crate::domain::preferences::Preferences::from_stored(&store::users::get(c, id)?.preferences_json);
                 if !prefs.language.is_empty() {
                     return Ok(prefs.language);
                 }

@@ -12,7 +12,12 @@ use crate::{
     ids::TenantId,
 };
 
-pub async fn render(env: &Env, tenant: TenantId, filters: &Filters, now: DateTime<Utc>) -> Result<ExportFile, ExportError> {
+pub async fn render(
+    env: &Env,
+    tenant: TenantId,
+    filters: &Filters,
+    now: DateTime<Utc>,
+) -> Result<ExportFile, ExportError> {
     let checked = super::check(&env.store, tenant, filters, now, true).await?;
     let by = filters.group_by.unwrap_or_default();
     let geoprivacy = filters.geoprivacy;
@@ -30,7 +35,9 @@ pub async fn render(env: &Env, tenant: TenantId, filters: &Filters, now: DateTim
         let rows: Vec<[String; 8]> = found
             .finish()
             .iter()
-            .map(|o| inaturalist::row(o, share.as_ref().and_then(|s| s.audio(&o.best.detection, now)).as_deref(), geoprivacy))
+            .map(|o| {
+                inaturalist::row(o, share.as_ref().and_then(|s| s.audio(&o.best.detection, now)).as_deref(), geoprivacy)
+            })
             .collect();
         let problems = inaturalist::check(&rows);
         if !problems.is_empty() {
