@@ -84,7 +84,7 @@ fn zip_files(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
             let mut f = zip.by_index(i).expect("entry");
             let mut data = Vec::new();
             f.read_to_end(&mut data).expect("read");
-            (f.name().to_owned(), data)
+            (f.name().expect("a UTF-8 name").into_owned(), data)
         })
         .collect()
 }

@@ -43,11 +43,16 @@ pub async fn run(settings: &Settings, args: ExportArgs) -> anyhow::Result<ExitCo
     ));
     std::fs::create_dir_all(&scratch)?;
     let t = Instant::now();
-    for name in ["birdhub.db", "birdhub.db-wal", "secrets.toml"] {
+    let copied = ["birdhub.db", "birdhub.db-wal", "secrets.toml"].iter().try_for_each(|name| {
         let from = seeded.join(name);
         if from.exists() {
             std::fs::copy(&from, scratch.join(name)).with_context(|| format!("copying {}", from.display()))?;
         }
+        anyhow::Ok(())
+    });
+    if let Err(e) = copied {
+        let _ = std::fs::remove_dir_all(&scratch);
+        return Err(e);
     }
     println!(
         "birdhub bench export: copied {} to {} in {:.0} s",

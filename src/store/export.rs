@@ -92,8 +92,8 @@ pub fn placed_page(
     let (sql, args) = query(tenant, f, after, limit, true);
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-        let session = match r.get::<_, Option<String>>(30)? {
-            Some(id) => Some((id, r.get(31)?, r.get(32)?)),
+        let session = match r.get::<_, Option<String>>(29)? {
+            Some(id) => Some((id, r.get(30)?, r.get(31)?)),
             None => None,
         };
         Ok(Placed {
