@@ -71,7 +71,10 @@ impl ObjectStore {
     /// The free and total space of the filesystem the objects live on.
     pub fn disk_space(&self) -> Result<DiskSpace, ObjectError> {
         let s = rustix::fs::statvfs(&self.root).map_err(io::Error::from)?;
-        Ok(DiskSpace { free_bytes: s.f_bavail.saturating_mul(s.f_frsize), total_bytes: s.f_blocks.saturating_mul(s.f_frsize) })
+        Ok(DiskSpace {
+            free_bytes: s.f_bavail.saturating_mul(s.f_frsize),
+            total_bytes: s.f_blocks.saturating_mul(s.f_frsize),
+        })
     }
 
     /// Where `key` lives on disk (after validating it).

@@ -249,7 +249,8 @@ async fn a_team_admin_sees_only_the_teams_own_worker_counts() {
     assert_eq!((sum(&wb, "jobsProcessed"), sum(&wb, "jobsSucceeded")), (1, 1), "{wb}");
     assert_eq!((wa["queue"]["done"].clone(), wb["queue"]["done"].clone()), (json!(2), json!(1)));
     assert_eq!(wa["workers"].as_array().map(Vec::len), all["workers"].as_array().map(Vec::len), "same workers");
-    let busy: Vec<&Value> = wa["workers"].as_array().expect("workers").iter().filter(|w| w["jobsProcessed"] != 0).collect();
+    let busy: Vec<&Value> =
+        wa["workers"].as_array().expect("workers").iter().filter(|w| w["jobsProcessed"] != 0).collect();
     assert!(busy.iter().all(|w| w["avgDurationMs"].as_f64().is_some_and(|ms| ms > 0.0)), "{wa}");
     // The jobs list stays the team's own too.
     let (_, jobs) = hub.login(&b.email).await.get("/workers/jobs").await;

@@ -194,13 +194,7 @@ pub async fn gather(src: Sources<'_>, now: DateTime<Utc>) -> Result<SystemStatus
         users: totals.users,
         satellites: totals.satellites,
     };
-    Ok(SystemStatus {
-        generated_at: stamp,
-        instance_id: src.this.instance_id.clone(),
-        services,
-        infrastructure,
-        data,
-    })
+    Ok(SystemStatus { generated_at: stamp, instance_id: src.this.instance_id.clone(), services, infrastructure, data })
 }
 
 /// This process's broker, or (mode `api`) the freshest dispatcher's as its registry entry says.
