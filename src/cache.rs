@@ -122,6 +122,12 @@ impl Cache {
         self.inner.get(key).await.and_then(|e| e.value.as_u64()).unwrap_or(0)
     }
 
+    /// How many live entries the cache holds, and how many it may hold.
+    pub async fn entries(&self) -> (u64, Option<u64>) {
+        self.inner.run_pending_tasks().await;
+        (self.inner.entry_count(), self.inner.policy().max_capacity())
+    }
+
     /// Announces a running service instance; call again well within [`REGISTRY_TTL`] to stay listed.
     pub async fn register<T: Serialize>(&self, service: &str, instance_id: &str, info: &T) {
         let key = format!("{}:registry:{service}:{instance_id}", self.registry_prefix);

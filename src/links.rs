@@ -77,6 +77,23 @@ fn derived_broker(settings: &Settings, bound: Option<SocketAddr>, host: &str) ->
     format!("{scheme}://{host}:{port}")
 }
 
+/// The LAN address a process bound to `bind` serves on: that address when it names one interface;
+/// for `0.0.0.0`/`::`, the address of the interface that routes off this machine (the kernel picks
+/// it when a UDP socket is connected; no packet is sent); loopback when there is no route.
+pub fn lan_ip(bind: std::net::IpAddr) -> std::net::IpAddr {
+    use std::net::{IpAddr, Ipv4Addr, UdpSocket};
+    if !bind.is_unspecified() {
+        return bind;
+    }
+    let routed = || -> std::io::Result<IpAddr> {
+        let socket = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0))?;
+        // TEST-NET-1 (RFC 5737): never a real host, so nothing can answer even by accident.
+        socket.connect((Ipv4Addr::new(192, 0, 2, 1), 9))?;
+        Ok(socket.local_addr()?.ip())
+    };
+    routed().ok().filter(|ip| !ip.is_unspecified()).unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST))
+}
+
 /// This machine's host name: the kernel's, else `/etc/hostname`, else `birdhub`.
 pub fn hostname() -> String {
     ["/proc/sys/kernel/hostname", "/etc/hostname"]

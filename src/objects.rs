@@ -27,6 +27,14 @@ pub enum ObjectError {
 
 const TMP_DIR: &str = ".tmp";
 
+/// Space on the filesystem that holds the objects (and, under the data dir, the database).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiskSpace {
+    /// What an unprivileged writer can still use.
+    pub free_bytes: u64,
+    pub total_bytes: u64,
+}
+
 /// A handle on the object root. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct ObjectStore {
@@ -58,6 +66,15 @@ impl ObjectStore {
             tracing::warn!(swept, "removed partial object writes left by an earlier crash");
         }
         Ok(Self { root })
+    }
+
+    /// The free and total space of the filesystem the objects live on.
+    pub fn disk_space(&self) -> Result<DiskSpace, ObjectError> {
+        let s = rustix::fs::statvfs(&self.root).map_err(io::Error::from)?;
+        Ok(DiskSpace {
+            free_bytes: s.f_bavail.saturating_mul(s.f_frsize),
+            total_bytes: s.f_blocks.saturating_mul(s.f_frsize),
+        })
     }
 
     /// Where `key` lives on disk (after validating it).

@@ -65,6 +65,23 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The service registry shared by every process on this data dir.
+    pub fn registry(&self) -> crate::usecases::service_registry::Registry {
+        crate::usecases::service_registry::Registry::new(self.store.clone(), &self.settings.cache.registry_prefix)
+    }
+
+    /// The handles this process's own registry entry is read from.
+    pub fn this_process(&self) -> crate::usecases::service_registry::ThisProcess {
+        crate::usecases::service_registry::ThisProcess {
+            service: crate::usecases::service_registry::Service::of(self.settings.mode),
+            instance_id: self.instance_id.to_string(),
+            started_at: self.started_at.into(),
+            bind: self.settings.http.bind.ip(),
+            workers: self.workers.clone(),
+            mqtt: self.mqtt.clone(),
+        }
+    }
+
     /// The hub's public addresses (see [`crate::links`]).
     pub fn links(&self) -> &PublicLinks {
         self.links.get(&self.settings)

@@ -32,6 +32,7 @@ mod species_images;
 mod stats;
 mod stats_expected;
 mod stats_weather;
+mod system;
 mod tenants;
 mod usecase_errors;
 pub mod views;
@@ -82,6 +83,7 @@ pub fn router(state: AppState) -> Router {
         .merge(alerts::router())
         .merge(alert_rules::router())
         .merge(workers::router())
+        .merge(system::router())
         .merge(ws::router())
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed);

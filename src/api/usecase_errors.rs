@@ -6,7 +6,10 @@ use crate::usecases::{
     accounts::{AddMemberError, DeleteAccountError, ProfileError, SignUpError},
     mfa::MfaError,
     satellites::{RegisterError, RenameError},
+    service_registry::RegistryError,
+    system_status::StatusError,
     verification::{CommentError, VoteError},
+    workers::WorkersError,
 };
 
 impl From<SignUpError> for ApiError {
@@ -255,6 +258,37 @@ impl From<crate::usecases::exports::ExportError> for ApiError {
             E::TooLarge(_) => Self::Unprocessable("export_too_large", m),
             E::Encode(_) => Self::Internal(anyhow::anyhow!(m)),
             E::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<RegistryError> for ApiError {
+    fn from(e: RegistryError) -> Self {
+        match e {
+            RegistryError::Store(e) => e.into(),
+            other => Self::Internal(other.into()),
+        }
+    }
+}
+
+impl From<StatusError> for ApiError {
+    fn from(e: StatusError) -> Self {
+        let m = e.to_string();
+        match e {
+            StatusError::Database(e) => {
+                tracing::error!(error = %e, "system status: the database did not answer");
+                Self::Unavailable("database_unavailable", m)
+            }
+            StatusError::Registry(e) => e.into(),
+        }
+    }
+}
+
+impl From<WorkersError> for ApiError {
+    fn from(e: WorkersError) -> Self {
+        match e {
+            WorkersError::Registry(e) => e.into(),
+            WorkersError::Store(e) => e.into(),
         }
     }
 }

@@ -1,22 +1,27 @@
-//! Inference workers (SPEC 4.12): `GET /workers` (queue counts and this hub's workers with
-//! `jobsProcessed`, `jobsSucceeded`, `jobsFailed`, `avgDurationMs`) and `GET /workers/jobs`
-//! (the 50 most recently finished jobs). Admin+; counts are the team's own.
+//! Inference workers (SPEC 4.12): `GET /workers` (the queue and the workers of every process in
+//! the service registry, one entry per IP, with `jobsProcessed`, `jobsSucceeded`, `jobsFailed`,
+//! `avgDurationMs`; see `usecases::workers`) and `GET /workers/jobs` (the 50 most recently
+//! finished jobs). Admin+; a team admin's counts are the team's own, a platform admin's the hub's.
 
 use axum::{Router, extract::State, routing::get};
 use serde_json::{Value, json};
 
 use super::ApiError;
-use crate::{auth::Admin, state::AppState, store};
+use crate::{
+    auth::Admin,
+    state::AppState,
+    store,
+    usecases::workers::{self, Scope, Workers},
+};
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/workers", get(workers)).route("/workers/jobs", get(jobs))
+    Router::new().route("/workers", get(list)).route("/workers/jobs", get(jobs))
 }
 
-async fn workers(State(state): State<AppState>, Admin(access): Admin) -> Result<axum::Json<Value>, ApiError> {
-    let tenant = access.tenant_id;
-    let queue = state.store.call(move |c| store::jobs::stats(c, Some(tenant))).await?;
-    let workers = state.workers.snapshot();
-    Ok(axum::Json(json!({ "queue": queue, "workers": workers, "instanceId": state.instance_id })))
+async fn list(State(state): State<AppState>, Admin(access): Admin) -> Result<axum::Json<Workers>, ApiError> {
+    let scope = if access.ctx.sees_all() { Scope::Platform } else { Scope::Team(access.tenant_id) };
+    let (registry, this) = (state.registry(), state.this_process());
+    Ok(axum::Json(workers::list(&state.store, &registry, &this, state.clock.now(), scope).await?))
 }
 
 async fn jobs(State(state): State<AppState>, Admin(access): Admin) -> Result<axum::Json<Value>, ApiError> {

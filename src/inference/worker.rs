@@ -115,15 +115,24 @@ pub struct WorkerStats {
 
 /// Counters of every worker of this process.
 #[derive(Clone, Default)]
-pub struct WorkerBoard(Arc<Mutex<BTreeMap<String, WorkerStats>>>);
+pub struct WorkerBoard {
+    stats: Arc<Mutex<BTreeMap<String, WorkerStats>>>,
+    /// Woken when a job finishes, so the service registry publishes fresh counters at once.
+    finished: Arc<tokio::sync::Notify>,
+}
 
 impl WorkerBoard {
     pub fn snapshot(&self) -> Vec<WorkerStats> {
-        self.0.lock().map(|m| m.values().cloned().collect()).unwrap_or_default()
+        self.stats.lock().map(|m| m.values().cloned().collect()).unwrap_or_default()
+    }
+
+    /// Resolves when a job has finished since the last call (or is finishing now).
+    pub async fn job_finished(&self) {
+        self.finished.notified().await;
     }
 
     fn update(&self, id: &str, f: impl FnOnce(&mut WorkerStats)) {
-        if let Ok(mut m) = self.0.lock() {
+        if let Ok(mut m) = self.stats.lock() {
             let entry =
                 m.entry(id.to_owned()).or_insert_with(|| WorkerStats { id: id.to_owned(), ..Default::default() });
             f(entry);
@@ -165,7 +174,7 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
             }
         }
     };
-    if let Ok(mut m) = state.board.0.lock() {
+    if let Ok(mut m) = state.board.stats.lock() {
         m.remove("pool");
     }
     let shared = Arc::new(Shared { state: state.clone(), classifier, filter, stop: AtomicBool::new(false) });
@@ -367,6 +376,7 @@ impl Shared {
             w.avg_duration_ms = w.total_ms / w.jobs_processed as f64;
             w.last_job_at = Some(now);
         });
+        self.state.board.finished.notify_one();
     }
 }
 

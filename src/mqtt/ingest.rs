@@ -51,6 +51,7 @@ impl Ingest {
     }
 
     async fn on_publish(&self, event: ClientPublishEvent) -> PublishAction {
+        self.state.mqtt.meter().count_received();
         let root = &self.state.settings.mqtt.topic_root;
         let decision = self.auth.publish_decision(&event.client_id, event.user_id.as_deref(), &event.topic);
         if !decision.consumer_handles() {

@@ -7,6 +7,7 @@
 //! - [`ingest`]: audio, heartbeat, telemetry and config-request handling.
 //! - [`publish`]: config pushes, the detection publisher and revocation kicks.
 //! - [`client`]: the hub as an MQTT client of a dispatcher's broker (split mode).
+//! - [`meter`]: the broker's message counter and rate, for the status page.
 //! - [`protocol`], [`topics`]: message and topic shapes.
 //!
 //! [`MqttHandle`] is how the rest of the hub publishes, whichever way it is connected.
@@ -16,6 +17,7 @@ pub mod auth;
 pub mod broker;
 pub mod client;
 pub mod ingest;
+pub mod meter;
 pub mod protocol;
 pub mod publish;
 pub mod topics;
@@ -41,6 +43,8 @@ pub struct MqttHandle {
     inner: Arc<RwLock<Option<Arc<Outbound>>>>,
     /// The embedded broker's TCP address, for the `brokerUrl` handed out at registration.
     tcp_addr: Arc<std::sync::OnceLock<std::net::SocketAddr>>,
+    /// Messages the embedded broker received (counted by ingest), for the status page.
+    meter: Arc<meter::Meter>,
 }
 
 impl MqttHandle {
@@ -53,6 +57,19 @@ impl MqttHandle {
 
     pub fn tcp_addr(&self) -> Option<std::net::SocketAddr> {
         self.tcp_addr.get().copied()
+    }
+
+    /// The embedded broker's message counter (idle in mode `api`).
+    pub fn meter(&self) -> &meter::Meter {
+        &self.meter
+    }
+
+    /// Clients connected to the embedded broker; `None` without one (mode `api`).
+    pub async fn connected_clients(&self) -> Option<usize> {
+        match self.current().as_deref() {
+            Some(Outbound::Router(router)) => Some(router.client_count().await),
+            _ => None,
+        }
     }
 
     pub fn set_client(&self, client: rumqttc::AsyncClient, topic_root: &str) {

@@ -192,6 +192,37 @@ pub fn recent(conn: &Connection, tenant: Option<TenantId>, limit: u32) -> Result
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// One worker's finished jobs of one team (`GET /workers` for a team admin).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkerTally {
+    pub worker_id: String,
+    pub processed: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    /// Mean `duration_ms` of the done jobs (0 when none).
+    pub avg_duration_ms: f64,
+}
+
+/// The team's finished jobs (kept [`DONE_RETENTION_DAYS`]) counted per worker that ran them.
+pub fn tally_by_worker(conn: &Connection, tenant: TenantId) -> Result<Vec<WorkerTally>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT worker_id, count(*), sum(status = 'done'), sum(status = 'failed'),
+                coalesce(avg(CASE WHEN status = 'done' THEN duration_ms END), 0.0)
+         FROM inference_jobs WHERE tenant_id = ?1 AND status IN ('done', 'failed') AND worker_id IS NOT NULL
+         GROUP BY worker_id ORDER BY worker_id",
+    )?;
+    let rows = stmt.query_map([tenant], |r| {
+        Ok(WorkerTally {
+            worker_id: r.get(0)?,
+            processed: r.get::<_, i64>(1)?.max(0) as u64,
+            succeeded: r.get::<_, i64>(2)?.max(0) as u64,
+            failed: r.get::<_, i64>(3)?.max(0) as u64,
+            avg_duration_ms: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
