@@ -176,7 +176,11 @@ async fn an_uploaded_apk_is_offered_by_semver_downloaded_by_range_flagged_and_de
     let past = get_raw(&hub, &path, Some(&format!("bytes={}-", big.len() + 10))).await;
     assert_eq!(past.status(), 416);
     assert_eq!(past.headers()["content-range"], format!("bytes */{}", big.len()));
-    assert_error(&hub.anon().get(&format!("/mobile/download/{}", uuid::Uuid::new_v4())).await, 404, "release_not_found");
+    assert_error(
+        &hub.anon().get(&format!("/mobile/download/{}", uuid::Uuid::new_v4())).await,
+        404,
+        "release_not_found",
+    );
 
     // Force update: no body toggles, a body sets; an app that skipped a forced release must update.
     let hotfix_id = admin.get("/mobile/releases").await.1["releases"][0]["id"].as_str().expect("id").to_owned();
@@ -191,13 +195,18 @@ async fn an_uploaded_apk_is_offered_by_semver_downloaded_by_range_flagged_and_de
     assert_eq!((status, flagged["forceUpdate"].clone()), (StatusCode::OK, json!(true)), "set, not toggled");
     let resp = admin.client.put(hub.api(&format!("/mobile/releases/{hotfix_id}"))).send().await.expect("put");
     assert_eq!(resp.json::<Value>().await.expect("json")["forceUpdate"], false, "toggled off");
-    assert_error(&admin.put(&format!("/mobile/releases/{hotfix_id}"), json!({"forceUpdate": "yes"})).await, 422, "invalid_body");
+    assert_error(
+        &admin.put(&format!("/mobile/releases/{hotfix_id}"), json!({"forceUpdate": "yes"})).await,
+        422,
+        "invalid_body",
+    );
     let missing = format!("/mobile/releases/{}", uuid::Uuid::new_v4());
     assert_error(&admin.put(&missing, json!({"forceUpdate": true})).await, 404, "release_not_found");
 
     // The list: newest upload first.
     let list = admin.get("/mobile/releases").await.1;
-    let versions: Vec<&str> = list["releases"].as_array().expect("list").iter().map(|r| r["version"].as_str().expect("v")).collect();
+    let versions: Vec<&str> =
+        list["releases"].as_array().expect("list").iter().map(|r| r["version"].as_str().expect("v")).collect();
     assert_eq!(versions, ["1.1.5", "1.2.0", "1.0.0"]);
 
     // Delete: the file goes with the row, and the latest falls back to the next highest.
@@ -396,8 +405,5 @@ async fn system_versions_name_the_latest_of_each_stream() {
     let owner = hub.user("owner@example.org", false).await;
     let api = hub.login(&owner.email).await;
     heartbeat(&hub, &api, "garden", "satellite", "1.10.0").await;
-    assert_eq!(
-        api.get("/system/versions").await.1,
-        json!({"hub": "99.1.0", "satellite": "2.0.0", "mobile": null})
-    );
+    assert_eq!(api.get("/system/versions").await.1, json!({"hub": "99.1.0", "satellite": "2.0.0", "mobile": null}));
 }

@@ -125,7 +125,10 @@ async fn download(State(state): State<AppState>, Path(id): Path<Uuid>, req: Requ
     Ok(resp)
 }
 
-async fn list(State(state): State<AppState>, PlatformAdmin(_): PlatformAdmin) -> Result<Json<serde_json::Value>, ApiError> {
+async fn list(
+    State(state): State<AppState>,
+    PlatformAdmin(_): PlatformAdmin,
+) -> Result<Json<serde_json::Value>, ApiError> {
     let rows = releases::recent(&state.store).await?;
     let views: Vec<ReleaseView> = rows.into_iter().map(|r| view(&state, r)).collect();
     Ok(Json(serde_json::json!({ "releases": views })))
@@ -200,7 +203,8 @@ async fn text(field: &mut Field<'_>, name: &str, max: u64) -> Result<String, Api
         }
         bytes.extend_from_slice(&piece);
     }
-    String::from_utf8(bytes).map_err(|_| ApiError::Unprocessable("invalid_field", format!("`{name}` is not UTF-8 text")))
+    String::from_utf8(bytes)
+        .map_err(|_| ApiError::Unprocessable("invalid_field", format!("`{name}` is not UTF-8 text")))
 }
 
 fn too_large(max: u64) -> ApiError {
@@ -212,7 +216,10 @@ fn multipart_error(e: MultipartError, max: u64) -> ApiError {
     if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
         too_large(max)
     } else {
-        ApiError::BadRequest("invalid_multipart", format!("the upload form is malformed or incomplete: {}", e.body_text()))
+        ApiError::BadRequest(
+            "invalid_multipart",
+            format!("the upload form is malformed or incomplete: {}", e.body_text()),
+        )
     }
 }
 

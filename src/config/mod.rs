@@ -304,9 +304,10 @@ impl Settings {
         if !(1024..=4 * 1024 * 1024 * 1024).contains(&self.releases.max_apk_bytes) {
             return bad("releases.max_apk_bytes", "must be between 1024 and 4294967296");
         }
-        for (key, value) in
-            [("releases.hub_version", &self.releases.hub_version), ("releases.satellite_version", &self.releases.satellite_version)]
-        {
+        for (key, value) in [
+            ("releases.hub_version", &self.releases.hub_version),
+            ("releases.satellite_version", &self.releases.satellite_version),
+        ] {
             if !value.trim().is_empty() && crate::domain::versions::parse(value).is_err() {
                 return bad(key, "must be empty or a SemVer version such as 1.4.0");
             }

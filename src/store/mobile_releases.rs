@@ -78,9 +78,8 @@ pub fn get(conn: &Connection, id: &str) -> Result<Release> {
 
 /// The newest `limit` uploads, newest first.
 pub fn recent(conn: &Connection, limit: u32) -> Result<Vec<Release>> {
-    let mut st = conn.prepare(&format!(
-        "SELECT {COLS} FROM mobile_releases ORDER BY created_at DESC, rowid DESC LIMIT ?1"
-    ))?;
+    let mut st =
+        conn.prepare(&format!("SELECT {COLS} FROM mobile_releases ORDER BY created_at DESC, rowid DESC LIMIT ?1"))?;
     let rows = st.query_map([limit], from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
 }

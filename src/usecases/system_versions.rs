@@ -32,12 +32,14 @@ pub struct LatestVersions {
 }
 
 /// `running` is this binary's version.
-pub async fn latest(store: &Store, running: &str, configured: &ReleaseSettings) -> Result<LatestVersions, VersionsError> {
+pub async fn latest(
+    store: &Store,
+    running: &str,
+    configured: &ReleaseSettings,
+) -> Result<LatestVersions, VersionsError> {
     let hub = versions::newest(known([running, &configured.hub_version]));
     let (reported, releases) = store
-        .call(|c| {
-            Ok((store::satellites::reported_versions(c, "satellite")?, store::mobile_releases::versions(c)?))
-        })
+        .call(|c| Ok((store::satellites::reported_versions(c, "satellite")?, store::mobile_releases::versions(c)?)))
         .await?;
     let satellite = versions::newest(
         known([configured.satellite_version.as_str()]).chain(versions::highest(reported.iter().map(String::as_str))),

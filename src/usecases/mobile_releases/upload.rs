@@ -83,8 +83,8 @@ pub async fn publish(
 ) -> Result<Release, ReleaseError> {
     let apk = apk.ok_or(ReleaseError::MissingApk)?;
     let version_text = form.version.as_deref().map(str::trim).filter(|v| !v.is_empty());
-    let version = versions::parse(version_text.ok_or(ReleaseError::MissingVersion)?)
-        .map_err(ReleaseError::InvalidVersion)?;
+    let version =
+        versions::parse(version_text.ok_or(ReleaseError::MissingVersion)?).map_err(ReleaseError::InvalidVersion)?;
     let force_update = parse_flag(form.force_update.as_deref())?;
     let notes = form.notes.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty());
     if notes.as_ref().is_some_and(|n| n.chars().count() > MAX_NOTES_CHARS) {
@@ -168,7 +168,8 @@ mod tests {
 
     #[test]
     fn force_update_reads_like_a_form_checkbox() {
-        for (text, want) in [(None, false), (Some(""), false), (Some("true"), true), (Some("ON"), true), (Some("0"), false)]
+        for (text, want) in
+            [(None, false), (Some(""), false), (Some("true"), true), (Some("ON"), true), (Some("0"), false)]
         {
             assert_eq!(parse_flag(text).expect("flag"), want, "{text:?}");
         }
