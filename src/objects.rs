@@ -12,6 +12,9 @@ use std::{
 
 use uuid::Uuid;
 
+mod writer;
+pub use writer::StagingWriter;
+
 /// Why an object operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ObjectError {
@@ -129,7 +132,34 @@ impl ObjectStore {
     }
 }
 
+impl ObjectStore {
+    /// Removes an object from a blocking thread (inside a transaction, so a row and its file go
+    /// together); `false` when there was none.
+    pub fn remove_blocking(&self, key: &str) -> Result<bool, ObjectError> {
+        match fs::remove_file(self.path_of(key)?) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
 impl Staged {
+    /// Where the bytes are until [`Staged::commit`], for checks that read them back first.
+    pub fn path(&self) -> Option<&Path> {
+        self.tmp.as_deref()
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the staged object is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Renames the temp file to `key` and fsyncs the directory, so the object survives a power cut.
     pub fn commit(mut self, key: &str) -> Result<u64, ObjectError> {
         validate_key(key)?;

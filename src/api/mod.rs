@@ -20,6 +20,7 @@ mod invites;
 mod me;
 mod mfa;
 mod mfa_login;
+mod mobile;
 mod request_log;
 mod satellite_config;
 pub mod satellites;
@@ -33,6 +34,7 @@ mod stats;
 mod stats_expected;
 mod stats_weather;
 mod system;
+mod system_versions;
 mod tenants;
 mod usecase_errors;
 pub mod views;
@@ -84,6 +86,8 @@ pub fn router(state: AppState) -> Router {
         .merge(alert_rules::router())
         .merge(workers::router())
         .merge(system::router())
+        .merge(mobile::router(state.settings.releases.max_apk_bytes))
+        .merge(system_versions::router())
         .merge(ws::router())
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed);
@@ -92,11 +96,14 @@ pub fn router(state: AppState) -> Router {
         .nest("/api", api)
         .fallback(unknown_route)
         .layer(DefaultBodyLimit::max(state.settings.http.max_body_bytes))
-        // Audio is served with byte ranges for seeking; compressing it would break them.
+        // Audio and APKs are served with byte ranges (seeking, resumed downloads); compressing
+        // them would break the ranges, and an APK is a ZIP already.
         .layer(
-            CompressionLayer::new()
-                .gzip(true)
-                .compress_when(DefaultPredicate::new().and(NotForContentType::const_new("audio/"))),
+            CompressionLayer::new().gzip(true).compress_when(
+                DefaultPredicate::new()
+                    .and(NotForContentType::const_new("audio/"))
+                    .and(NotForContentType::const_new(mobile::APK_CONTENT_TYPE)),
+            ),
         )
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::Internal(anyhow::anyhow!("a request handler panicked")).into_response()

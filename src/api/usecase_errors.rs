@@ -5,9 +5,11 @@ use super::ApiError;
 use crate::usecases::{
     accounts::{AddMemberError, DeleteAccountError, ProfileError, SignUpError},
     mfa::MfaError,
+    mobile_releases::ReleaseError,
     satellites::{RegisterError, RenameError},
     service_registry::RegistryError,
     system_status::StatusError,
+    system_versions::VersionsError,
     verification::{CommentError, VoteError},
     workers::WorkersError,
 };
@@ -262,6 +264,26 @@ impl From<crate::usecases::exports::ExportError> for ApiError {
     }
 }
 
+impl From<ReleaseError> for ApiError {
+    fn from(e: ReleaseError) -> Self {
+        let m = e.to_string();
+        match e {
+            ReleaseError::MissingApk => Self::Unprocessable("apk_missing", m),
+            ReleaseError::MissingVersion => Self::Unprocessable("version_missing", m),
+            ReleaseError::InvalidVersion(_) => Self::Unprocessable("invalid_version", m),
+            ReleaseError::InvalidForceUpdate(_) => Self::Unprocessable("invalid_force_update", m),
+            ReleaseError::NotesTooLong { .. } => Self::Unprocessable("notes_too_long", m),
+            ReleaseError::NotAnApk(_) => Self::Unprocessable("not_an_apk", m),
+            ReleaseError::TooLarge { .. } => Self::PayloadTooLarge(m),
+            ReleaseError::VersionTaken(_) => Self::Conflict("version_taken", m),
+            ReleaseError::NotFound => Self::NotFound("release_not_found", m),
+            ReleaseError::InvalidCurrentVersion(_) => Self::Unprocessable("invalid_current_version", m),
+            ReleaseError::Objects(e) => e.into(),
+            ReleaseError::Store(e) => e.into(),
+        }
+    }
+}
+
 impl From<RegistryError> for ApiError {
     fn from(e: RegistryError) -> Self {
         match e {
@@ -289,6 +311,14 @@ impl From<WorkersError> for ApiError {
         match e {
             WorkersError::Registry(e) => e.into(),
             WorkersError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<VersionsError> for ApiError {
+    fn from(e: VersionsError) -> Self {
+        match e {
+            VersionsError::Store(e) => e.into(),
         }
     }
 }

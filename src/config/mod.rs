@@ -55,6 +55,7 @@ pub struct Settings {
     pub cache: CacheSettings,
     pub species_images: SpeciesImageSettings,
     pub weather: WeatherSettings,
+    pub releases: ReleaseSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,6 +174,23 @@ pub struct WeatherSettings {
     pub timeout_secs: u64,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseSettings {
+    /// Largest APK `POST /mobile/upload` takes, in bytes (413 beyond it); this one route's body
+    /// limit is this plus [`UPLOAD_ENVELOPE_BYTES`], whatever `http.max_body_bytes` says.
+    pub max_apk_bytes: u64,
+    /// The newest hub release, for `GET /system/versions` when a newer one than this binary is out;
+    /// empty: this binary's own version. SemVer.
+    pub hub_version: String,
+    /// The newest satellite release; empty: the highest version satellites report in heartbeats
+    /// (the higher of the two when both are known). SemVer.
+    pub satellite_version: String,
+}
+
+/// Room for the multipart envelope and the text fields of an APK upload, on top of the APK.
+pub const UPLOAD_ENVELOPE_BYTES: u64 = 1024 * 1024;
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -217,6 +235,11 @@ impl Default for Settings {
                 max_attempts: 10,
             },
             weather: WeatherSettings { provider_url: String::new(), timeout_secs: 10 },
+            releases: ReleaseSettings {
+                max_apk_bytes: 200 * 1024 * 1024,
+                hub_version: String::new(),
+                satellite_version: String::new(),
+            },
         }
     }
 }
@@ -268,9 +291,26 @@ impl Settings {
         if !(1..=120).contains(&self.weather.timeout_secs) {
             return bad("weather.timeout_secs", "must be 1 to 120 seconds");
         }
+        self.validate_releases()?;
         let key = self.security.mfa_encryption_key.expose();
         if !key.is_empty() && (key.len() != 64 || hex::decode(key).is_err()) {
             return bad("security.mfa_encryption_key", "must be 64 hex characters (32 bytes)");
+        }
+        Ok(())
+    }
+
+    fn validate_releases(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError::Invalid { key: key.into(), message: why.into() });
+        if !(1024..=4 * 1024 * 1024 * 1024).contains(&self.releases.max_apk_bytes) {
+            return bad("releases.max_apk_bytes", "must be between 1024 and 4294967296");
+        }
+        for (key, value) in [
+            ("releases.hub_version", &self.releases.hub_version),
+            ("releases.satellite_version", &self.releases.satellite_version),
+        ] {
+            if !value.trim().is_empty() && crate::domain::versions::parse(value).is_err() {
+                return bad(key, "must be empty or a SemVer version such as 1.4.0");
+            }
         }
         Ok(())
     }

@@ -107,6 +107,23 @@ fn weather_is_off_by_default_and_set_from_file_or_env() {
 }
 
 #[test]
+fn releases_take_200_mb_apks_and_versions_from_file_or_env() {
+    let s = Settings::default();
+    assert_eq!(s.releases.max_apk_bytes, 209_715_200);
+    assert_eq!((s.releases.hub_version.as_str(), s.releases.satellite_version.as_str()), ("", ""));
+    let f = file("[releases]\nhub_version = \"0.60.1\"\nmax_apk_bytes = 65536\n");
+    let s = Settings::load(&Sources {
+        config_file: Some(f.path().into()),
+        env: env(&[("BIRDHUB_RELEASES__SATELLITE_VERSION", "2.3.0-beta.1")]),
+        ..Default::default()
+    })
+    .expect("load");
+    assert_eq!(s.releases.max_apk_bytes, 65_536);
+    assert_eq!(s.releases.hub_version, "0.60.1");
+    assert_eq!(s.releases.satellite_version, "2.3.0-beta.1");
+}
+
+#[test]
 fn systemd_state_directory_is_the_default_data_dir() {
     let s = Settings::load(&Sources { env: env(&[("STATE_DIRECTORY", "/var/lib/birdhub")]), ..Default::default() })
         .expect("load");
@@ -136,6 +153,9 @@ fn bad_values_fail_naming_the_key() {
         (from_env("BIRDHUB_WEATHER__PROVIDER_URL", "ftp://example.org/archive"), "weather.provider_url"),
         (from_env("BIRDHUB_WEATHER__TIMEOUT_SECS", "0"), "weather.timeout_secs"),
         (from_env("BIRDHUB_WEATHER__TIMEOUT_SECS", "soon"), "BIRDHUB_WEATHER__TIMEOUT_SECS"),
+        (from_env("BIRDHUB_RELEASES__MAX_APK_BYTES", "10"), "releases.max_apk_bytes"),
+        (from_env("BIRDHUB_RELEASES__HUB_VERSION", "v1.0"), "releases.hub_version"),
+        (from_env("BIRDHUB_RELEASES__SATELLITE_VERSION", "latest"), "releases.satellite_version"),
         (Sources { config_file: Some("/no/such/birdhub.toml".into()), ..Default::default() }, "/no/such/birdhub.toml"),
     ];
     for (sources, needle) in &cases {

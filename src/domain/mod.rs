@@ -20,6 +20,7 @@ pub mod settings;
 pub mod sort;
 pub mod species_images;
 pub mod validate;
+pub mod versions;
 
 pub use device::DeviceKind;
 pub use role::Role;

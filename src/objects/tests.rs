@@ -58,3 +58,26 @@ async fn a_crash_between_write_and_rename_never_shows_a_partial_object() {
     assert_eq!(fs::read_dir(tmp_dir(dir.path())).expect("tmp").count(), 0);
     assert_eq!(reopened.get("audio/chunk.wav").await.expect("old"), vec![b'O'; 4096]);
 }
+
+#[tokio::test]
+async fn a_streamed_object_appears_only_when_committed_and_a_dropped_one_leaves_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = ObjectStore::open(dir.path()).expect("open");
+    let mut w = store.stage_stream().await.expect("stage");
+    for piece in [b"PK".as_slice(), b"\x03\x04", b"rest"] {
+        w.write(piece).await.expect("write");
+    }
+    assert_eq!(w.len(), 8);
+    let staged = w.finish().await.expect("finish");
+    assert!(matches!(store.size("apks/a.apk").await, Err(ObjectError::NotFound(_))), "not visible before commit");
+    staged.commit("apks/a.apk").expect("commit");
+    assert_eq!(store.get("apks/a.apk").await.expect("get"), b"PK\x03\x04rest");
+
+    let mut half = store.stage_stream().await.expect("stage");
+    half.write(b"half an upload").await.expect("write");
+    assert_eq!(fs::read_dir(tmp_dir(dir.path())).expect("tmp").count(), 1);
+    drop(half);
+    let staged = store.stage_stream().await.expect("stage").finish().await.expect("finish");
+    drop(staged);
+    assert_eq!(fs::read_dir(tmp_dir(dir.path())).expect("tmp").count(), 0, "an abandoned stream leaves no temp file");
+}

@@ -23,6 +23,7 @@ pub mod login_attempts;
 pub mod mail_log;
 pub mod mfa;
 pub mod migrate;
+pub mod mobile_releases;
 pub mod monitor;
 pub mod recording_sessions;
 pub mod registry;

@@ -392,3 +392,13 @@ pub fn release_registrant_devices(
     }
     Ok(ids)
 }
+
+/// The distinct versions that satellites of `stream` (`satellite`, `mobile`) last reported in a
+/// heartbeat, across every team, for `GET /system/versions`.
+pub fn reported_versions(conn: &Connection, stream: &str) -> Result<Vec<String>> {
+    let mut st = conn.prepare(
+        "SELECT DISTINCT version FROM satellites WHERE stream = ?1 AND version IS NOT NULL AND deleted_at IS NULL",
+    )?;
+    let rows = st.query_map([stream], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+    Ok(rows)
+}

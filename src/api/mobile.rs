@@ -1,0 +1,276 @@
+//! Mobile app releases (SPEC 2.14, 4.11): the app asks `GET /mobile/latest?currentVersion=` and
+//! downloads `GET /mobile/download/:id` (both public); a platform admin uploads, lists, flags and
+//! deletes releases. The upload is `multipart/form-data` with `apk` (the file), `version`
+//! (SemVer), `notes` and `forceUpdate`, in any order; the APK streams to disk
+//! (`usecases::mobile_releases::upload`). This one route takes bodies up to
+//! `releases.max_apk_bytes` (200 MiB) plus 1 MiB for the form, whatever `http.max_body_bytes` says.
+
+use axum::{
+    Router,
+    body::Bytes,
+    extract::{
+        DefaultBodyLimit, Multipart, Request, State,
+        multipart::{Field, MultipartError, MultipartRejection},
+    },
+    http::{HeaderMap, HeaderValue, StatusCode, header},
+    response::Response,
+    routing::{get, post, put},
+};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::{ApiError, Json, Path, Query, files::serve_object};
+use crate::{
+    auth::{Audit, ClientIp, PlatformAdmin},
+    config::UPLOAD_ENVELOPE_BYTES,
+    ids::UserId,
+    state::AppState,
+    store::mobile_releases::Release,
+    time::Timestamp,
+    usecases::mobile_releases::{
+        self as releases,
+        upload::{self, ApkUpload, ReceivedApk, ReleaseForm},
+    },
+};
+
+/// The APK media type (SPEC 4.11).
+pub const APK_CONTENT_TYPE: &str = "application/vnd.android.package-archive";
+/// Longest text field of the upload form, in bytes.
+const MAX_FIELD_BYTES: usize = 64 * 1024;
+
+pub fn router(max_apk_bytes: u64) -> Router<AppState> {
+    let body_limit = usize::try_from(max_apk_bytes + UPLOAD_ENVELOPE_BYTES).unwrap_or(usize::MAX);
+    Router::new()
+        .route("/mobile/latest", get(latest))
+        .route("/mobile/download/{id}", get(download))
+        .route("/mobile/releases", get(list))
+        .route("/mobile/releases/{id}", put(set_force).delete(delete))
+        .route("/mobile/upload", post(upload_release).layer(DefaultBodyLimit::max(body_limit)))
+}
+
+/// A release as the admin list and the upload answer show it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReleaseView {
+    id: String,
+    version: String,
+    notes: Option<String>,
+    force_update: bool,
+    file_size: i64,
+    sha256: String,
+    download_url: String,
+    uploaded_by: Option<UserId>,
+    created_at: Timestamp,
+}
+
+fn download_url(state: &AppState, id: &str) -> String {
+    format!("{}/api/mobile/download/{id}", state.links().http_base.trim_end_matches('/'))
+}
+
+fn view(state: &AppState, r: Release) -> ReleaseView {
+    ReleaseView {
+        download_url: download_url(state, &r.id),
+        id: r.id,
+        version: r.version,
+        notes: r.notes,
+        force_update: r.force_update,
+        file_size: r.file_size,
+        sha256: r.sha256,
+        uploaded_by: r.uploaded_by,
+        created_at: r.created_at,
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LatestQuery {
+    current_version: Option<String>,
+}
+
+/// SPEC 2.14. With no release yet: `updateAvailable: false` and the other fields null.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LatestView {
+    update_available: bool,
+    version: Option<String>,
+    download_url: Option<String>,
+    file_size: Option<i64>,
+    sha256: Option<String>,
+    force_update: bool,
+    notes: Option<String>,
+}
+
+async fn latest(State(state): State<AppState>, Query(q): Query<LatestQuery>) -> Result<Json<LatestView>, ApiError> {
+    let latest = releases::latest(&state.store, q.current_version).await?;
+    let r = latest.release;
+    Ok(Json(LatestView {
+        update_available: latest.update_available,
+        download_url: r.as_ref().map(|r| download_url(&state, &r.id)),
+        file_size: r.as_ref().map(|r| r.file_size),
+        sha256: r.as_ref().map(|r| r.sha256.clone()),
+        force_update: latest.force_update,
+        notes: r.as_ref().and_then(|r| r.notes.clone()),
+        version: r.map(|r| r.version),
+    }))
+}
+
+async fn download(State(state): State<AppState>, Path(id): Path<Uuid>, req: Request) -> Result<Response, ApiError> {
+    let release = releases::get(&state.store, id.to_string()).await?;
+    let mut resp = serve_object(&state.objects, &release.storage_key, APK_CONTENT_TYPE, req).await?;
+    // SemVer text is [0-9A-Za-z.+-] only, so it needs no quoting rules beyond the quotes.
+    let disposition = format!("attachment; filename=\"birdhub-{}.apk\"", release.version);
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        resp.headers_mut().insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(resp)
+}
+
+async fn list(
+    State(state): State<AppState>,
+    PlatformAdmin(_): PlatformAdmin,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let rows = releases::recent(&state.store).await?;
+    let views: Vec<ReleaseView> = rows.into_iter().map(|r| view(&state, r)).collect();
+    Ok(Json(serde_json::json!({ "releases": views })))
+}
+
+async fn upload_release(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    PlatformAdmin(ctx): PlatformAdmin,
+    headers: HeaderMap,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<(StatusCode, Json<ReleaseView>), ApiError> {
+    let max = state.settings.releases.max_apk_bytes;
+    // A declared length over the limit is refused before a byte is read (curl waits for
+    // `100 Continue`, so it never sends the file at all).
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max + UPLOAD_ENVELOPE_BYTES) {
+        return Err(too_large(max));
+    }
+    let mut multipart = multipart.map_err(|e| {
+        ApiError::BadRequest("invalid_multipart", format!("send the release as multipart/form-data: {}", e.body_text()))
+    })?;
+    let mut apk: Option<ReceivedApk> = None;
+    let mut form = ReleaseForm::default();
+    while let Some(mut field) = multipart.next_field().await.map_err(|e| multipart_error(e, max))? {
+        let name = field.name().unwrap_or_default().to_owned();
+        match name.as_str() {
+            "apk" if apk.is_none() => {
+                let mut sink = ApkUpload::begin(&state.objects, max).await?;
+                while let Some(piece) = field.chunk().await.map_err(|e| multipart_error(e, max))? {
+                    sink.write(&piece).await?;
+                }
+                apk = Some(sink.finish().await?);
+            }
+            "version" if form.version.is_none() => form.version = Some(text(&mut field, &name, max).await?),
+            "notes" if form.notes.is_none() => form.notes = Some(text(&mut field, &name, max).await?),
+            "forceUpdate" | "force_update" if form.force_update.is_none() => {
+                form.force_update = Some(text(&mut field, &name, max).await?)
+            }
+            "apk" | "version" | "notes" | "forceUpdate" | "force_update" => {
+                return Err(ApiError::Unprocessable("duplicate_field", format!("the form has `{name}` twice")));
+            }
+            _ => {
+                return Err(ApiError::Unprocessable(
+                    "unknown_field",
+                    format!("unknown form field {name:?}; send apk, version, notes and forceUpdate"),
+                ));
+            }
+        }
+    }
+    let by = ctx.user_id();
+    let release = upload::publish(&state.store, &state.objects, &state.clock, by, apk, form).await?;
+    Audit::new("mobile.release_uploaded")
+        .actor(&ctx)
+        .target("mobile_release", &release.id)
+        .details(serde_json::json!({ "version": release.version, "fileSize": release.file_size }))
+        .ip(&ip)
+        .write(&state)
+        .await;
+    Ok((StatusCode::CREATED, Json(view(&state, release))))
+}
+
+/// A text field of the form, at most [`MAX_FIELD_BYTES`], read piece by piece.
+async fn text(field: &mut Field<'_>, name: &str, max: u64) -> Result<String, ApiError> {
+    let mut bytes = Vec::new();
+    while let Some(piece) = field.chunk().await.map_err(|e| multipart_error(e, max))? {
+        if bytes.len() + piece.len() > MAX_FIELD_BYTES {
+            return Err(ApiError::Unprocessable(
+                "field_too_long",
+                format!("`{name}` is longer than {MAX_FIELD_BYTES} bytes"),
+            ));
+        }
+        bytes.extend_from_slice(&piece);
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| ApiError::Unprocessable("invalid_field", format!("`{name}` is not UTF-8 text")))
+}
+
+fn too_large(max: u64) -> ApiError {
+    ApiError::PayloadTooLarge(format!("an APK may be at most {max} bytes"))
+}
+
+/// A body over the route's limit is 413; anything else (a malformed form, a body cut off) is 400.
+fn multipart_error(e: MultipartError, max: u64) -> ApiError {
+    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        too_large(max)
+    } else {
+        ApiError::BadRequest(
+            "invalid_multipart",
+            format!("the upload form is malformed or incomplete: {}", e.body_text()),
+        )
+    }
+}
+
+/// `PUT /mobile/releases/:id` body: `{"forceUpdate": true|false}` sets the flag; no body (or `{}`)
+/// toggles it (SPEC 3).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForceBody {
+    #[serde(rename = "forceUpdate", alias = "force_update")]
+    force_update: Option<bool>,
+}
+
+async fn set_force(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    PlatformAdmin(ctx): PlatformAdmin,
+    Path(id): Path<Uuid>,
+    body: Bytes,
+) -> Result<Json<ReleaseView>, ApiError> {
+    let body: ForceBody = if body.iter().all(u8::is_ascii_whitespace) {
+        ForceBody::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| match e.classify() {
+            serde_json::error::Category::Data => ApiError::Unprocessable("invalid_body", e.to_string()),
+            _ => ApiError::BadRequest("invalid_json", format!("malformed JSON: {e}")),
+        })?
+    };
+    let release = releases::set_force_update(&state.store, id.to_string(), body.force_update).await?;
+    Audit::new("mobile.release_updated")
+        .actor(&ctx)
+        .target("mobile_release", id)
+        .details(serde_json::json!({ "forceUpdate": release.force_update }))
+        .ip(&ip)
+        .write(&state)
+        .await;
+    Ok(Json(view(&state, release)))
+}
+
+async fn delete(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    PlatformAdmin(ctx): PlatformAdmin,
+    Path(id): Path<Uuid>,
+) -> Result<StatusCode, ApiError> {
+    let release = releases::delete(&state.store, &state.objects, id.to_string()).await?;
+    Audit::new("mobile.release_deleted")
+        .actor(&ctx)
+        .target("mobile_release", id)
+        .details(serde_json::json!({ "version": release.version }))
+        .ip(&ip)
+        .write(&state)
+        .await;
+    Ok(StatusCode::NO_CONTENT)
+}
