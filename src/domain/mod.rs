@@ -5,6 +5,7 @@ pub mod biodiversity;
 pub mod calibration;
 pub mod channels;
 pub mod consensus;
+pub mod cron_schedule;
 pub mod correlation;
 pub mod detection_flags;
 pub mod device;
