@@ -21,6 +21,7 @@ mod mfa;
 mod mfa_login;
 mod request_log;
 mod satellite_config;
+mod scheduled_exports;
 pub mod satellites;
 mod session;
 mod sessions;
@@ -79,6 +80,7 @@ pub fn router(state: AppState) -> Router {
         .merge(calibration::router())
         .merge(alerts::router())
         .merge(alert_rules::router())
+        .merge(scheduled_exports::router())
         .merge(workers::router())
         .merge(ws::router())
         .fallback(unknown_route)

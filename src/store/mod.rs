@@ -26,6 +26,7 @@ pub mod monitor;
 pub mod recording_sessions;
 pub mod resets;
 pub mod satellites;
+pub mod scheduled_exports;
 pub mod sessions;
 pub mod settings;
 pub mod species_images;

@@ -56,6 +56,7 @@ pub mod mfa;
 pub mod monitor;
 pub mod passkeys;
 pub mod satellites;
+pub mod scheduled_exports;
 pub mod species;
 pub mod species_images;
 pub mod stats;
