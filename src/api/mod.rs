@@ -12,6 +12,7 @@ mod calibration;
 mod detection_notes;
 mod detections;
 mod error;
+mod exports;
 mod extract;
 pub mod files;
 pub mod health;
@@ -72,6 +73,7 @@ pub fn router(state: AppState) -> Router {
         .merge(detections::router())
         .merge(detection_notes::router())
         .merge(share::router())
+        .merge(exports::router())
         .merge(species::router())
         .merge(species_images::router())
         .merge(stats::router())

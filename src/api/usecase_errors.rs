@@ -258,3 +258,21 @@ impl From<crate::usecases::weather::WeatherError> for ApiError {
         }
     }
 }
+
+impl From<crate::usecases::exports::ExportError> for ApiError {
+    fn from(e: crate::usecases::exports::ExportError) -> Self {
+        use crate::usecases::exports::ExportError as E;
+        let m = e.to_string();
+        match e {
+            E::InvalidRange(_) => Self::Unprocessable("invalid_range", m),
+            E::InvalidFilter(_) => Self::Unprocessable("invalid_filter", m),
+            E::SatelliteNotFound(_) => Self::NotFound("satellite_not_found", m),
+            E::UnknownLanguage(_) => Self::Unprocessable("unknown_language", m),
+            E::ChecklistTooLarge(_) => Self::Unprocessable("checklist_too_large", m),
+            E::ObservationRejected(_) => Self::Unprocessable("observation_rows_invalid", m),
+            E::TooLarge(_) => Self::Unprocessable("export_too_large", m),
+            E::Encode(_) => Self::Internal(anyhow::anyhow!(m)),
+            E::Store(e) => e.into(),
+        }
+    }
+}

@@ -1,4 +1,4 @@
-//! Rules with no I/O: roles, settings and their defaults and validation. Depends on nothing of ours.
+//! Rules with no I/O: roles, settings and their defaults and validation, export formats. Depends on nothing of ours.
 
 pub mod alert_rules;
 pub mod biodiversity;
@@ -9,6 +9,7 @@ pub mod cron_schedule;
 pub mod correlation;
 pub mod detection_flags;
 pub mod device;
+pub mod exports;
 pub mod languages;
 pub mod mfa;
 pub mod preferences;

@@ -16,6 +16,7 @@ pub mod chunks;
 pub mod comments;
 pub mod detection_list;
 pub mod detections;
+pub mod export;
 pub mod invites;
 pub mod jobs;
 pub mod login_attempts;

@@ -51,6 +51,7 @@ pub mod alert_watch;
 pub mod alerting;
 pub mod chunks;
 pub mod detections;
+pub mod exports;
 pub mod expected_species;
 pub mod mfa;
 pub mod monitor;

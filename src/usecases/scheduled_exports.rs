@@ -262,9 +262,11 @@ async fn run_one(env: &exports::Env, s: &ScheduledExport, now: Timestamp) -> Res
     let format = format(&s.format).map_err(|e| e.to_string())?;
     let filters: Filters = serde_json::from_value(Value::Object(s.filters.clone()))
         .map_err(|e| format!("the stored filters no longer read: {e}"))?;
-    let file = exports::render(env, s.tenant_id, format, &filters, None, now.at())
-        .await
-        .map_err(|e| format!("the export could not be made: {e}"))?;
+    let made = async {
+        let lang = exports::language(&env.store, s.tenant_id, None, filters.lang.as_deref()).await?;
+        exports::render(env, s.tenant_id, &lang, format, &filters, now.at()).await
+    };
+    let file = made.await.map_err(|e| format!("the export could not be made: {e}"))?;
     let tenant = s.tenant_id;
     env.store
         .call(move |c| {

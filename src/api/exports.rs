@@ -1,0 +1,138 @@
+//! On-demand exports (SPEC 4.7), Member+, for the caller's team. The query is the filters of
+//! `GET /detections` (`satelliteId`, `species`, `speciesSearch`, `minConfidence`,
+//! `verificationStatus`) plus `from`/`to` (local `YYYY-MM-DD`, inclusive) or `days`, and each
+//! format's options; `usecases::exports` checks them all before the first byte, so bad input is a
+//! 4xx and never a half-written file.
+//!
+//! - `GET /export/detections?format=csv|json` (streamed; `lang` names the translated column);
+//! - `GET /export/checklist` (eBird; `groupBy=day|session`, `verifiedOnly`, `allReported`);
+//! - `GET /export/observation` (iNaturalist; `groupBy=day|session|detection`, `geoprivacy`);
+//! - `GET /export/recording` (xeno-canto-style ZIP of WAVs and `metadata.csv`; `verifiedOnly`).
+
+use axum::{
+    Router,
+    body::Body,
+    extract::State,
+    http::{HeaderValue, header},
+    response::Response,
+    routing::get,
+};
+use serde::Deserialize;
+use tokio::sync::mpsc;
+
+use super::{ApiError, Query};
+use crate::{
+    auth::{Member, TenantAccess},
+    state::AppState,
+    store,
+    usecases::exports::{self, Env, ExportError, ExportFile, Filters, Format, ShareLinks, detections, recording},
+};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/export/detections", get(detections_export))
+        .route("/export/checklist", get(checklist))
+        .route("/export/observation", get(observation))
+        .route("/export/recording", get(recording_bundle))
+}
+
+/// What exports read, from the hub's state.
+pub fn env(state: &AppState) -> Env {
+    Env {
+        store: state.store.clone(),
+        names: state.names.clone(),
+        share: ShareLinks::from_links(state.links(), state.settings.security.jwt_secret.expose()),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct FormatQuery {
+    format: Option<String>,
+}
+
+/// A response that downloads as `name`.
+fn download(content_type: &str, name: &str, body: Body) -> Result<Response, ApiError> {
+    let disposition = format!("attachment; filename=\"{name}\"");
+    Response::builder()
+        .header(header::CONTENT_TYPE, HeaderValue::from_str(content_type).map_err(ApiError::internal)?)
+        .header(header::CONTENT_DISPOSITION, HeaderValue::from_str(&disposition).map_err(ApiError::internal)?)
+        .header(header::CACHE_CONTROL, "no-store")
+        .body(body)
+        .map_err(ApiError::internal)
+}
+
+fn whole(file: ExportFile) -> Result<Response, ApiError> {
+    download(file.content_type, &file.file_name, Body::from(file.bytes))
+}
+
+/// The channel's chunks as a response body; dropping the body (the client left) drops the
+/// receiver, which stops the producer.
+fn streamed(rx: mpsc::Receiver<Result<Vec<u8>, ExportError>>) -> Body {
+    let chunks = futures_util::stream::unfold(rx, |mut rx| async move {
+        let next = rx.recv().await?;
+        Some((next.map_err(|e| std::io::Error::other(e.to_string())), rx))
+    });
+    Body::from_stream(chunks)
+}
+
+async fn detections_export(
+    State(state): State<AppState>,
+    Member(access): Member,
+    Query(f): Query<FormatQuery>,
+    Query(filters): Query<Filters>,
+) -> Result<Response, ApiError> {
+    let format = match f.format.as_deref().map(str::trim) {
+        None | Some("" | "csv") => Format::Csv,
+        Some("json") => Format::Json,
+        Some(other) => {
+            return Err(ApiError::Unprocessable("invalid_format", format!("format is csv or json, not {other:?}")));
+        }
+    };
+    let lang = exports::language(&state.store, access.tenant_id, access.ctx.user_id(), filters.lang.as_deref()).await?;
+    let checked = exports::check(&state.store, access.tenant_id, &filters, state.clock.now(), false).await?;
+    let (name, content_type) = detections::file_of(&checked, format);
+    let rx = detections::stream(&env(&state), access.tenant_id, &lang, format, checked);
+    download(content_type, &name, streamed(rx))
+}
+
+async fn checklist(
+    State(state): State<AppState>,
+    Member(access): Member,
+    Query(filters): Query<Filters>,
+) -> Result<Response, ApiError> {
+    let file = exports::checklist::render(&env(&state), access.tenant_id, &filters, state.clock.now()).await?;
+    whole(file)
+}
+
+async fn observation(
+    State(state): State<AppState>,
+    Member(access): Member,
+    Query(filters): Query<Filters>,
+) -> Result<Response, ApiError> {
+    let file = exports::observation::render(&env(&state), access.tenant_id, &filters, state.clock.now()).await?;
+    whole(file)
+}
+
+/// The person exporting (xeno-canto's recordist): their name, else the team's.
+async fn recordist(state: &AppState, access: &TenantAccess) -> Result<String, ApiError> {
+    let (user, tenant) = (access.ctx.user_id(), access.tenant_id);
+    Ok(state
+        .store
+        .call(move |c| match user {
+            Some(id) => Ok(store::users::get(c, id)?.name),
+            None => Ok(store::tenants::get(c, tenant)?.name),
+        })
+        .await?)
+}
+
+async fn recording_bundle(
+    State(state): State<AppState>,
+    Member(access): Member,
+    Query(filters): Query<Filters>,
+) -> Result<Response, ApiError> {
+    let rec = recordist(&state, &access).await?;
+    let bundle =
+        recording::prepare(&env(&state), &state.objects, access.tenant_id, &filters, state.clock.now(), &rec).await?;
+    let name = bundle.file_name.clone();
+    download("application/zip", &name, streamed(recording::stream(&state.objects, bundle)))
+}
