@@ -1,33 +1,15 @@
 -- Scheduled exports (SPEC 2.17, 4.7): a team's export file made on a cron schedule and sent to
 -- one of its alert channels through the alert delivery outbox.
 
-CREATE TABLE scheduled_exports (
-    id               TEXT PRIMARY KEY,
-    tenant_id        TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
-    name             TEXT NOT NULL,
-    format           TEXT NOT NULL CHECK (format IN ('csv', 'json', 'checklist', 'observation')),
-    -- The export filters as checked JSON (camelCase, the names of the export's query string).
-    filters_json     TEXT NOT NULL DEFAULT '{}',
-    -- Five fields, as the user wrote them; evaluated in `timezone` (an IANA name).
-    cron             TEXT NOT NULL,
-    timezone         TEXT NOT NULL,
-    -- A deleted channel leaves the export in place, without a channel: its runs fail and say so.
-    channel_id       TEXT REFERENCES alert_channels(id) ON DELETE SET NULL,
-    enabled          INTEGER NOT NULL DEFAULT 1,
-    -- When it runs next. A run moves it to the next time after the run, so a hub that was down
-    -- across several times runs a missed schedule once.
-    next_run_at      TEXT NOT NULL,
-    last_run_at      TEXT,
-    -- sending (in the outbox, perhaps retrying), delivered, failed (render, outbox or delivery).
-    last_status      TEXT CHECK (last_status IN ('sending', 'delivered', 'failed')),
-    last_error       TEXT,
-    -- The outbox row of the last run; its outcome is copied here by the trigger below.
-    last_delivery_id TEXT,
-    created_at       TEXT NOT NULL,
-    updated_at       TEXT NOT NULL
-);
+-- The table was laid out in the first migration; a schedule also needs its zone and the outbox
+-- row of its last run. `cron` holds five fields as the user wrote them, evaluated in `timezone`
+-- (an IANA name). `channel_id` goes NULL when the channel is deleted: the runs then fail and say
+-- so. `next_run_at` moves, at each run, to the first time after that run, so a hub that was down
+-- across several times runs a missed schedule once. `last_status`: sending (in the outbox,
+-- perhaps retrying), delivered, failed (render, outbox or delivery).
+ALTER TABLE scheduled_exports ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
+ALTER TABLE scheduled_exports ADD COLUMN last_delivery_id TEXT;
 CREATE INDEX scheduled_exports_tenant ON scheduled_exports(tenant_id, name);
-CREATE INDEX scheduled_exports_due ON scheduled_exports(enabled, next_run_at);
 CREATE INDEX scheduled_exports_delivery ON scheduled_exports(last_delivery_id) WHERE last_delivery_id IS NOT NULL;
 
 -- An outbox row that carries a file: its name (the mail attachment's, the webhook's
