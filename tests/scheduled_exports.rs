@@ -203,14 +203,22 @@ async fn bad_input_is_refused_and_nothing_is_written() {
     assert_error(&theirs.get(&path).await, 404, "scheduled_export_not_found");
 }
 
-/// The attachment of a MIME mail as the sink kept it: its file name and decoded bytes.
+/// The attachment of a MIME mail as the sink kept it: its file name (`filename=` or RFC 2231's
+/// `filename*0=`) and decoded bytes.
 fn attachment(message: &str) -> (String, Vec<u8>) {
     let part = message
         .split("\n--")
         .find(|p| p.contains("Content-Disposition: attachment"))
         .unwrap_or_else(|| panic!("no attachment in {message}"));
     let (headers, body) = part.split_once("\n\n").expect("part headers");
-    let name = headers.split("filename=\"").nth(1).and_then(|s| s.split('"').next()).expect("file name").to_owned();
+    let name = headers
+        .split("filename")
+        .nth(1)
+        .and_then(|s| s.split_once('='))
+        .map(|(_, s)| s.trim_start_matches('"'))
+        .and_then(|s| s.split(['"', ';', '\n']).next())
+        .unwrap_or_else(|| panic!("file name in {headers}"))
+        .to_owned();
     assert!(headers.contains("Content-Type: text/csv"), "{headers}");
     let b64: String = body.lines().take_while(|l| !l.starts_with("--")).collect::<Vec<_>>().concat();
     (name, base64::engine::general_purpose::STANDARD.decode(b64.trim()).expect("base64 attachment"))
