@@ -52,8 +52,9 @@ async fn viewers_read_admins_write_members_cannot() {
     let viewer = hub.member_of("viewer@example.org", owner.tenant, Role::Viewer).await;
     let (member, viewer) = (hub.login(&member.email).await, hub.login(&viewer.email).await);
     let rx = Receiver::start(None).await;
-    let hook =
-        admin.create("/alert-rules/channels", json!({"type": "webhook", "name": "rx", "config": {"url": rx.url("/x")}})).await;
+    let hook = admin
+        .create("/alert-rules/channels", json!({"type": "webhook", "name": "rx", "config": {"url": rx.url("/x")}}))
+        .await;
     let body = json!({"name": "Weekly robins", "format": "csv", "filters": {"days": 7}, "cron": "0 6 * * 1",
         "timezone": "Europe/Berlin", "channelId": hook["id"]});
 
@@ -141,8 +142,9 @@ async fn bad_input_is_refused_and_nothing_is_written() {
     let api = hub.login(&owner.email).await;
     let theirs = hub.login(&other.email).await;
     let rx = Receiver::start(None).await;
-    let hook =
-        api.create("/alert-rules/channels", json!({"type": "webhook", "name": "rx", "config": {"url": rx.url("/x")}})).await;
+    let hook = api
+        .create("/alert-rules/channels", json!({"type": "webhook", "name": "rx", "config": {"url": rx.url("/x")}}))
+        .await;
     let foreign = theirs
         .create("/alert-rules/channels", json!({"type": "webhook", "name": "theirs", "config": {"url": rx.url("/y")}}))
         .await;
@@ -235,7 +237,10 @@ async fn a_csv_export_arrives_by_mail_as_an_attachment() {
     seed::heard(&hub, owner.tenant, sat, &iso(yesterday), seed::ROBIN, 0.91).await;
     seed::heard(&hub, owner.tenant, sat, &iso(yesterday + Span::minutes(5)), seed::WREN, 0.82).await;
     let mail = api
-        .create("/alert-rules/channels", json!({"type": "email", "name": "me", "config": {"to": ["birder@example.org"]}}))
+        .create(
+            "/alert-rules/channels",
+            json!({"type": "email", "name": "me", "config": {"to": ["birder@example.org"]}}),
+        )
         .await;
     let made = api
         .create(
@@ -259,7 +264,8 @@ async fn a_csv_export_arrives_by_mail_as_an_attachment() {
     let headers = reader.headers().expect("header row").clone();
     let rows: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>().expect("CSV rows");
     assert_eq!(rows.len(), 2, "both detections of the last 7 days");
-    let species = headers.iter().position(|h| h.to_lowercase().contains("scientific")).expect("a scientific name column");
+    let species =
+        headers.iter().position(|h| h.to_lowercase().contains("scientific")).expect("a scientific name column");
     let mut names: Vec<&str> = rows.iter().map(|r| &r[species]).collect();
     names.sort();
     assert_eq!(names, ["Troglodytes aedon", "Turdus migratorius"]);
@@ -311,8 +317,9 @@ async fn a_schedule_missed_while_the_hub_was_down_runs_once() {
     let owner = hub.user("owner@example.org", false).await;
     let api = hub.login(&owner.email).await;
     let rx = Receiver::start(None).await;
-    let hook =
-        api.create("/alert-rules/channels", json!({"type": "webhook", "name": "rx", "config": {"url": rx.url("/h")}})).await;
+    let hook = api
+        .create("/alert-rules/channels", json!({"type": "webhook", "name": "rx", "config": {"url": rx.url("/h")}}))
+        .await;
     let made = api
         .create(
             "/exports/scheduled",

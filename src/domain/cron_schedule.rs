@@ -195,9 +195,20 @@ mod tests {
 
     #[test]
     fn refuses_what_is_not_five_valid_fields() {
-        for bad in ["61 * * * *", "0 0 * * * *", "* * * *", "", "0 24 * * *", "0 0 0 * *", "0 0 * 13 *", "0 0 * * 8",
-            "*/0 * * * *", "5-1 * * * *", "a * * * *", "0 0 31 2 *"]
-        {
+        for bad in [
+            "61 * * * *",
+            "0 0 * * * *",
+            "* * * *",
+            "",
+            "0 24 * * *",
+            "0 0 0 * *",
+            "0 0 * 13 *",
+            "0 0 * * 8",
+            "*/0 * * * *",
+            "5-1 * * * *",
+            "a * * * *",
+            "0 0 31 2 *",
+        ] {
             assert!(CronSchedule::parse(bad).is_err(), "{bad:?} was accepted");
         }
         let six = CronSchedule::parse("0 0 6 * * 1").expect_err("six fields");

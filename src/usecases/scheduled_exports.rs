@@ -131,7 +131,10 @@ pub async fn create(
     let name = validate::name(input.name.as_deref().unwrap_or_default(), "name").map_err(ScheduleError::Invalid)?;
     let format = format(input.format.as_deref().ok_or_else(|| ScheduleError::Invalid("format is required".into()))?)?;
     let cron = CronSchedule::parse(
-        input.cron.as_deref().ok_or_else(|| ScheduleError::InvalidCron("cron is required, e.g. \"0 6 * * 1\"".into()))?,
+        input
+            .cron
+            .as_deref()
+            .ok_or_else(|| ScheduleError::InvalidCron("cron is required, e.g. \"0 6 * * 1\"".into()))?,
     )?;
     let zone = match input.timezone.as_deref() {
         Some(z) => zone(z)?,
