@@ -125,6 +125,9 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         tasks.spawn(async move { ("alert-watch", jobs::alert_watch::run(st, stop).await) });
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(async move { ("alert-sender", jobs::alert_sender::run(st, stop).await) });
+        // Beside the outbox sender it queues into; one scheduler per data dir, like the monitor.
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("scheduled-exports", jobs::scheduled_exports::run(st, stop).await) });
     }
 
     // Every link the hub hands out starts from here; the ports are the bound ones.

@@ -1,11 +1,16 @@
 //! Outgoing mail over SMTP (lettre) when `smtp.host` is set; otherwise each message is recorded in
 //! the mail log and the log file, and dropped. Every attempt lands in the `mail_log` table (without
-//! the body, which may carry a token).
+//! the body, which may carry a token). Deliveries may carry one file as an attachment (scheduled
+//! exports).
 
 use std::time::Duration;
 
 use lettre::{
-    AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor, message::header::ContentType,
+    AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor,
+    message::{
+        Attachment, Body, MultiPart, SinglePart,
+        header::{ContentTransferEncoding, ContentType},
+    },
     transport::smtp::authentication::Credentials,
 };
 
@@ -96,11 +101,26 @@ impl Mailer {
     /// Sends one plain-text mail to every address in `to` (alert deliveries). The error says
     /// whether trying again could help: a refused address or a missing SMTP server cannot.
     pub async fn deliver(&self, to: &[String], subject: &str, body: String) -> Result<(), MailFailure> {
+        self.deliver_with(to, subject, body, None).await
+    }
+
+    /// Like [`Mailer::deliver`], with `file` attached (base64, so any bytes survive the trip).
+    pub async fn deliver_with(
+        &self,
+        to: &[String],
+        subject: &str,
+        body: String,
+        file: Option<MailFile<'_>>,
+    ) -> Result<(), MailFailure> {
         let permanent = |message: String| MailFailure { permanent: true, message };
         let Some(transport) = &self.transport else {
             return Err(permanent("SMTP is not configured (smtp.host), so email channels cannot send".into()));
         };
-        let message = self.build(to, subject, body).map_err(permanent)?;
+        let message = match file {
+            None => self.build(to, subject, body),
+            Some(file) => self.build_with_file(to, subject, body, file),
+        }
+        .map_err(permanent)?;
         transport
             .send(message)
             .await
@@ -110,12 +130,43 @@ impl Mailer {
 
     /// A plain-text message from the hub to every address in `to`; the error names the bad part.
     fn build(&self, to: &[impl AsRef<str>], subject: &str, body: String) -> Result<Message, String> {
+        self.headers(to, subject)?.header(ContentType::TEXT_PLAIN).body(body).map_err(|e| e.to_string())
+    }
+
+    /// A text part and one attached file.
+    fn build_with_file(
+        &self,
+        to: &[impl AsRef<str>],
+        subject: &str,
+        body: String,
+        file: MailFile<'_>,
+    ) -> Result<Message, String> {
+        let content_type = ContentType::parse(file.content_type)
+            .or_else(|_| ContentType::parse("application/octet-stream"))
+            .map_err(|e| e.to_string())?;
+        let bytes = Body::new_with_encoding(file.bytes.to_vec(), ContentTransferEncoding::Base64)
+            .map_err(|_| "the attachment could not be encoded".to_owned())?;
+        let parts = MultiPart::mixed()
+            .singlepart(SinglePart::plain(body))
+            .singlepart(Attachment::new(file.name.to_owned()).body(bytes, content_type));
+        self.headers(to, subject)?.multipart(parts).map_err(|e| e.to_string())
+    }
+
+    fn headers(&self, to: &[impl AsRef<str>], subject: &str) -> Result<lettre::message::MessageBuilder, String> {
         let from = self.from.parse().map_err(|e| format!("smtp.from {:?}: {e}", self.from))?;
-        let mut builder = Message::builder().from(from).subject(subject).header(ContentType::TEXT_PLAIN);
+        let mut builder = Message::builder().from(from).subject(subject);
         for address in to {
             let address = address.as_ref();
             builder = builder.to(address.parse().map_err(|e| format!("{address:?}: {e}"))?);
         }
-        builder.body(body).map_err(|e| e.to_string())
+        Ok(builder)
     }
+}
+
+/// A file to attach to a mail.
+#[derive(Debug, Clone, Copy)]
+pub struct MailFile<'a> {
+    pub name: &'a str,
+    pub content_type: &'a str,
+    pub bytes: &'a [u8],
 }

@@ -24,6 +24,7 @@ mod mobile;
 mod request_log;
 mod satellite_config;
 pub mod satellites;
+mod scheduled_exports;
 mod session;
 mod sessions;
 mod settings;
@@ -84,6 +85,7 @@ pub fn router(state: AppState) -> Router {
         .merge(calibration::router())
         .merge(alerts::router())
         .merge(alert_rules::router())
+        .merge(scheduled_exports::router())
         .merge(workers::router())
         .merge(system::router())
         .merge(mobile::router(state.settings.releases.max_apk_bytes))

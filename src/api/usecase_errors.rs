@@ -175,6 +175,24 @@ impl From<crate::usecases::alert_channels::ChannelError> for ApiError {
     }
 }
 
+impl From<crate::usecases::scheduled_exports::ScheduleError> for ApiError {
+    fn from(e: crate::usecases::scheduled_exports::ScheduleError) -> Self {
+        use crate::usecases::scheduled_exports::ScheduleError;
+        let m = e.to_string();
+        match e {
+            ScheduleError::Invalid(_) => Self::Unprocessable("invalid_scheduled_export", m),
+            ScheduleError::UnknownFormat(_) => Self::Unprocessable("unknown_format", m),
+            ScheduleError::InvalidCron(_) => Self::Unprocessable("invalid_cron", m),
+            ScheduleError::InvalidTimezone(_) => Self::Unprocessable("invalid_timezone", m),
+            ScheduleError::InvalidFilters(_) => Self::Unprocessable("invalid_filters", m),
+            ScheduleError::UnknownChannel(_) => Self::Unprocessable("unknown_channel", m),
+            ScheduleError::ChannelType(_) => Self::Unprocessable("unsupported_channel_type", m),
+            ScheduleError::NotFound => Self::NotFound("scheduled_export_not_found", m),
+            ScheduleError::Store(e) => e.into(),
+        }
+    }
+}
+
 impl From<crate::usecases::species::SpeciesError> for ApiError {
     fn from(e: crate::usecases::species::SpeciesError) -> Self {
         use crate::usecases::species::SpeciesError;

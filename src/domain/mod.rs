@@ -6,6 +6,7 @@ pub mod calibration;
 pub mod channels;
 pub mod consensus;
 pub mod correlation;
+pub mod cron_schedule;
 pub mod detection_flags;
 pub mod device;
 pub mod exports;

@@ -7,3 +7,4 @@ pub mod image_fetcher;
 pub mod registry;
 pub mod retention;
 pub mod satellite_monitor;
+pub mod scheduled_exports;

@@ -7,6 +7,7 @@
 //! - [`template`]: a channel's `payload_template` (minijinja, sandboxed by size and fuel).
 //! - [`chat`]: the four chat shapes (block layout, bot message, card, rich embed).
 //! - [`email`]: subject and plain-text body of a mail.
+//! - [`files`]: naming a delivered file (webhook header, mail text of an attachment).
 //! - [`signature`]: the `X-Service-Signature` HMAC (SPEC 5.6).
 //! - [`http`]: one POST with a timeout and a capped reply, classified as delivered, retry or failed.
 //! - [`text`]: the wording the formats share (facts, names, truncation, escaping).
@@ -24,6 +25,7 @@ use crate::{
 pub mod body;
 pub mod chat;
 pub mod email;
+pub mod files;
 pub mod http;
 pub mod render;
 pub mod signature;

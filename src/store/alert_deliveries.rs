@@ -29,6 +29,14 @@ pub fn enqueue(conn: &Connection, d: &NewDelivery<'_>, now: Timestamp) -> Result
     Ok(id)
 }
 
+/// Queues a delivery that carries a file (a scheduled export): `body` is the file, sent as a
+/// mail attachment named `file_name` or as a webhook's body with that name.
+pub fn enqueue_file(conn: &Connection, d: &NewDelivery<'_>, file_name: &str, now: Timestamp) -> Result<String> {
+    let id = enqueue(conn, d, now)?;
+    conn.prepare_cached("UPDATE alert_deliveries SET file_name = ?2 WHERE id = ?1")?.execute(params![id, file_name])?;
+    Ok(id)
+}
+
 /// A delivery as the sender needs it.
 #[derive(Debug, Clone)]
 pub struct Pending {
@@ -40,13 +48,15 @@ pub struct Pending {
     pub body: Vec<u8>,
     pub attempts: u32,
     pub created_at: Timestamp,
+    /// Set when `body` is a file to deliver as such (`enqueue_file`).
+    pub file_name: Option<String>,
 }
 
 /// Up to `limit` pending deliveries whose time has come, the most overdue first, and at most
 /// `per_channel` of each channel, so one channel's backlog never hides the others'.
 pub fn due(conn: &Connection, now: Timestamp, limit: u32, per_channel: usize) -> Result<Vec<Pending>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, tenant_id, channel_id, event, content_type, body, attempts, created_at FROM (
+        "SELECT id, tenant_id, channel_id, event, content_type, body, attempts, created_at, file_name FROM (
             SELECT *, row_number() OVER (PARTITION BY channel_id ORDER BY next_attempt_at, id) AS nth
             FROM alert_deliveries WHERE status = 'pending' AND next_attempt_at <= ?1)
          WHERE nth <= ?3 ORDER BY next_attempt_at, id LIMIT ?2",
@@ -61,6 +71,7 @@ pub fn due(conn: &Connection, now: Timestamp, limit: u32, per_channel: usize) ->
             body: r.get(5)?,
             attempts: r.get(6)?,
             created_at: r.get(7)?,
+            file_name: r.get(8)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

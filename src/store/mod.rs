@@ -29,6 +29,7 @@ pub mod recording_sessions;
 pub mod registry;
 pub mod resets;
 pub mod satellites;
+pub mod scheduled_exports;
 pub mod sessions;
 pub mod settings;
 pub mod species_images;

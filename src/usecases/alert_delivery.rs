@@ -20,7 +20,7 @@ use crate::{
     clock::Clock,
     domain::channels::ChannelKind,
     ids::TenantId,
-    mail::Mailer,
+    mail::{MailFile, Mailer},
     notify::{
         self,
         http::{Outcome, Verdict},
@@ -126,7 +126,7 @@ impl Outbound {
             None => failed("the channel was deleted"),
             Some((false, _)) => failed("the channel is disabled"),
             Some((true, Err(e))) => failed(&e),
-            Some((true, Ok(target))) => self.send(&target, &p.content_type, &p.body).await,
+            Some((true, Ok(target))) => self.send(&target, &p.content_type, &p.body, p.file_name.as_deref()).await,
         };
         let now = self.clock.stamp();
         let after = match outcome.verdict {
@@ -181,7 +181,7 @@ impl Outbound {
             Err(e) => ("text/plain", Vec::new(), failed(&e)),
             Ok(r) => {
                 let outcome = match self.target(&channel) {
-                    Ok(t) => self.send(&t, r.content_type, &r.body).await,
+                    Ok(t) => self.send(&t, r.content_type, &r.body, None).await,
                     Err(e) => failed(&e),
                 };
                 (r.content_type, r.body, outcome)
@@ -255,12 +255,17 @@ impl Outbound {
         })
     }
 
-    async fn send(&self, target: &Target, content_type: &str, body: &[u8]) -> Outcome {
+    /// Sends `body`; with `file` set, `body` is that file: a mail attachment, or a webhook body
+    /// named in `Content-Disposition`.
+    async fn send(&self, target: &Target, content_type: &str, body: &[u8], file: Option<&str>) -> Outcome {
         match target {
             Target::Http { url, sign_with, hide } => {
                 let mut headers = Vec::new();
                 if let Some(secret) = sign_with {
                     headers.push((notify::signature::HEADER, notify::signature::sign(secret.as_bytes(), body)));
+                }
+                if let Some(name) = file {
+                    headers.push(("Content-Disposition", notify::files::content_disposition(name)));
                 }
                 let req = notify::http::Request { url, body, content_type, headers };
                 let mut outcome = self.http.post(req).await;
@@ -272,11 +277,20 @@ impl Outbound {
             }
             Target::Mail { to } => {
                 let started = Instant::now();
-                let mail: MailBody = match serde_json::from_slice(body) {
-                    Ok(m) => m,
-                    Err(_) => return failed("the stored mail body is damaged"),
+                let result = match file {
+                    Some(name) => {
+                        let (subject, text) = notify::files::mail_text(name, body.len());
+                        let file = MailFile { name, content_type, bytes: body };
+                        self.mailer.deliver_with(to, &subject, text, Some(file)).await
+                    }
+                    None => {
+                        let mail: MailBody = match serde_json::from_slice(body) {
+                            Ok(m) => m,
+                            Err(_) => return failed("the stored mail body is damaged"),
+                        };
+                        self.mailer.deliver(to, &mail.subject, mail.text).await
+                    }
                 };
-                let result = self.mailer.deliver(to, &mail.subject, mail.text).await;
                 let duration_ms = started.elapsed().as_millis() as u64;
                 match result {
                     Ok(()) => Outcome { verdict: Verdict::Delivered, http_status: None, duration_ms, error: None },

@@ -58,6 +58,7 @@ pub mod mobile_releases;
 pub mod monitor;
 pub mod passkeys;
 pub mod satellites;
+pub mod scheduled_exports;
 pub mod service_registry;
 pub mod species;
 pub mod species_images;
