@@ -1,5 +1,6 @@
 //! The HTTP API under `/api`: one `router()` per resource file, merged here, plus the layers every
-//! request passes (tracing, gzip, body limit, panic catcher) and JSON 404/405 fallbacks.
+//! request passes (tracing, gzip, body limit, panic catcher) and JSON 404/405 fallbacks. The merged
+//! routers also yield the OpenAPI document (`openapi.rs` says how a route gets into it).
 
 mod admin_members;
 mod admin_users;
@@ -19,6 +20,7 @@ mod invites;
 mod me;
 mod mfa;
 mod mfa_login;
+pub mod openapi;
 mod request_log;
 mod satellite_config;
 pub mod satellites;
@@ -45,6 +47,7 @@ use tower_http::{
         predicate::{DefaultPredicate, NotForContentType, Predicate},
     },
 };
+use utoipa_axum::router::OpenApiRouter;
 
 pub use error::{ApiError, ErrorBody, not_found};
 pub use extract::{Json, Path, Query};
@@ -52,9 +55,10 @@ pub use request_log::redact_uri;
 
 use crate::state::AppState;
 
-/// The whole HTTP surface of the hub.
-pub fn router(state: AppState) -> Router {
-    let api = Router::new()
+/// Every documented route under `/api`, before fallbacks and layers.
+fn routes() -> OpenApiRouter<AppState> {
+    let api = OpenApiRouter::new()
+        .merge(openapi::router())
         .merge(health::router())
         .merge(auth::router())
         .merge(me::router())
@@ -80,14 +84,21 @@ pub fn router(state: AppState) -> Router {
         .merge(alerts::router())
         .merge(alert_rules::router())
         .merge(workers::router())
-        .merge(ws::router())
-        .fallback(unknown_route)
-        .method_not_allowed_fallback(method_not_allowed);
+        .merge(ws::router());
+    OpenApiRouter::new().nest("/api", api)
+}
 
-    Router::new()
-        .nest("/api", api)
-        .fallback(unknown_route)
-        .layer(DefaultBodyLimit::max(state.settings.http.max_body_bytes))
+/// The OpenAPI 3.1 document of every route of [`router`] (served at `GET /api/openapi.json`).
+pub fn document() -> utoipa::openapi::OpenApi {
+    openapi::finish(routes().into_openapi())
+}
+
+/// The whole HTTP surface of the hub.
+pub fn router(state: AppState) -> Router {
+    let (routes, _) = routes().split_for_parts();
+    let api = Router::new().merge(routes).fallback(unknown_route).method_not_allowed_fallback(method_not_allowed);
+
+    api.layer(DefaultBodyLimit::max(state.settings.http.max_body_bytes))
         // Audio is served with byte ranges for seeking; compressing it would break them.
         .layer(
             CompressionLayer::new()
@@ -104,7 +115,7 @@ pub fn router(state: AppState) -> Router {
 /// The HTTP surface of a `dispatcher`: health only (for systemd and load balancers).
 pub fn health_only(state: AppState) -> Router {
     Router::new()
-        .nest("/api", health::router().fallback(unknown_route))
+        .nest("/api", Router::from(health::router()).fallback(unknown_route))
         .fallback(unknown_route)
         .layer(request_log::layer())
         .with_state(state)
