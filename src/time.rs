@@ -21,7 +21,8 @@ pub fn now() -> String {
 }
 
 /// A point in time, stored and serialised in the SPEC's format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, utoipa::ToSchema)]
+#[schema(value_type = String, format = DateTime)]
 pub struct Timestamp(pub DateTime<Utc>);
 
 /// A text that is not an RFC 3339 time.

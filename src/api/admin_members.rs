@@ -1,12 +1,10 @@
 //! Platform admin: memberships and the audit log (SPEC 4.13). A member id is the membership's id
 //! (as listed by `GET /auth/members` and `GET /admin/users/:id`).
 
-use axum::{
-    Router,
-    extract::State,
-    http::StatusCode,
-    routing::{delete, get, post, put},
-};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::{extract::State, http::StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -22,12 +20,12 @@ use crate::{
     store::{self, tenants::Membership},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/admin/members/{id}/role", put(change_role))
-        .route("/admin/members/{id}", delete(remove))
-        .route("/admin/members/{id}/transfer-ownership", post(transfer))
-        .route("/admin/audit-log", get(audit_log))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(change_role))
+        .routes(routes!(remove))
+        .routes(routes!(transfer))
+        .routes(routes!(audit_log))
 }
 
 async fn membership(state: &AppState, id: String) -> Result<Membership, ApiError> {
@@ -38,11 +36,17 @@ async fn membership(state: &AppState, id: String) -> Result<Membership, ApiError
         .map_err(not_found("member_not_found", "no such membership"))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 struct RoleBody {
     role: Role,
 }
 
+#[utoipa::path(
+    put, path = "/admin/members/{id}/role", tag = tags::ADMIN,
+    description = "Platform admin. Changes a membership's role `{role}`.",
+    params(("id" = String, Path, description = "membership id")),
+    responses((status = 200, description = "the membership", body = MemberView), err::BadRequest, err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn change_role(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -70,6 +74,12 @@ async fn change_role(
     Ok(axum::Json(MemberView::from(&membership(&state, id).await?)))
 }
 
+#[utoipa::path(
+    delete, path = "/admin/members/{id}", tag = tags::ADMIN,
+    description = "Platform admin. Removes a membership (devices disconnected unless `?devices=keep`).",
+    params(("id" = String, Path, description = "membership id"), ("devices" = Option<String>, Query, description = "`keep` leaves the person's devices running")),
+    responses((status = 204, description = "removed"), err::BadRequest, err::Auth, err::NotFound)
+)]
 async fn remove(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -91,6 +101,12 @@ async fn remove(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(
+    post, path = "/admin/members/{id}/transfer-ownership", tag = tags::ADMIN,
+    description = "Platform admin. Makes this member the owner of the team.",
+    params(("id" = String, Path, description = "membership id")),
+    responses((status = 200, description = "the membership", body = MemberView), err::BadRequest, err::Auth, err::NotFound)
+)]
 async fn transfer(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -127,9 +143,14 @@ struct AuditQuery {
 }
 
 /// The audit log, newest first: `?tenantId=&action=&userId=&limit=&offset=`.
+#[utoipa::path(
+    get, path = "/admin/audit-log", tag = tags::ADMIN,
+    description = "Platform admin. The audit log, newest first: `?tenantId=&action=&userId=&limit=&offset=`.",
+    responses((status = 200, description = "`{entries, total}`", body = Object), err::BadRequest, err::Auth)
+)]
 async fn audit_log(
     State(state): State<AppState>,
-    PlatformAdmin(_): PlatformAdmin,
+    PlatformAdmin(_admin): PlatformAdmin,
     Query(q): Query<AuditQuery>,
     Query(page): Query<Page>,
 ) -> Result<axum::Json<Value>, ApiError> {

@@ -1,11 +1,9 @@
 //! Platform admin: users (SPEC 4.13). Every route needs a platform admin.
 
-use axum::{
-    Router,
-    extract::State,
-    http::StatusCode,
-    routing::{delete, get, post},
-};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::{extract::State, http::StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -23,14 +21,14 @@ use crate::{
     usecases::accounts,
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/admin/users", get(list))
-        .route("/admin/users/{id}", get(detail).put(edit).delete(remove))
-        .route("/admin/users/{id}/block", post(block))
-        .route("/admin/users/{id}/reset-password", post(reset_password))
-        .route("/admin/users/{id}/tenants", post(add_to_tenant))
-        .route("/admin/users/{id}/tenants/{tid}", delete(remove_from_tenant))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(detail, edit, remove))
+        .routes(routes!(block))
+        .routes(routes!(reset_password))
+        .routes(routes!(add_to_tenant))
+        .routes(routes!(remove_from_tenant))
 }
 
 fn user_not_found(e: store::Error) -> ApiError {
@@ -46,9 +44,14 @@ struct ListQuery {
     tenant_id: Option<TenantId>,
 }
 
+#[utoipa::path(
+    get, path = "/admin/users", tag = tags::ADMIN,
+    description = "Platform admin. Users, filtered by `search`, `status` (`active` or `blocked`), `tenantId`; paginated: `{users, total}`.",
+    responses((status = 200, description = "`{users, total}`", body = Object), err::BadRequest, err::Auth)
+)]
 async fn list(
     State(state): State<AppState>,
-    PlatformAdmin(_): PlatformAdmin,
+    PlatformAdmin(_admin): PlatformAdmin,
     Query(q): Query<ListQuery>,
     Query(page): Query<Page>,
 ) -> Result<axum::Json<Value>, ApiError> {
@@ -76,9 +79,15 @@ async fn list(
     Ok(axum::Json(json!({ "users": users, "total": total, "limit": page.limit, "offset": page.offset })))
 }
 
+#[utoipa::path(
+    get, path = "/admin/users/{id}", tag = tags::ADMIN,
+    description = "Platform admin. One user with their teams.",
+    params(("id" = uuid::Uuid, Path, description = "user id")),
+    responses((status = 200, description = "the user with `tenants`", body = Object), err::Auth, err::NotFound)
+)]
 async fn detail(
     State(state): State<AppState>,
-    PlatformAdmin(_): PlatformAdmin,
+    PlatformAdmin(_admin): PlatformAdmin,
     Path(id): Path<UserId>,
 ) -> Result<axum::Json<Value>, ApiError> {
     let (user, tenants) = state
@@ -90,7 +99,7 @@ async fn detail(
     Ok(axum::Json(json!({ "user": UserView::from(&user), "tenants": tenants })))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct EditBody {
     name: Option<String>,
@@ -98,6 +107,12 @@ struct EditBody {
     is_platform_admin: Option<bool>,
 }
 
+#[utoipa::path(
+    put, path = "/admin/users/{id}", tag = tags::ADMIN,
+    description = "Platform admin. Changes name, email and the platform-admin flag.",
+    params(("id" = uuid::Uuid, Path, description = "user id")),
+    responses((status = 200, description = "the user", body = UserView), err::Auth, err::NotFound, err::Conflict, err::Unprocessable)
+)]
 async fn edit(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -115,6 +130,12 @@ async fn edit(
 }
 
 /// Toggles the block: a blocked user cannot log in or reset, and their sessions end at once.
+#[utoipa::path(
+    post, path = "/admin/users/{id}/block", tag = tags::ADMIN,
+    description = "Platform admin. Toggles the block; a blocked user's sessions end at once.",
+    params(("id" = uuid::Uuid, Path, description = "user id")),
+    responses((status = 200, description = "`{isBlocked}`", body = Object), err::Auth, err::NotFound, err::Conflict)
+)]
 async fn block(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -144,6 +165,12 @@ async fn block(
 
 /// Issues a reset link for the user, mails it when SMTP is configured, and returns it so the
 /// admin can hand it over either way.
+#[utoipa::path(
+    post, path = "/admin/users/{id}/reset-password", tag = tags::ADMIN,
+    description = "Platform admin. Issues a reset link, mails it when SMTP is set, and returns it.",
+    params(("id" = uuid::Uuid, Path, description = "user id")),
+    responses((status = 200, description = "the reset link", body = Object), err::Auth, err::NotFound)
+)]
 async fn reset_password(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -166,6 +193,12 @@ async fn reset_password(
     Ok(axum::Json(json!({ "resetUrl": url, "mailed": outcome == crate::mail::Outcome::Sent })))
 }
 
+#[utoipa::path(
+    delete, path = "/admin/users/{id}", tag = tags::ADMIN,
+    description = "Platform admin. Deletes a user.",
+    params(("id" = uuid::Uuid, Path, description = "user id")),
+    responses((status = 204, description = "deleted"), err::Auth, err::NotFound, err::Conflict)
+)]
 async fn remove(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -180,13 +213,19 @@ async fn remove(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct AddBody {
     tenant_id: TenantId,
     role: Role,
 }
 
+#[utoipa::path(
+    post, path = "/admin/users/{id}/tenants", tag = tags::ADMIN,
+    description = "Platform admin. Adds the user to a team `{tenantId, role}`; 409 if already a member.",
+    params(("id" = uuid::Uuid, Path, description = "user id")),
+    responses((status = 201, description = "the membership", body = Object), err::Auth, err::NotFound, err::Conflict, err::Unprocessable)
+)]
 async fn add_to_tenant(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -210,6 +249,12 @@ async fn add_to_tenant(
     ))
 }
 
+#[utoipa::path(
+    delete, path = "/admin/users/{id}/tenants/{tid}", tag = tags::ADMIN,
+    description = "Platform admin. Removes the user from a team; their devices are disconnected unless `?devices=keep`; never the owner (400 `OWNER_CANNOT_LEAVE`).",
+    params(("id" = uuid::Uuid, Path, description = "user id"), ("tid" = uuid::Uuid, Path, description = "team id"), ("devices" = Option<String>, Query, description = "`keep` leaves the person's devices running")),
+    responses((status = 204, description = "removed"), err::BadRequest, err::Auth, err::NotFound)
+)]
 async fn remove_from_tenant(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

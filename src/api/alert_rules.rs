@@ -3,12 +3,10 @@
 //! delivery log) and `POST /alert-rules/channels/:id/test`. Bodies are documented in
 //! `usecases::alert_rules` and `usecases::alert_channels`.
 
-use axum::{
-    Router,
-    extract::State,
-    http::StatusCode,
-    routing::{get, post, put},
-};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::{extract::State, http::StatusCode};
 use serde_json::{Value, json};
 
 use super::{ApiError, Json, Path};
@@ -24,20 +22,31 @@ use crate::{
     },
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/alert-rules/rules", get(list_rules).post(create_rule))
-        .route("/alert-rules/rules/{id}", put(update_rule).delete(delete_rule))
-        .route("/alert-rules/channels", get(list_channels).post(create_channel))
-        .route("/alert-rules/channels/{id}", get(get_channel).put(update_channel).delete(delete_channel))
-        .route("/alert-rules/channels/{id}/test", post(test_channel))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_rules, create_rule))
+        .routes(routes!(update_rule, delete_rule))
+        .routes(routes!(list_channels, create_channel))
+        .routes(routes!(get_channel, update_channel, delete_channel))
+        .routes(routes!(test_channel))
 }
 
+#[utoipa::path(
+    get, path = "/alert-rules/rules", tag = tags::ALERTS,
+    description = "Viewer+. The team's alert rules: `{rules}`.",
+    responses((status = 200, description = "`{rules}`", body = Object), err::Auth)
+)]
 async fn list_rules(State(state): State<AppState>, Viewer(access): Viewer) -> Result<axum::Json<Value>, ApiError> {
     let rules = alert_rules::list(&state.store, access.tenant_id).await?;
     Ok(axum::Json(json!({ "rules": rules, "total": rules.len() })))
 }
 
+#[utoipa::path(
+    post, path = "/alert-rules/rules", tag = tags::ALERTS,
+    description = "Admin+. Creates a rule (SPEC 2.15).",
+    request_body = Object,
+    responses((status = 201, description = "the rule", body = Object), err::Auth, err::Unprocessable)
+)]
 async fn create_rule(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -49,6 +58,13 @@ async fn create_rule(
     Ok((StatusCode::CREATED, axum::Json(rule)))
 }
 
+#[utoipa::path(
+    put, path = "/alert-rules/rules/{id}", tag = tags::ALERTS,
+    description = "Admin+. Replaces a rule.",
+    params(("id" = uuid::Uuid, Path, description = "rule id")),
+    request_body = Object,
+    responses((status = 200, description = "the rule", body = Object), err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn update_rule(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -61,6 +77,12 @@ async fn update_rule(
     Ok(axum::Json(rule))
 }
 
+#[utoipa::path(
+    delete, path = "/alert-rules/rules/{id}", tag = tags::ALERTS,
+    description = "Admin+. Deletes a rule.",
+    params(("id" = uuid::Uuid, Path, description = "rule id")),
+    responses((status = 204, description = "deleted"), err::Auth, err::NotFound)
+)]
 async fn delete_rule(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -83,12 +105,23 @@ async fn audit_rule(state: &AppState, access: &TenantAccess, ip: &str, action: &
         .await;
 }
 
+#[utoipa::path(
+    get, path = "/alert-rules/channels", tag = tags::ALERTS,
+    description = "Viewer+. The team's channels (secrets never shown): `{channels}`.",
+    responses((status = 200, description = "`{channels}`", body = Object), err::Auth)
+)]
 async fn list_channels(State(state): State<AppState>, Viewer(access): Viewer) -> Result<axum::Json<Value>, ApiError> {
     let full = access.role.at_least(Role::Admin);
     let channels = alert_channels::list(&state.store, access.tenant_id, full).await?;
     Ok(axum::Json(json!({ "channels": channels, "total": channels.len() })))
 }
 
+#[utoipa::path(
+    get, path = "/alert-rules/channels/{id}", tag = tags::ALERTS,
+    description = "Viewer+. One channel.",
+    params(("id" = uuid::Uuid, Path, description = "channel id")),
+    responses((status = 200, description = "the channel", body = Object), err::Auth, err::NotFound)
+)]
 async fn get_channel(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -98,6 +131,12 @@ async fn get_channel(
     Ok(axum::Json(alert_channels::get(&state.store, access.tenant_id, id.to_string(), full).await?))
 }
 
+#[utoipa::path(
+    post, path = "/alert-rules/channels", tag = tags::ALERTS,
+    description = "Admin+. Creates a channel (body per SPEC 2.16).",
+    request_body = Object,
+    responses((status = 201, description = "the channel", body = Object), err::Auth, err::Unprocessable)
+)]
 async fn create_channel(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -109,6 +148,13 @@ async fn create_channel(
     Ok((StatusCode::CREATED, axum::Json(ch)))
 }
 
+#[utoipa::path(
+    put, path = "/alert-rules/channels/{id}", tag = tags::ALERTS,
+    description = "Admin+. Replaces a channel.",
+    params(("id" = uuid::Uuid, Path, description = "channel id")),
+    request_body = Object,
+    responses((status = 200, description = "the channel", body = Object), err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn update_channel(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -129,6 +175,12 @@ async fn update_channel(
     Ok(axum::Json(ch))
 }
 
+#[utoipa::path(
+    delete, path = "/alert-rules/channels/{id}", tag = tags::ALERTS,
+    description = "Admin+. Deletes a channel.",
+    params(("id" = uuid::Uuid, Path, description = "channel id")),
+    responses((status = 204, description = "deleted"), err::Auth, err::NotFound)
+)]
 async fn delete_channel(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -140,6 +192,12 @@ async fn delete_channel(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(
+    post, path = "/alert-rules/channels/{id}/test", tag = tags::ALERTS,
+    description = "Admin+. Sends a sample payload through the full pipeline (signature included) and reports the receiver's answer.",
+    params(("id" = uuid::Uuid, Path, description = "channel id")),
+    responses((status = 200, description = "the test report", body = Object), err::Auth, err::NotFound)
+)]
 async fn test_channel(
     State(state): State<AppState>,
     Admin(access): Admin,

@@ -1,7 +1,10 @@
 //! Alerts (SPEC 4.6): the team's raised alerts, newest first, and acknowledging one. Rules raise
 //! them (`usecases::alerting`); rules and channels are managed in `api::alert_rules`.
 
-use axum::{Router, extract::State, routing::get, routing::post};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -12,8 +15,8 @@ use crate::{
     store::{self, alerts::Alert},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/alerts", get(list)).route("/alerts/{id}/acknowledge", post(acknowledge))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list)).routes(routes!(acknowledge))
 }
 
 #[derive(Debug, Deserialize)]
@@ -22,6 +25,11 @@ struct ListQuery {
     acknowledged: Option<String>,
 }
 
+#[utoipa::path(
+    get, path = "/alerts", tag = tags::ALERTS,
+    description = "Viewer+. The team's alerts; `?acknowledged=true|false`, paginated: `{alerts, total}`.",
+    responses((status = 200, description = "`{alerts, total}`", body = Object), err::BadRequest, err::Auth)
+)]
 async fn list(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -46,6 +54,12 @@ async fn list(
     Ok(axum::Json(json!({ "alerts": alerts, "total": total })))
 }
 
+#[utoipa::path(
+    post, path = "/alerts/{id}/acknowledge", tag = tags::ALERTS,
+    description = "Viewer+. Marks an alert acknowledged.",
+    params(("id" = uuid::Uuid, Path, description = "alert id")),
+    responses((status = 200, description = "the alert", body = Object), err::Auth, err::NotFound)
+)]
 async fn acknowledge(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

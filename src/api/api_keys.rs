@@ -4,12 +4,10 @@
 //! Send a key as `Authorization: Bearer <key>`. Satellite-scoped keys appear here too, with
 //! their `satelliteId`; they are minted at satellite registration.
 
-use axum::{
-    Router,
-    extract::State,
-    http::StatusCode,
-    routing::{delete, get},
-};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::{extract::State, http::StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -23,11 +21,11 @@ use crate::{
     time::Timestamp,
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api-keys", get(list).post(create)).route("/api-keys/{id}", delete(revoke))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct KeyView {
     id: String,
@@ -59,7 +57,7 @@ impl From<&ApiKey> for KeyView {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct CreateBody {
     name: String,
@@ -67,6 +65,11 @@ struct CreateBody {
     tenant_id: Option<TenantId>,
 }
 
+#[utoipa::path(
+    post, path = "/api-keys", tag = tags::AUTH,
+    description = "Admin+ of the team. Creates a team-scoped API key; the raw key is in the answer, once.",
+    responses((status = 201, description = "the key with `key` (shown once)", body = Object), err::BadRequest, err::Auth, err::Unprocessable)
+)]
 async fn create(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -111,6 +114,11 @@ async fn create(
     Ok((StatusCode::CREATED, axum::Json(view)))
 }
 
+#[utoipa::path(
+    get, path = "/api-keys", tag = tags::AUTH,
+    description = "Admin+. The team's API keys (never the raw key): `{apiKeys}`.",
+    responses((status = 200, description = "`{apiKeys: [KeyView]}`", body = Object), err::Auth)
+)]
 async fn list(State(state): State<AppState>, Admin(access): Admin) -> Result<axum::Json<Value>, ApiError> {
     let tenant = access.tenant_id;
     let keys = state.store.call(move |c| store::api_keys::list(c, tenant)).await?;
@@ -118,6 +126,12 @@ async fn list(State(state): State<AppState>, Admin(access): Admin) -> Result<axu
     Ok(axum::Json(json!({ "apiKeys": views })))
 }
 
+#[utoipa::path(
+    delete, path = "/api-keys/{id}", tag = tags::AUTH,
+    description = "Admin+. Revokes a key at once.",
+    params(("id" = String, Path, description = "key id")),
+    responses((status = 204, description = "revoked"), err::Auth, err::NotFound)
+)]
 async fn revoke(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

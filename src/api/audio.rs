@@ -3,11 +3,12 @@
 //! detection's chunk as a spectrogram (STFT, 0 to 12 kHz, 80 dB range), made once and then kept
 //! in the object store under `spectrograms/`.
 
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
 use axum::{
-    Router,
     extract::{Request, State},
     response::Response,
-    routing::get,
 };
 
 use super::{ApiError, Path, detections::find, files::serve_object};
@@ -20,10 +21,8 @@ use crate::{
     store::{self, chunks::ChunkMeta},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/audio/{chunk_id}", get(chunk_audio))
-        .route("/detections/{id}/spectrogram.png", get(detection_spectrogram))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(chunk_audio)).routes(routes!(detection_spectrogram))
 }
 
 async fn chunk_meta(state: &AppState, tenant: TenantId, chunk: ChunkId) -> Result<ChunkMeta, ApiError> {
@@ -34,6 +33,12 @@ async fn chunk_meta(state: &AppState, tenant: TenantId, chunk: ChunkId) -> Resul
         .ok_or_else(|| ApiError::NotFound("chunk_not_found", "no such audio chunk in this team".into()))
 }
 
+#[utoipa::path(
+    get, path = "/audio/{chunk_id}", tag = tags::AUDIO,
+    description = "Viewer+. Streams the WAV of a stored chunk; supports `Range` for seeking.",
+    params(("chunk_id" = uuid::Uuid, Path, description = "chunk id")),
+    responses((status = 200, description = "the WAV", content_type = "audio/wav"), (status = 206, description = "a byte range", content_type = "audio/wav"), err::Auth, err::NotFound)
+)]
 async fn chunk_audio(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -44,6 +49,12 @@ async fn chunk_audio(
     serve_object(&state.objects, &meta.storage_key, "audio/wav", req).await
 }
 
+#[utoipa::path(
+    get, path = "/detections/{id}/spectrogram.png", tag = tags::AUDIO,
+    description = "Viewer+. A PNG spectrogram of the detection's audio.",
+    params(("id" = uuid::Uuid, Path, description = "detection id")),
+    responses((status = 200, description = "the spectrogram", content_type = "image/png"), err::Auth, err::NotFound)
+)]
 async fn detection_spectrogram(
     State(state): State<AppState>,
     Viewer(access): Viewer,

@@ -1,14 +1,15 @@
 //! Public account flows of SPEC 4.1: register, login, logout, forgot and reset password.
 //! (MFA completions are in their own file when MFA lands; login already answers `mfaRequired`.)
 
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
 use std::sync::OnceLock;
 
 use axum::{
-    Router,
     extract::State,
     http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Response},
-    routing::post,
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -27,16 +28,16 @@ use crate::{
 
 use super::mfa_login::REMEMBER_COOKIE;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/auth/register", post(register))
-        .route("/auth/login", post(login))
-        .route("/auth/logout", post(logout))
-        .route("/auth/forgot-password", post(forgot_password))
-        .route("/auth/reset-password", post(reset_password))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(register))
+        .routes(routes!(login))
+        .routes(routes!(logout))
+        .routes(routes!(forgot_password))
+        .routes(routes!(reset_password))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct RegisterBody {
     email: String,
@@ -45,18 +46,18 @@ struct RegisterBody {
     invite_token: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 struct LoginBody {
     email: String,
     password: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 struct ForgotBody {
     email: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 struct ResetBody {
     token: String,
     password: String,
@@ -97,6 +98,12 @@ async fn signed_in(
     Ok((status, [(header::SET_COOKIE, cookie)], axum::Json(body)).into_response())
 }
 
+#[utoipa::path(
+    post, path = "/auth/register", tag = tags::AUTH,
+    description = "Public (when `allow_self_registration` is on, or with an invite token). Creates the account, signs it in (session cookie) and returns `{user, token}`.",
+    responses((status = 201, description = "`{user, token}`; the session cookie is set", body = Object), err::Forbidden, err::Conflict, err::Unprocessable),
+    security(())
+)]
 async fn register(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -123,6 +130,12 @@ async fn register(
     signed_in(&state, &user, &ip, &headers, StatusCode::CREATED).await
 }
 
+#[utoipa::path(
+    post, path = "/auth/login", tag = tags::AUTH,
+    description = "Public. Password login: `{user, token}` with the session cookie, or `{mfaRequired: true, mfaToken, hasPasskeys}` when a second factor is due (no cookie yet). `enrollmentRequired: true` when a team demands MFA that is not set up.",
+    responses((status = 200, description = "signed in, or a second factor is due", body = Object), err::Unauthorized, err::Forbidden, err::Locked, err::TooManyRequests, err::Unprocessable),
+    security(())
+)]
 async fn login(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -252,6 +265,11 @@ pub(super) fn locked() -> ApiError {
     ApiError::Locked("too many failed logins: the account is locked for 15 minutes (or until a password reset)".into())
 }
 
+#[utoipa::path(
+    post, path = "/auth/logout", tag = tags::AUTH,
+    description = "Signed in. Ends this session and clears the cookie (the `mfa-remember` cookie stays).",
+    responses((status = 204, description = "signed out"), err::Unauthorized)
+)]
 async fn logout(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -265,6 +283,12 @@ async fn logout(
     Ok((StatusCode::NO_CONTENT, [(header::SET_COOKIE, session::clear_cookie(&state))]).into_response())
 }
 
+#[utoipa::path(
+    post, path = "/auth/forgot-password", tag = tags::AUTH,
+    description = "Public. Mails a reset link when the address is known; always 204, whether or not it exists. Rate-limited per address.",
+    responses((status = 204, description = "accepted"), err::Unprocessable),
+    security(())
+)]
 async fn forgot_password(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -304,6 +328,12 @@ async fn forgot_password(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(
+    post, path = "/auth/reset-password", tag = tags::AUTH,
+    description = "Public. Sets a new password with the token from the mail link; ends every session of the account.",
+    responses((status = 204, description = "the password is changed"), err::BadRequest, err::Unprocessable),
+    security(())
+)]
 async fn reset_password(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

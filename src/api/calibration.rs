@@ -9,7 +9,10 @@
 //! - `GET /calibration/coverage` (Admin+): verified-sample counts per pair; a platform admin who
 //!   names no team sees every team.
 
-use axum::{Router, extract::State, routing::get, routing::post};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -23,11 +26,8 @@ use crate::{
     store,
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/calibration/refresh", post(refresh))
-        .route("/calibration/curve", get(curve))
-        .route("/calibration/coverage", get(coverage))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(refresh)).routes(routes!(curve)).routes(routes!(coverage))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -43,6 +43,12 @@ struct TeamQuery {
     tenant_id: Option<TenantId>,
 }
 
+#[utoipa::path(
+    post, path = "/calibration/refresh", tag = tags::CALIBRATION,
+    description = "Admin+. Refits the calibration curves; body `{tenantId?, modelId?}` (may be empty); a platform admin may refresh every pair.",
+    request_body = Object,
+    responses((status = 200, description = "the refreshed pairs", body = Object), err::BadRequest, err::Auth, err::Unprocessable)
+)]
 async fn refresh(
     State(state): State<AppState>,
     Authenticated(ctx): Authenticated,
@@ -94,6 +100,11 @@ struct CurveQuery {
     model_id: Option<String>,
 }
 
+#[utoipa::path(
+    get, path = "/calibration/curve", tag = tags::CALIBRATION,
+    description = "Viewer+. The bucket array of a curve (`?tenantId=&modelId=`).",
+    responses((status = 200, description = "the curve", body = Object), err::BadRequest, err::Auth, err::NotFound)
+)]
 async fn curve(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -109,6 +120,11 @@ async fn curve(
     })))
 }
 
+#[utoipa::path(
+    get, path = "/calibration/coverage", tag = tags::CALIBRATION,
+    description = "Admin+. Verified-sample counts per (team, model).",
+    responses((status = 200, description = "the coverage", body = Object), err::BadRequest, err::Auth)
+)]
 async fn coverage(
     State(state): State<AppState>,
     Admin(access): Admin,

@@ -5,12 +5,10 @@
 //! within 0 Hz and the chunk's Nyquist frequency, `notes` up to 2000 characters. Each one also
 //! records the author's vote (replacing an earlier one), so the consensus moves.
 
-use axum::{
-    Router,
-    extract::State,
-    http::StatusCode,
-    routing::{delete, get},
-};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::{extract::State, http::StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -26,14 +24,20 @@ use crate::{
 
 const MAX_TEXT: usize = 2000;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/detections/{id}/comments", get(comments).post(add_comment))
-        .route("/detections/{id}/comments/{comment_id}", delete(delete_comment))
-        .route("/detections/{id}/annotations", get(annotations))
-        .route("/detections/{id}/annotate", axum::routing::post(annotate))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(comments, add_comment))
+        .routes(routes!(delete_comment))
+        .routes(routes!(annotations))
+        .routes(routes!(annotate))
 }
 
+#[utoipa::path(
+    get, path = "/detections/{id}/comments", tag = tags::DETECTIONS,
+    description = "Viewer+. Comments on a detection: `{comments}`.",
+    params(("id" = uuid::Uuid, Path, description = "detection id")),
+    responses((status = 200, description = "`{comments}`", body = Object), err::Auth, err::NotFound)
+)]
 async fn comments(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -45,12 +49,18 @@ async fn comments(
     Ok(axum::Json(json!({ "comments": list })))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CommentBody {
     body: String,
 }
 
+#[utoipa::path(
+    post, path = "/detections/{id}/comments", tag = tags::DETECTIONS,
+    description = "Member+. Adds a comment `{body}`.",
+    params(("id" = uuid::Uuid, Path, description = "detection id")),
+    responses((status = 201, description = "the comment", body = Object), err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn add_comment(
     State(state): State<AppState>,
     Member(access): Member,
@@ -69,6 +79,12 @@ async fn add_comment(
     Ok((StatusCode::CREATED, axum::Json(comment)))
 }
 
+#[utoipa::path(
+    delete, path = "/detections/{id}/comments/{comment_id}", tag = tags::DETECTIONS,
+    description = "Member+ (own comment; an admin may delete any).",
+    params(("id" = uuid::Uuid, Path, description = "detection id"), ("comment_id" = uuid::Uuid, Path, description = "comment id")),
+    responses((status = 204, description = "deleted"), err::Auth, err::NotFound)
+)]
 async fn delete_comment(
     State(state): State<AppState>,
     Member(access): Member,
@@ -80,6 +96,12 @@ async fn delete_comment(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(
+    get, path = "/detections/{id}/annotations", tag = tags::DETECTIONS,
+    description = "Viewer+. Annotations of a detection: `{annotations}`.",
+    params(("id" = uuid::Uuid, Path, description = "detection id")),
+    responses((status = 200, description = "`{annotations}`", body = Object), err::Auth, err::NotFound)
+)]
 async fn annotations(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -91,7 +113,7 @@ async fn annotations(
     Ok(axum::Json(json!({ "annotations": list })))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct AnnotationBody {
     vote: String,
@@ -142,6 +164,12 @@ fn checked(b: AnnotationBody, duration_ms: i64, sample_rate: i64) -> Result<NewA
     })
 }
 
+#[utoipa::path(
+    post, path = "/detections/{id}/annotate", tag = tags::DETECTIONS,
+    description = "Member+. Body per SPEC 2.10; also writes a mirrored vote so consensus applies.",
+    params(("id" = uuid::Uuid, Path, description = "detection id")),
+    responses((status = 201, description = "the annotation and the tally", body = Object), err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn annotate(
     State(state): State<AppState>,
     Member(access): Member,

@@ -4,7 +4,10 @@
 //! total (`total: null`). `GET /detections/votes?ids=a,b,c` returns the caller's votes for up to
 //! 500 detection ids (ids of other teams are left out).
 
-use axum::{Router, extract::State, routing::get, routing::post};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -21,12 +24,8 @@ use crate::{
     usecases::verification::{self, Verdict},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/detections", get(list))
-        .route("/detections/votes", get(my_votes))
-        .route("/detections/{id}", get(detail))
-        .route("/detections/{id}/verify", post(verify))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list)).routes(routes!(my_votes)).routes(routes!(detail)).routes(routes!(verify))
 }
 
 /// The detection `id` of `tenant` with its calibrated confidence, or 404.
@@ -95,6 +94,11 @@ impl ListQuery {
     }
 }
 
+#[utoipa::path(
+    get, path = "/detections", tag = tags::DETECTIONS,
+    description = "Viewer+. The team's detections, filtered (`satelliteId`, `species`, `speciesSearch`, `minConfidence`, `verificationStatus`, dates), sorted (`sortBy`, `sortDir`) and paginated (`limit`, `offset`): `{detections, total}` (`total` is null unless `withCount`).",
+    responses((status = 200, description = "`{detections, total}`", body = Object), err::BadRequest, err::Auth)
+)]
 async fn list(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -115,6 +119,12 @@ struct Detail {
     votes: Tally,
 }
 
+#[utoipa::path(
+    get, path = "/detections/{id}", tag = tags::DETECTIONS,
+    description = "Viewer+. One detection with its storage key and vote tally.",
+    params(("id" = uuid::Uuid, Path, description = "detection id")),
+    responses((status = 200, description = "the detection (SPEC 2.9) with `votes`", body = Object), err::Auth, err::NotFound)
+)]
 async fn detail(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -130,6 +140,11 @@ struct VotesQuery {
     ids: Option<String>,
 }
 
+#[utoipa::path(
+    get, path = "/detections/votes", tag = tags::DETECTIONS,
+    description = "Viewer+. The caller's votes for `?ids=` (comma-separated detection ids).",
+    responses((status = 200, description = "the caller's votes by detection id", body = Object), err::BadRequest, err::Auth)
+)]
 async fn my_votes(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -153,7 +168,7 @@ async fn my_votes(
     Ok(axum::Json(json!({ "votes": votes })))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct VoteBody {
     vote: String,
@@ -164,6 +179,12 @@ pub(super) fn parse_vote(raw: &str) -> Result<Vote, ApiError> {
     raw.parse().map_err(|e| ApiError::Unprocessable("invalid_vote", e))
 }
 
+#[utoipa::path(
+    post, path = "/detections/{id}/verify", tag = tags::DETECTIONS,
+    description = "Member+. Casts the caller's verification vote `{vote}`; answers with the new consensus.",
+    params(("id" = uuid::Uuid, Path, description = "detection id")),
+    responses((status = 200, description = "the tally and status after the vote", body = Object), err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn verify(
     State(state): State<AppState>,
     Member(access): Member,

@@ -41,9 +41,11 @@ pub enum ApiError {
 }
 
 /// The body of every error response.
-#[derive(Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
+#[derive(Debug, Serialize, serde::Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct ErrorBody {
+    /// A stable, machine-readable code (`satellite_not_found`, `OWNER_CANNOT_LEAVE`, ...).
     pub code: String,
+    /// What went wrong, for people.
     pub message: String,
 }
 

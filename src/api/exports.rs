@@ -10,17 +10,19 @@
 //! - `GET /export/recording` (xeno-canto-style ZIP of WAVs and `metadata.csv`; `verifiedOnly`).
 
 use axum::{
-    Router,
     body::Body,
     extract::State,
     http::{HeaderValue, header},
     response::Response,
-    routing::get,
 };
 use serde::Deserialize;
 use tokio::sync::mpsc;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{ApiError, Query};
+use super::{
+    ApiError, Query,
+    openapi::{err, tags},
+};
 use crate::{
     auth::{Member, TenantAccess},
     state::AppState,
@@ -28,12 +30,12 @@ use crate::{
     usecases::exports::{self, Env, ExportError, ExportFile, Filters, Format, ShareLinks, detections, recording},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/export/detections", get(detections_export))
-        .route("/export/checklist", get(checklist))
-        .route("/export/observation", get(observation))
-        .route("/export/recording", get(recording_bundle))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(detections_export))
+        .routes(routes!(checklist))
+        .routes(routes!(observation))
+        .routes(routes!(recording_bundle))
 }
 
 /// What exports read, from the hub's state.
@@ -75,6 +77,11 @@ fn streamed(rx: mpsc::Receiver<Result<Vec<u8>, ExportError>>) -> Body {
     Body::from_stream(chunks)
 }
 
+#[utoipa::path(
+    get, path = "/export/detections", tag = tags::EXPORTS,
+    description = "Member+. Every detection field plus the translated common name, streamed, oldest first. `format=csv|json`, `lang`. Filters as `GET /detections`: `satelliteId`, `species`, `speciesSearch`, `minConfidence`, `verificationStatus`; range `from`/`to` (local `YYYY-MM-DD`) or `days`.",
+    responses((status = 200, description = "The file (attachment)", content((String = "text/csv"), (Vec<detections::Row> = "application/json"))), err::BadRequest, err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn detections_export(
     State(state): State<AppState>,
     Member(access): Member,
@@ -95,6 +102,11 @@ async fn detections_export(
     download(content_type, &name, streamed(rx))
 }
 
+#[utoipa::path(
+    get, path = "/export/checklist", tag = tags::EXPORTS,
+    description = "Member+. eBird Record Format (Extended): 19 columns, no header; a ZIP of files under 1 MB when larger. `groupBy=day|session`, `verifiedOnly`, `allReported`, and the filters of `/export/detections`.",
+    responses((status = 200, description = "The CSV, or a ZIP of CSVs", content((String = "text/csv"), (String = "application/zip"))), err::BadRequest, err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn checklist(
     State(state): State<AppState>,
     Member(access): Member,
@@ -104,6 +116,11 @@ async fn checklist(
     whole(file)
 }
 
+#[utoipa::path(
+    get, path = "/export/observation", tag = tags::EXPORTS,
+    description = "Member+. iNaturalist bulk-import CSV (header + 8 columns), every row validated (422 `observation_rows_invalid`). `groupBy=day|session|detection`, `geoprivacy`, and the filters of `/export/detections`.",
+    responses((status = 200, description = "The CSV", content_type = "text/csv", body = String), err::BadRequest, err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn observation(
     State(state): State<AppState>,
     Member(access): Member,
@@ -125,6 +142,11 @@ async fn recordist(state: &AppState, access: &TenantAccess) -> Result<String, Ap
         .await?)
 }
 
+#[utoipa::path(
+    get, path = "/export/recording", tag = tags::EXPORTS,
+    description = "Member+. xeno-canto-style bundle: a ZIP of `metadata.csv` and the WAVs; at most 500 recordings and 200 MB (422 `export_too_large`). `verifiedOnly` and the filters of `/export/detections`.",
+    responses((status = 200, description = "The ZIP", content_type = "application/zip", body = String), err::BadRequest, err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn recording_bundle(
     State(state): State<AppState>,
     Member(access): Member,

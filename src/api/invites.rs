@@ -2,12 +2,10 @@
 //! `GET /auth/members`. An invite is a link carrying a one-time token, valid for 7 days, redeemed
 //! at `POST /auth/register` with `inviteToken`.
 
-use axum::{
-    Router,
-    extract::State,
-    http::StatusCode,
-    routing::{delete, get},
-};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::{extract::State, http::StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -21,14 +19,11 @@ use crate::{
     time::Timestamp,
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/auth/invites", get(list).post(create))
-        .route("/auth/invites/{id}", delete(revoke))
-        .route("/auth/members", get(members))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke)).routes(routes!(members))
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct InviteView {
     id: String,
@@ -54,7 +49,7 @@ impl From<&Invite> for InviteView {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct CreateBody {
     tenant_id: Option<TenantId>,
@@ -62,6 +57,11 @@ struct CreateBody {
     email: Option<String>,
 }
 
+#[utoipa::path(
+    post, path = "/auth/invites", tag = tags::AUTH,
+    description = "Admin+ of the team. An invite link for a team and a role.",
+    responses((status = 201, description = "the invite with its link", body = InviteView), err::BadRequest, err::Auth, err::Unprocessable)
+)]
 async fn create(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -107,6 +107,11 @@ async fn create(
     Ok((StatusCode::CREATED, axum::Json(view)))
 }
 
+#[utoipa::path(
+    get, path = "/auth/invites", tag = tags::AUTH,
+    description = "Admin+. Pending invites of the team: `{invites}`.",
+    responses((status = 200, description = "`{invites: [InviteView]}`", body = Object), err::Auth)
+)]
 async fn list(State(state): State<AppState>, Admin(access): Admin) -> Result<axum::Json<serde_json::Value>, ApiError> {
     let (tenant, now) = (access.tenant_id, state.clock.stamp());
     let invites = state.store.call(move |c| store::invites::pending(c, tenant, now)).await?;
@@ -114,6 +119,12 @@ async fn list(State(state): State<AppState>, Admin(access): Admin) -> Result<axu
     Ok(axum::Json(json!({ "invites": views })))
 }
 
+#[utoipa::path(
+    delete, path = "/auth/invites/{id}", tag = tags::AUTH,
+    description = "Admin+. Revokes a pending invite.",
+    params(("id" = String, Path, description = "invite id")),
+    responses((status = 204, description = "revoked"), err::Auth, err::NotFound)
+)]
 async fn revoke(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -136,7 +147,7 @@ async fn revoke(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberView {
     pub id: String,
@@ -165,6 +176,11 @@ impl From<&store::tenants::Membership> for MemberView {
 }
 
 /// Members of the team; platform admins are not listed (SPEC 4.1).
+#[utoipa::path(
+    get, path = "/auth/members", tag = tags::AUTH,
+    description = "Admin+. Members of the team (platform admins are not listed): `{members}`.",
+    responses((status = 200, description = "`{members: [MemberView]}`", body = Object), err::Auth)
+)]
 async fn members(
     State(state): State<AppState>,
     Admin(access): Admin,

@@ -1,11 +1,12 @@
 //! The signed-in person's own account (SPEC 4.1, 2.13): me, preferences, profile, password, deletion.
 
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
 use axum::{
-    Router,
     extract::State,
     http::{StatusCode, header},
     response::{IntoResponse, Response},
-    routing::{get, put},
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -22,14 +23,19 @@ use crate::{
     usecases::accounts,
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/auth/me", get(me).delete(delete_me))
-        .route("/auth/me/preferences", put(preferences))
-        .route("/auth/me/profile", put(profile))
-        .route("/auth/me/password", put(change_password))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(me, delete_me))
+        .routes(routes!(preferences))
+        .routes(routes!(profile))
+        .routes(routes!(change_password))
 }
 
+#[utoipa::path(
+    get, path = "/auth/me", tag = tags::AUTH,
+    description = "Signed in (a person). The current user (SPEC 2.13): `{user, tenants, preferences, mfa}`.",
+    responses((status = 200, description = "`{user, tenants, preferences, mfa}`", body = Object), err::Unauthorized, err::Forbidden)
+)]
 async fn me(State(state): State<AppState>, Authenticated(ctx): Authenticated) -> Result<axum::Json<Value>, ApiError> {
     let id = ctx.require_user()?;
     let (user, tenants) =
@@ -45,6 +51,12 @@ async fn me(State(state): State<AppState>, Authenticated(ctx): Authenticated) ->
     })))
 }
 
+#[utoipa::path(
+    put, path = "/auth/me/preferences", tag = tags::AUTH,
+    description = "Signed in (a person). Changes some preferences (language, date/time format, voting mode); the fields sent replace the stored ones.",
+    request_body = Object,
+    responses((status = 200, description = "the preferences after the change", body = Object), err::Unauthorized, err::Forbidden, err::Unprocessable)
+)]
 async fn preferences(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -62,12 +74,17 @@ async fn preferences(
     Ok(axum::Json(next))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 struct ProfileBody {
     name: Option<String>,
     email: Option<String>,
 }
 
+#[utoipa::path(
+    put, path = "/auth/me/profile", tag = tags::AUTH,
+    description = "Signed in (a person). Changes the name and/or the email.",
+    responses((status = 200, description = "the user", body = UserView), err::Unauthorized, err::Forbidden, err::Conflict, err::Unprocessable)
+)]
 async fn profile(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -86,13 +103,18 @@ async fn profile(
     Ok(axum::Json(UserView::from(&user)))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct PasswordBody {
     current_password: String,
     new_password: String,
 }
 
+#[utoipa::path(
+    put, path = "/auth/me/password", tag = tags::AUTH,
+    description = "Signed in (a person). Changes the password (the current one is required); other sessions end.",
+    responses((status = 204, description = "changed"), err::BadRequest, err::Unauthorized, err::Forbidden, err::Unprocessable)
+)]
 async fn change_password(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -127,7 +149,7 @@ async fn change_password(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 struct DeleteBody {
     password: String,
 }
@@ -135,6 +157,11 @@ struct DeleteBody {
 /// Deletes the caller's account after checking the password. Teams they own alone go with them;
 /// a team with other members must be handed over first (`transfer_ownership_first`), and the last
 /// platform admin cannot leave the hub without one (`last_platform_admin`).
+#[utoipa::path(
+    delete, path = "/auth/me", tag = tags::AUTH,
+    description = "Signed in (a person). Deletes the account after checking the password; teams owned alone go with it.",
+    responses((status = 204, description = "deleted; the cookie is cleared"), err::BadRequest, err::Unauthorized, err::Forbidden, err::Conflict)
+)]
 async fn delete_me(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

@@ -2,12 +2,10 @@
 //! codes, passkeys, remembered devices, turning it off, and a platform admin's reset.
 //! The sign-in completions are in `mfa_login.rs`.
 
-use axum::{
-    Router,
-    extract::State,
-    http::StatusCode,
-    routing::{delete, get, post},
-};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::{extract::State, http::StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use webauthn_rs::prelude::{RegisterPublicKeyCredential, Webauthn};
@@ -24,20 +22,20 @@ use crate::{
     },
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/auth/mfa/totp/begin", post(totp_begin))
-        .route("/auth/mfa/totp/confirm", post(totp_confirm))
-        .route("/auth/mfa/totp/cancel", post(totp_cancel))
-        .route("/auth/mfa/disable", post(disable))
-        .route("/auth/mfa/backup-codes/regenerate", post(regenerate))
-        .route("/auth/mfa/passkeys/register/begin", post(passkey_begin))
-        .route("/auth/mfa/passkeys/register/finish", post(passkey_finish))
-        .route("/auth/mfa/passkeys", get(passkey_list))
-        .route("/auth/mfa/passkeys/{id}", delete(passkey_delete))
-        .route("/auth/mfa/remembered-devices", get(device_list))
-        .route("/auth/mfa/remembered-devices/{id}", delete(device_forget))
-        .route("/auth/mfa/admin/users/{id}/reset", post(admin_reset))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(totp_begin))
+        .routes(routes!(totp_confirm))
+        .routes(routes!(totp_cancel))
+        .routes(routes!(disable))
+        .routes(routes!(regenerate))
+        .routes(routes!(passkey_begin))
+        .routes(routes!(passkey_finish))
+        .routes(routes!(passkey_list))
+        .routes(routes!(passkey_delete))
+        .routes(routes!(device_list))
+        .routes(routes!(device_forget))
+        .routes(routes!(admin_reset))
 }
 
 /// The handles second factors use.
@@ -56,6 +54,11 @@ async fn me(state: &AppState, ctx: &AuthContext) -> Result<User, ApiError> {
     Ok(state.store.call(move |c| store::users::get(c, id)).await?)
 }
 
+#[utoipa::path(
+    post, path = "/auth/mfa/totp/begin", tag = tags::AUTH,
+    description = "Signed in. Starts TOTP enrolment: `{qrDataUrl, manualKey}`.",
+    responses((status = 200, description = "`{qrDataUrl, manualKey}`", body = Object), err::Unauthorized, err::Forbidden, err::Conflict)
+)]
 async fn totp_begin(
     State(state): State<AppState>,
     Authenticated(ctx): Authenticated,
@@ -65,11 +68,16 @@ async fn totp_begin(
     Ok(axum::Json(json!(setup)))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 struct CodeBody {
     code: String,
 }
 
+#[utoipa::path(
+    post, path = "/auth/mfa/totp/confirm", tag = tags::AUTH,
+    description = "Signed in. Confirms enrolment with a code: `{backupCodes}`, shown once.",
+    responses((status = 200, description = "`{backupCodes}`", body = Object), err::BadRequest, err::Unauthorized, err::Forbidden, err::Unprocessable)
+)]
 async fn totp_confirm(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -82,16 +90,26 @@ async fn totp_confirm(
     Ok(axum::Json(json!({ "backupCodes": codes })))
 }
 
+#[utoipa::path(
+    post, path = "/auth/mfa/totp/cancel", tag = tags::AUTH,
+    description = "Signed in. Abandons a started enrolment.",
+    responses((status = 204, description = "cancelled"), err::Unauthorized, err::Forbidden)
+)]
 async fn totp_cancel(State(state): State<AppState>, Authenticated(ctx): Authenticated) -> Result<StatusCode, ApiError> {
     mfa::cancel_totp(factors(&state), ctx.require_user()?).await;
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 struct PasswordBody {
     password: String,
 }
 
+#[utoipa::path(
+    post, path = "/auth/mfa/disable", tag = tags::AUTH,
+    description = "Signed in. Turns MFA off (password required); forbidden for platform admins.",
+    responses((status = 204, description = "disabled"), err::BadRequest, err::Unauthorized, err::Forbidden)
+)]
 async fn disable(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -104,6 +122,11 @@ async fn disable(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(
+    post, path = "/auth/mfa/backup-codes/regenerate", tag = tags::AUTH,
+    description = "Signed in. New backup codes `{backupCodes}` (password required); the old set stops working.",
+    responses((status = 200, description = "`{backupCodes}`", body = Object), err::BadRequest, err::Unauthorized, err::Forbidden)
+)]
 async fn regenerate(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -116,6 +139,11 @@ async fn regenerate(
     Ok(axum::Json(json!({ "backupCodes": codes })))
 }
 
+#[utoipa::path(
+    post, path = "/auth/mfa/passkeys/register/begin", tag = tags::AUTH,
+    description = "Signed in. WebAuthn creation options for a new passkey.",
+    responses((status = 200, description = "WebAuthn creation options", body = Object), err::Unauthorized, err::Forbidden, err::Unavailable)
+)]
 async fn passkey_begin(
     State(state): State<AppState>,
     Authenticated(ctx): Authenticated,
@@ -126,12 +154,17 @@ async fn passkey_begin(
     Ok(axum::Json(json!(options)))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 struct PasskeyBody {
     response: Value,
     name: Option<String>,
 }
 
+#[utoipa::path(
+    post, path = "/auth/mfa/passkeys/register/finish", tag = tags::AUTH,
+    description = "Signed in. Stores the passkey from the authenticator `response` (and an optional `name`).",
+    responses((status = 201, description = "the passkey", body = Object), err::BadRequest, err::Unauthorized, err::Forbidden, err::Unprocessable)
+)]
 async fn passkey_finish(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -148,6 +181,11 @@ async fn passkey_finish(
     Ok((StatusCode::CREATED, axum::Json(json!(key))))
 }
 
+#[utoipa::path(
+    get, path = "/auth/mfa/passkeys", tag = tags::AUTH,
+    description = "Signed in. The caller's passkeys.",
+    responses((status = 200, description = "`{passkeys}`", body = Object), err::Unauthorized, err::Forbidden)
+)]
 async fn passkey_list(
     State(state): State<AppState>,
     Authenticated(ctx): Authenticated,
@@ -156,6 +194,12 @@ async fn passkey_list(
     Ok(axum::Json(json!({ "passkeys": keys })))
 }
 
+#[utoipa::path(
+    delete, path = "/auth/mfa/passkeys/{id}", tag = tags::AUTH,
+    description = "Signed in. Deletes one of the caller's passkeys.",
+    params(("id" = uuid::Uuid, Path, description = "passkey id")),
+    responses((status = 204, description = "deleted"), err::Unauthorized, err::Forbidden, err::NotFound)
+)]
 async fn passkey_delete(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -167,6 +211,11 @@ async fn passkey_delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(
+    get, path = "/auth/mfa/remembered-devices", tag = tags::AUTH,
+    description = "Signed in. Devices that skip the second factor.",
+    responses((status = 200, description = "`{devices}`", body = Object), err::Unauthorized, err::Forbidden)
+)]
 async fn device_list(
     State(state): State<AppState>,
     Authenticated(ctx): Authenticated,
@@ -175,6 +224,12 @@ async fn device_list(
     Ok(axum::Json(json!({ "devices": devices })))
 }
 
+#[utoipa::path(
+    delete, path = "/auth/mfa/remembered-devices/{id}", tag = tags::AUTH,
+    description = "Signed in. Forgets a remembered device.",
+    params(("id" = uuid::Uuid, Path, description = "remembered device id")),
+    responses((status = 204, description = "forgotten"), err::Unauthorized, err::Forbidden, err::NotFound)
+)]
 async fn device_forget(
     State(state): State<AppState>,
     Authenticated(ctx): Authenticated,
@@ -184,6 +239,12 @@ async fn device_forget(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(
+    post, path = "/auth/mfa/admin/users/{id}/reset", tag = tags::AUTH,
+    description = "Platform admin. Removes every second factor of a user.",
+    params(("id" = uuid::Uuid, Path, description = "user id")),
+    responses((status = 204, description = "reset"), err::Auth, err::NotFound)
+)]
 async fn admin_reset(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

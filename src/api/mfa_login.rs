@@ -4,12 +4,13 @@
 //! row lock the account for 15 minutes, and each is audited as `user.login_failed` (`invalid_mfa`).
 //! Success sets the session cookie and, with `rememberDevice`, the 30-day `mfa-remember` cookie.
 
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
 use axum::{
-    Router,
     extract::State,
     http::{HeaderMap, HeaderValue, header},
     response::{IntoResponse, Response},
-    routing::post,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -39,15 +40,15 @@ use crate::{
 /// The cookie that lets a remembered browser skip the second factor.
 pub const REMEMBER_COOKIE: &str = "mfa-remember";
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/auth/login/mfa/totp", post(totp))
-        .route("/auth/login/mfa/backup", post(backup))
-        .route("/auth/login/mfa/passkey/begin", post(passkey_begin))
-        .route("/auth/login/mfa/passkey/finish", post(passkey_finish))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(totp))
+        .routes(routes!(backup))
+        .routes(routes!(passkey_begin))
+        .routes(routes!(passkey_finish))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct CodeBody {
     mfa_token: String,
@@ -56,13 +57,13 @@ struct CodeBody {
     remember_device: bool,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct TokenBody {
     mfa_token: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct PasskeyBody {
     mfa_token: String,
@@ -233,6 +234,12 @@ async fn with_code(
     complete(state, c, ip, headers, method, body.remember_device).await
 }
 
+#[utoipa::path(
+    post, path = "/auth/login/mfa/totp", tag = tags::AUTH,
+    description = "Public (with the `mfaToken` of the login). Completes the login with a 6-digit TOTP code: `{user, token}` and the session cookie.",
+    responses((status = 200, description = "`{user, token}`; the session cookie is set", body = Object), err::BadRequest, err::Unauthorized, err::Forbidden, err::Locked, err::TooManyRequests),
+    security(())
+)]
 async fn totp(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -242,6 +249,12 @@ async fn totp(
     with_code(&state, &ip, &headers, body, CodeKind::Totp).await
 }
 
+#[utoipa::path(
+    post, path = "/auth/login/mfa/backup", tag = tags::AUTH,
+    description = "Public (with the `mfaToken` of the login). Completes the login with a single-use backup code.",
+    responses((status = 200, description = "`{user, token}`; the session cookie is set", body = Object), err::BadRequest, err::Unauthorized, err::Forbidden, err::Locked, err::TooManyRequests),
+    security(())
+)]
 async fn backup(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -251,6 +264,12 @@ async fn backup(
     with_code(&state, &ip, &headers, body, CodeKind::Backup).await
 }
 
+#[utoipa::path(
+    post, path = "/auth/login/mfa/passkey/begin", tag = tags::AUTH,
+    description = "Public (with the `mfaToken` of the login). WebAuthn request options.",
+    responses((status = 200, description = "WebAuthn request options", body = Object), err::BadRequest, err::Unauthorized, err::Forbidden, err::TooManyRequests, err::Unavailable),
+    security(())
+)]
 async fn passkey_begin(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -262,6 +281,12 @@ async fn passkey_begin(
     Ok(axum::Json(json!(options)))
 }
 
+#[utoipa::path(
+    post, path = "/auth/login/mfa/passkey/finish", tag = tags::AUTH,
+    description = "Public (with the `mfaToken` of the login). Completes the login with the authenticator response.",
+    responses((status = 200, description = "`{user, token}`; the session cookie is set", body = Object), err::BadRequest, err::Unauthorized, err::Forbidden, err::Locked, err::TooManyRequests),
+    security(())
+)]
 async fn passkey_finish(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

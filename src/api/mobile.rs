@@ -6,7 +6,6 @@
 //! `releases.max_apk_bytes` (200 MiB) plus 1 MiB for the form, whatever `http.max_body_bytes` says.
 
 use axum::{
-    Router,
     body::Bytes,
     extract::{
         DefaultBodyLimit, Multipart, Request, State,
@@ -14,12 +13,16 @@ use axum::{
     },
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::Response,
-    routing::{get, post, put},
 };
 use serde::{Deserialize, Serialize};
+use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{ApiError, Json, Path, Query, files::serve_object};
+use super::{
+    ApiError, Json, Path, Query,
+    files::serve_object,
+    openapi::{err, tags},
+};
 use crate::{
     auth::{Audit, ClientIp, PlatformAdmin},
     config::UPLOAD_ENVELOPE_BYTES,
@@ -38,14 +41,16 @@ pub const APK_CONTENT_TYPE: &str = "application/vnd.android.package-archive";
 /// Longest text field of the upload form, in bytes.
 const MAX_FIELD_BYTES: usize = 64 * 1024;
 
-pub fn router(max_apk_bytes: u64) -> Router<AppState> {
+pub fn router(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
     let body_limit = usize::try_from(max_apk_bytes + UPLOAD_ENVELOPE_BYTES).unwrap_or(usize::MAX);
-    Router::new()
-        .route("/mobile/latest", get(latest))
-        .route("/mobile/download/{id}", get(download))
-        .route("/mobile/releases", get(list))
-        .route("/mobile/releases/{id}", put(set_force).delete(delete))
-        .route("/mobile/upload", post(upload_release).layer(DefaultBodyLimit::max(body_limit)))
+    // The upload alone takes large bodies: its own router, so the layer applies to it only.
+    let upload = OpenApiRouter::new().routes(routes!(upload_release)).layer(DefaultBodyLimit::max(body_limit));
+    OpenApiRouter::new()
+        .routes(routes!(latest))
+        .routes(routes!(download))
+        .routes(routes!(list))
+        .routes(routes!(set_force, delete))
+        .merge(upload)
 }
 
 /// A release as the admin list and the upload answer show it.
@@ -100,6 +105,13 @@ struct LatestView {
     notes: Option<String>,
 }
 
+#[utoipa::path(
+    get, path = "/mobile/latest", tag = tags::MOBILE,
+    description = "Public. The newest release by SemVer (SPEC 2.14); `updateAvailable` compares it with `currentVersion`. With no release: `updateAvailable: false`, other fields null.",
+    security(()),
+    params(("currentVersion" = Option<String>, Query, description = "the app's version (SemVer)")),
+    responses((status = 200, description = "`{updateAvailable, version, downloadUrl, fileSize, sha256, forceUpdate, notes}`", body = Object), err::BadRequest, err::Unprocessable)
+)]
 async fn latest(State(state): State<AppState>, Query(q): Query<LatestQuery>) -> Result<Json<LatestView>, ApiError> {
     let latest = releases::latest(&state.store, q.current_version).await?;
     let r = latest.release;
@@ -114,6 +126,13 @@ async fn latest(State(state): State<AppState>, Query(q): Query<LatestQuery>) -> 
     }))
 }
 
+#[utoipa::path(
+    get, path = "/mobile/download/{id}", tag = tags::MOBILE,
+    description = "Public. The APK, with single byte ranges (206) for resumed downloads.",
+    security(()),
+    params(("id" = uuid::Uuid, Path, description = "release id")),
+    responses((status = 200, description = "The APK", content_type = "application/vnd.android.package-archive", body = String), (status = 206, description = "The requested range"), err::BadRequest, err::NotFound, err::RangeNotSatisfiable)
+)]
 async fn download(State(state): State<AppState>, Path(id): Path<Uuid>, req: Request) -> Result<Response, ApiError> {
     let release = releases::get(&state.store, id.to_string()).await?;
     let mut resp = serve_object(&state.objects, &release.storage_key, APK_CONTENT_TYPE, req).await?;
@@ -125,15 +144,26 @@ async fn download(State(state): State<AppState>, Path(id): Path<Uuid>, req: Requ
     Ok(resp)
 }
 
+#[utoipa::path(
+    get, path = "/mobile/releases", tag = tags::MOBILE,
+    description = "Platform admin. The 20 most recent releases.",
+    responses((status = 200, description = "`{releases: [`{id, version, notes, forceUpdate, fileSize, sha256, downloadUrl, uploadedBy, createdAt}`]}`", body = Object), err::Auth)
+)]
 async fn list(
     State(state): State<AppState>,
-    PlatformAdmin(_): PlatformAdmin,
+    PlatformAdmin(_admin): PlatformAdmin,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let rows = releases::recent(&state.store).await?;
     let views: Vec<ReleaseView> = rows.into_iter().map(|r| view(&state, r)).collect();
     Ok(Json(serde_json::json!({ "releases": views })))
 }
 
+#[utoipa::path(
+    post, path = "/mobile/upload", tag = tags::MOBILE,
+    description = "Platform admin. multipart/form-data: `apk` (the file, at most 200 MiB by default), `version` (SemVer, unique), `notes`, `forceUpdate`.",
+    request_body(content = Object, content_type = "multipart/form-data", description = "`apk`, `version`, `notes`, `forceUpdate`"),
+    responses((status = 201, description = "`{id, version, notes, forceUpdate, fileSize, sha256, downloadUrl, uploadedBy, createdAt}`", body = Object), err::BadRequest, err::Auth, err::Conflict, err::PayloadTooLarge, err::Unprocessable)
+)]
 async fn upload_release(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -232,6 +262,13 @@ struct ForceBody {
     force_update: Option<bool>,
 }
 
+#[utoipa::path(
+    put, path = "/mobile/releases/{id}", tag = tags::MOBILE,
+    description = "Platform admin. Toggles `force_update`, or sets it from `{forceUpdate: bool}`.",
+    params(("id" = uuid::Uuid, Path, description = "release id")),
+    request_body(content = Option<Object>, description = "optional `{forceUpdate}`"),
+    responses((status = 200, description = "`{id, version, notes, forceUpdate, fileSize, sha256, downloadUrl, uploadedBy, createdAt}`", body = Object), err::BadRequest, err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn set_force(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -258,6 +295,12 @@ async fn set_force(
     Ok(Json(view(&state, release)))
 }
 
+#[utoipa::path(
+    delete, path = "/mobile/releases/{id}", tag = tags::MOBILE,
+    description = "Platform admin. Deletes the release file and row.",
+    params(("id" = uuid::Uuid, Path, description = "release id")),
+    responses((status = 204, description = "Deleted"), err::BadRequest, err::Auth, err::NotFound)
+)]
 async fn delete(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

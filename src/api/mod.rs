@@ -1,5 +1,6 @@
 //! The HTTP API under `/api`: one `router()` per resource file, merged here, plus the layers every
-//! request passes (tracing, gzip, body limit, panic catcher) and JSON 404/405 fallbacks.
+//! request passes (tracing, gzip, body limit, panic catcher) and JSON 404/405 fallbacks. The merged
+//! routers also yield the OpenAPI document (`openapi.rs` says how a route gets into it).
 
 mod admin_members;
 mod admin_users;
@@ -21,6 +22,7 @@ mod me;
 mod mfa;
 mod mfa_login;
 mod mobile;
+pub mod openapi;
 mod request_log;
 mod satellite_config;
 pub mod satellites;
@@ -50,6 +52,7 @@ use tower_http::{
         predicate::{DefaultPredicate, NotForContentType, Predicate},
     },
 };
+use utoipa_axum::router::OpenApiRouter;
 
 pub use error::{ApiError, ErrorBody, not_found};
 pub use extract::{Json, Path, Query};
@@ -57,9 +60,10 @@ pub use request_log::redact_uri;
 
 use crate::state::AppState;
 
-/// The whole HTTP surface of the hub.
-pub fn router(state: AppState) -> Router {
-    let api = Router::new()
+/// Every documented route under `/api`, before fallbacks and layers.
+fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
+    let api = OpenApiRouter::new()
+        .merge(openapi::router())
         .merge(health::router())
         .merge(auth::router())
         .merge(me::router())
@@ -88,16 +92,24 @@ pub fn router(state: AppState) -> Router {
         .merge(scheduled_exports::router())
         .merge(workers::router())
         .merge(system::router())
-        .merge(mobile::router(state.settings.releases.max_apk_bytes))
+        .merge(mobile::router(max_apk_bytes))
         .merge(system_versions::router())
-        .merge(ws::router())
-        .fallback(unknown_route)
-        .method_not_allowed_fallback(method_not_allowed);
+        .merge(ws::router());
+    OpenApiRouter::new().nest("/api", api)
+}
 
-    Router::new()
-        .nest("/api", api)
-        .fallback(unknown_route)
-        .layer(DefaultBodyLimit::max(state.settings.http.max_body_bytes))
+/// The OpenAPI 3.1 document of every route of [`router`] (served at `GET /api/openapi.json`).
+pub fn document() -> utoipa::openapi::OpenApi {
+    let apk_limit = crate::config::Settings::default().releases.max_apk_bytes;
+    openapi::finish(routes(apk_limit).into_openapi())
+}
+
+/// The whole HTTP surface of the hub.
+pub fn router(state: AppState) -> Router {
+    let (routes, _) = routes(state.settings.releases.max_apk_bytes).split_for_parts();
+    let api = Router::new().merge(routes).fallback(unknown_route).method_not_allowed_fallback(method_not_allowed);
+
+    api.layer(DefaultBodyLimit::max(state.settings.http.max_body_bytes))
         // Audio and APKs are served with byte ranges (seeking, resumed downloads); compressing
         // them would break the ranges, and an APK is a ZIP already.
         .layer(
@@ -117,7 +129,7 @@ pub fn router(state: AppState) -> Router {
 /// The HTTP surface of a `dispatcher`: health only (for systemd and load balancers).
 pub fn health_only(state: AppState) -> Router {
     Router::new()
-        .nest("/api", health::router().fallback(unknown_route))
+        .nest("/api", Router::from(health::router()).fallback(unknown_route))
         .fallback(unknown_route)
         .layer(request_log::layer())
         .with_state(state)

@@ -1,11 +1,10 @@
 //! A satellite's configuration (SPEC 4.4, 2.5, 2.11): `GET/PUT /satellites/:id/config` and
 //! `POST /satellites/:id/profile`. Changes are pushed to the device over MQTT (QoS 2).
 
-use axum::{
-    Router,
-    extract::State,
-    routing::{get, post},
-};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -26,10 +25,8 @@ use crate::{
     store::{self, satellites::Satellite},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/satellites/{id}/config", get(get_config).put(put_config))
-        .route("/satellites/{id}/profile", post(set_profile))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_config, put_config)).routes(routes!(set_profile))
 }
 
 fn effective(sat: &Satellite, settings: &TenantSettings) -> Value {
@@ -41,6 +38,12 @@ fn effective(sat: &Satellite, settings: &TenantSettings) -> Value {
     json!({ "satelliteId": sat.id, "configLocked": sat.config_locked, "overrides": overrides, "config": config })
 }
 
+#[utoipa::path(
+    get, path = "/satellites/{id}/config", tag = tags::SATELLITES,
+    description = "Viewer+. The effective config (overrides merged with the team defaults).",
+    params(("id" = uuid::Uuid, Path, description = "satellite id")),
+    responses((status = 200, description = "the effective config", body = Object), err::Auth, err::NotFound)
+)]
 async fn get_config(
     State(state): State<AppState>,
     Authenticated(ctx): Authenticated,
@@ -50,7 +53,7 @@ async fn get_config(
     Ok(axum::Json(effective(&sat, &settings)))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct ConfigBody {
     config_locked: Option<bool>,
@@ -59,6 +62,12 @@ struct ConfigBody {
 
 /// Changes overrides (`null` inherits again) and/or the lock. Only admins (of the team or the
 /// platform) may change `configLocked`, and only they may change a locked config.
+#[utoipa::path(
+    put, path = "/satellites/{id}/config", tag = tags::SATELLITES,
+    description = "Device rule. Body `{configLocked?, overrides?}`; `configLocked` is admin-only; a `null` override inherits again. Pushes the config over MQTT.",
+    params(("id" = uuid::Uuid, Path, description = "satellite id")),
+    responses((status = 200, description = "the effective config", body = Object), err::BadRequest, err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn put_config(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -115,6 +124,13 @@ async fn put_config(
 }
 
 /// Sets the recording profile (the `recordingProfile` object of SPEC 2.5) and pushes it.
+#[utoipa::path(
+    post, path = "/satellites/{id}/profile", tag = tags::SATELLITES,
+    description = "Device rule. Sets the recording profile (`recordingProfile` of SPEC 2.5) and pushes it over MQTT.",
+    params(("id" = uuid::Uuid, Path, description = "satellite id")),
+    request_body = Object,
+    responses((status = 200, description = "the effective config", body = Object), err::BadRequest, err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn set_profile(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

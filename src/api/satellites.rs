@@ -1,12 +1,10 @@
 //! Satellites REST (SPEC 4.4, 2.11): registration, list, detail, rename, key rotation, deletion.
 //! Config and profile routes are in `satellite_config.rs`. Mutations follow the device rule.
 
-use axum::{
-    Router,
-    extract::State,
-    http::StatusCode,
-    routing::{get, post},
-};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::{extract::State, http::StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -26,15 +24,15 @@ use crate::{
     usecases::satellites,
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/satellites", get(list).post(register))
-        .route("/satellites/{id}", get(detail).patch(rename).delete(remove))
-        .route("/satellites/{id}/rotate-api-key", post(rotate_key))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, register))
+        .routes(routes!(detail, rename, remove))
+        .routes(routes!(rotate_key))
 }
 
 /// A satellite as listed (SPEC 2.11; snake_case like the SPEC's record fields).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct SatelliteView {
     pub id: SatelliteId,
     pub tenant_id: TenantId,
@@ -101,6 +99,11 @@ struct ListQuery {
     sort_dir: Option<String>,
 }
 
+#[utoipa::path(
+    get, path = "/satellites", tag = tags::SATELLITES,
+    description = "Viewer+. The team's satellites, filterable (`search`, `status`, `kind`), sortable (`sortBy`, `sortDir`) and paginated (`limit`, `offset`): `{satellites: [SatelliteView], total}`.",
+    responses((status = 200, description = "`{satellites, total}`", body = Object), err::BadRequest, err::Auth)
+)]
 async fn list(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -148,6 +151,12 @@ async fn list(
     Ok(axum::Json(json!({ "satellites": views, "total": total })))
 }
 
+#[utoipa::path(
+    get, path = "/satellites/{id}", tag = tags::SATELLITES,
+    description = "Viewer+. One satellite with its ownership fields.",
+    params(("id" = uuid::Uuid, Path, description = "satellite id")),
+    responses((status = 200, description = "the satellite", body = SatelliteView), err::Auth, err::NotFound)
+)]
 async fn detail(
     State(state): State<AppState>,
     Authenticated(ctx): Authenticated,
@@ -157,7 +166,7 @@ async fn detail(
     Ok(axum::Json(view(&state, &sat, rel, &settings)))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct RegisterBody {
     name: String,
@@ -173,6 +182,11 @@ struct RegisterBody {
 /// following the rules of SPEC 4.4. Returns fresh MQTT credentials and a satellite API key, once.
 /// The team is chosen like on every route: body `tenantId`, else `?tenantId=` / `X-Tenant-Id`,
 /// else the caller's default team.
+#[utoipa::path(
+    post, path = "/satellites", tag = tags::SATELLITES,
+    description = "Member+ (Admin+ when the team's `device_policy` is `admins`). Registers or re-registers a satellite: `{id, tenantId, name, mqtt: {username, password, brokerUrl, clientId, topicPrefix}, apiKey}`; the password and key are shown once.",
+    responses((status = 201, description = "registered", body = Object), (status = 200, description = "re-registered (new credentials)", body = Object), err::BadRequest, err::Auth, err::Conflict, err::Unprocessable)
+)]
 async fn register(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -230,11 +244,17 @@ fn broker_url(state: &AppState) -> String {
     state.links().broker_url.clone()
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 struct RenameBody {
     name: String,
 }
 
+#[utoipa::path(
+    patch, path = "/satellites/{id}", tag = tags::SATELLITES,
+    description = "Device rule (SPEC 5.4). Renames the satellite.",
+    params(("id" = uuid::Uuid, Path, description = "satellite id")),
+    responses((status = 200, description = "the satellite", body = SatelliteView), err::Auth, err::NotFound, err::Conflict, err::Unprocessable)
+)]
 async fn rename(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -255,6 +275,12 @@ async fn rename(
     Ok(axum::Json(view(&state, &renamed, rel, &settings)))
 }
 
+#[utoipa::path(
+    post, path = "/satellites/{id}/rotate-api-key", tag = tags::SATELLITES,
+    description = "Device rule. A new satellite API key `{apiKey}`; the previous keys expire.",
+    params(("id" = uuid::Uuid, Path, description = "satellite id")),
+    responses((status = 200, description = "`{apiKey}`", body = Object), err::Auth, err::NotFound)
+)]
 async fn rotate_key(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -275,6 +301,12 @@ async fn rotate_key(
 
 /// Deletes a satellite: its broker login and keys stop working at once and a live session is
 /// dropped. Its recordings and detections stay with the team.
+#[utoipa::path(
+    delete, path = "/satellites/{id}", tag = tags::SATELLITES,
+    description = "Device rule. Deletes the satellite and revokes its MQTT login and keys; its recordings stay.",
+    params(("id" = uuid::Uuid, Path, description = "satellite id")),
+    responses((status = 204, description = "deleted"), err::Auth, err::NotFound)
+)]
 async fn remove(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

@@ -1,27 +1,40 @@
 //! Scheduled exports (SPEC 4.7): `/exports/scheduled`, Viewer+ to read and Admin+ to write. The
 //! body and how runs work are documented in `usecases::scheduled_exports`.
 
-use axum::{Router, extract::State, http::StatusCode, routing::get};
+use axum::{extract::State, http::StatusCode};
 use serde_json::{Value, json};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{ApiError, Json, Path};
+use super::{
+    ApiError, Json, Path,
+    openapi::{err, tags},
+};
 use crate::{
     auth::{Admin, Audit, ClientIp, TenantAccess, Viewer},
     state::AppState,
     usecases::scheduled_exports::{self, ScheduleInput, ScheduleView},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/exports/scheduled", get(list).post(create))
-        .route("/exports/scheduled/{id}", get(one).put(update).delete(delete))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(one, update, delete))
 }
 
+#[utoipa::path(
+    get, path = "/exports/scheduled", tag = tags::EXPORTS,
+    description = "Viewer+. The team's scheduled exports.",
+    responses((status = 200, description = "`{scheduledExports, total}`", body = Object), err::Auth)
+)]
 async fn list(State(state): State<AppState>, Viewer(access): Viewer) -> Result<axum::Json<Value>, ApiError> {
     let exports = scheduled_exports::list(&state.store, access.tenant_id, state.clock.stamp()).await?;
     Ok(axum::Json(json!({ "scheduledExports": exports, "total": exports.len() })))
 }
 
+#[utoipa::path(
+    get, path = "/exports/scheduled/{id}", tag = tags::EXPORTS,
+    description = "Viewer+. One scheduled export with its next three runs.",
+    params(("id" = uuid::Uuid, Path, description = "scheduled export id")),
+    responses((status = 200, description = "`{id, name, format, filters, cron, timezone, channelId, enabled, nextRuns (the next three), lastRunAt, lastStatus, lastError, createdAt, updatedAt}`", body = Object), err::BadRequest, err::Auth, err::NotFound)
+)]
 async fn one(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -30,6 +43,12 @@ async fn one(
     Ok(axum::Json(scheduled_exports::get(&state.store, access.tenant_id, id.to_string(), state.clock.stamp()).await?))
 }
 
+#[utoipa::path(
+    post, path = "/exports/scheduled", tag = tags::EXPORTS,
+    description = "Admin+. Creates a scheduled export; the cron is checked and its next three runs shown.",
+    request_body(content = Object, description = "`{name, format: csv|json|checklist|observation, filters, cron (five fields), timezone (IANA), channelId (an email or webhook channel of the team), enabled}`"),
+    responses((status = 201, description = "`{id, name, format, filters, cron, timezone, channelId, enabled, nextRuns (the next three), lastRunAt, lastStatus, lastError, createdAt, updatedAt}`", body = Object), err::BadRequest, err::Auth, err::Unprocessable)
+)]
 async fn create(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -41,6 +60,13 @@ async fn create(
     Ok((StatusCode::CREATED, axum::Json(view)))
 }
 
+#[utoipa::path(
+    put, path = "/exports/scheduled/{id}", tag = tags::EXPORTS,
+    description = "Admin+. Changes the fields the body names.",
+    params(("id" = uuid::Uuid, Path, description = "scheduled export id")),
+    request_body(content = Object, description = "Any fields of the create body"),
+    responses((status = 200, description = "`{id, name, format, filters, cron, timezone, channelId, enabled, nextRuns (the next three), lastRunAt, lastStatus, lastError, createdAt, updatedAt}`", body = Object), err::BadRequest, err::Auth, err::NotFound, err::Unprocessable)
+)]
 async fn update(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -54,6 +80,12 @@ async fn update(
     Ok(axum::Json(view))
 }
 
+#[utoipa::path(
+    delete, path = "/exports/scheduled/{id}", tag = tags::EXPORTS,
+    description = "Admin+. Deletes a scheduled export.",
+    params(("id" = uuid::Uuid, Path, description = "scheduled export id")),
+    responses((status = 204, description = "Deleted"), err::BadRequest, err::Auth, err::NotFound)
+)]
 async fn delete(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

@@ -8,7 +8,10 @@
 //! oldest first; defaults to the last 24 hours; a range is at most 31 days, and at most 5000
 //! chunks and 5000 detections come back (`truncated: true` says there were more).
 
-use axum::{Router, extract::State, routing::get};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -26,8 +29,8 @@ use crate::{
 /// The longest range `GET /sessions/timeline` covers.
 const MAX_RANGE_DAYS: i64 = 31;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/sessions", get(list)).route("/sessions/timeline", get(timeline))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list)).routes(routes!(timeline))
 }
 
 #[derive(Debug, Deserialize)]
@@ -39,6 +42,11 @@ struct ListQuery {
     sort_dir: Option<String>,
 }
 
+#[utoipa::path(
+    get, path = "/sessions", tag = tags::SESSIONS,
+    description = "Viewer+. Recording sessions (`satelliteId`, `filter`, `sortBy`, `sortDir`, `limit`, `offset`): `{sessions, total}`.",
+    responses((status = 200, description = "`{sessions, total}`", body = Object), err::BadRequest, err::Auth)
+)]
 async fn list(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -92,6 +100,11 @@ fn instant(raw: Option<&str>, name: &str) -> Result<Option<DateTime<Utc>>, ApiEr
         .transpose()
 }
 
+#[utoipa::path(
+    get, path = "/sessions/timeline", tag = tags::SESSIONS,
+    description = "Viewer+. Chunks and detections for a time range (`satelliteId`, `from`, `to`).",
+    responses((status = 200, description = "the timeline", body = Object), err::BadRequest, err::Auth)
+)]
 async fn timeline(
     State(state): State<AppState>,
     Viewer(access): Viewer,

@@ -1,7 +1,10 @@
 //! Settings (SPEC 4.12, 2.18): `GET/PUT /settings/tenant` and `GET/PUT /settings/platform`.
 //! A PUT takes any subset of the fields; unknown fields and bad values answer 422 naming the field.
 
-use axum::{Router, extract::State, routing::get};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::extract::State;
 use serde_json::{Value, json};
 
 use super::{ApiError, Json};
@@ -13,18 +16,27 @@ use crate::{
     store,
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/settings/tenant", get(get_tenant).put(put_tenant))
-        .route("/settings/platform", get(get_platform).put(put_platform))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_tenant, put_tenant)).routes(routes!(get_platform, put_platform))
 }
 
+#[utoipa::path(
+    get, path = "/settings/tenant", tag = tags::SYSTEM,
+    description = "Viewer+. The team's settings (SPEC 2.18).",
+    responses((status = 200, description = "the team settings", body = Object), err::Auth)
+)]
 async fn get_tenant(State(state): State<AppState>, Viewer(access): Viewer) -> Result<axum::Json<Value>, ApiError> {
     let scope = access.tenant_id.to_string();
     let s: TenantSettings = state.store.call(move |c| store::settings::load(c, &scope)).await?;
     Ok(axum::Json(json!({ "tenantId": access.tenant_id, "settings": s })))
 }
 
+#[utoipa::path(
+    put, path = "/settings/tenant", tag = tags::SYSTEM,
+    description = "Admin+. Changes some team settings; the fields sent replace the stored ones.",
+    request_body = Object,
+    responses((status = 200, description = "the team settings", body = Object), err::Auth, err::Unprocessable)
+)]
 async fn put_tenant(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -52,13 +64,24 @@ async fn put_tenant(
     Ok(axum::Json(json!({ "tenantId": access.tenant_id, "settings": next })))
 }
 
+#[utoipa::path(
+    get, path = "/settings/platform", tag = tags::SYSTEM,
+    description = "Platform admin. The platform settings.",
+    responses((status = 200, description = "the platform settings", body = Object), err::Auth)
+)]
 async fn get_platform(
     State(state): State<AppState>,
-    PlatformAdmin(_): PlatformAdmin,
+    PlatformAdmin(_admin): PlatformAdmin,
 ) -> Result<axum::Json<PlatformSettings>, ApiError> {
     Ok(axum::Json(state.store.call(|c| store::settings::load(c, store::settings::PLATFORM)).await?))
 }
 
+#[utoipa::path(
+    put, path = "/settings/platform", tag = tags::SYSTEM,
+    description = "Platform admin. Changes some platform settings.",
+    request_body = Object,
+    responses((status = 200, description = "the platform settings", body = Object), err::Auth, err::Unprocessable)
+)]
 async fn put_platform(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

@@ -2,11 +2,12 @@
 //! account for 30 days ([`crate::auth::share`]); the public routes show the detection and stream
 //! its audio. A forged, altered or expired token answers 404, like an unknown detection.
 
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
 use axum::{
-    Router,
     extract::{Request, State},
     response::Response,
-    routing::get,
 };
 use serde_json::{Value, json};
 
@@ -18,13 +19,16 @@ use crate::{
     store,
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/detections/{id}/share", get(create))
-        .route("/share/detection/{id}/{token}", get(shared_detection))
-        .route("/share/audio/{id}/{token}", get(shared_audio))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(create)).routes(routes!(shared_detection)).routes(routes!(shared_audio))
 }
 
+#[utoipa::path(
+    get, path = "/detections/{id}/share", tag = tags::DETECTIONS,
+    description = "Viewer+. An HMAC share token and the public links for a detection.",
+    params(("id" = uuid::Uuid, Path, description = "detection id")),
+    responses((status = 200, description = "`{token, url, audioUrl}`", body = Object), err::Auth, err::NotFound)
+)]
 async fn create(
     State(state): State<AppState>,
     Viewer(access): Viewer,
@@ -51,6 +55,13 @@ async fn shared(state: &AppState, id: DetectionId, token: &str) -> Result<store:
     state.store.call(move |c| store::detections::get_any(c, id)).await.map_err(|_| gone())
 }
 
+#[utoipa::path(
+    get, path = "/share/detection/{id}/{token}", tag = tags::DETECTIONS,
+    description = "Public (with a valid share token). The shared detection.",
+    params(("id" = uuid::Uuid, Path, description = "detection id"), ("token" = String, Path, description = "share token")),
+    responses((status = 200, description = "the shared detection", body = Object), err::NotFound),
+    security(())
+)]
 async fn shared_detection(
     State(state): State<AppState>,
     Path((id, token)): Path<(DetectionId, String)>,
@@ -72,6 +83,13 @@ async fn shared_detection(
     })))
 }
 
+#[utoipa::path(
+    get, path = "/share/audio/{id}/{token}", tag = tags::DETECTIONS,
+    description = "Public (with a valid share token). Streams the WAV of a shared detection; supports `Range`.",
+    params(("id" = uuid::Uuid, Path, description = "detection id"), ("token" = String, Path, description = "share token")),
+    responses((status = 200, description = "the WAV", content_type = "audio/wav"), (status = 206, description = "a byte range", content_type = "audio/wav"), err::NotFound),
+    security(())
+)]
 async fn shared_audio(
     State(state): State<AppState>,
     Path((id, token)): Path<(DetectionId, String)>,

@@ -1,19 +1,26 @@
 //! Species names (SPEC 4.9): `GET /species/languages` (public), `GET /species/translate?code=&lang=`
 //! and `POST /species/translate {names, lang}` (Viewer+). Pictures are in `species_images.rs`.
 
-use axum::{Router, extract::State, routing::get};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ApiError, Json, Query};
 use crate::{auth::Viewer, state::AppState, usecases::species};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/species/languages", get(languages))
-        .route("/species/translate", get(translate_one).post(translate_many))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(languages)).routes(routes!(translate_one, translate_many))
 }
 
+#[utoipa::path(
+    get, path = "/species/languages", tag = tags::SPECIES,
+    description = "Public. The languages species names can be translated into.",
+    responses((status = 200, description = "`{languages}`", body = Object)),
+    security(())
+)]
 async fn languages(State(state): State<AppState>) -> Result<axum::Json<Value>, ApiError> {
     let names = state.names.clone();
     let list = tokio::task::spawn_blocking(move || species::languages(&names))
@@ -29,9 +36,14 @@ struct OneQuery {
     lang: String,
 }
 
+#[utoipa::path(
+    get, path = "/species/translate", tag = tags::SPECIES,
+    description = "Viewer+. One species name translated (`?code=&lang=`).",
+    responses((status = 200, description = "the translated name", body = Object), err::BadRequest, err::Auth, err::NotFound)
+)]
 async fn translate_one(
     State(state): State<AppState>,
-    Viewer(_): Viewer,
+    Viewer(_viewer): Viewer,
     Query(q): Query<OneQuery>,
 ) -> Result<axum::Json<species::Translated>, ApiError> {
     let names = state.names.clone();
@@ -41,16 +53,21 @@ async fn translate_one(
     Ok(axum::Json(done?))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct BulkBody {
     names: Vec<String>,
     lang: String,
 }
 
+#[utoipa::path(
+    post, path = "/species/translate", tag = tags::SPECIES,
+    description = "Viewer+. Bulk translation of species names.",
+    responses((status = 200, description = "the translated names", body = Object), err::Auth, err::Unprocessable)
+)]
 async fn translate_many(
     State(state): State<AppState>,
-    Viewer(_): Viewer,
+    Viewer(_viewer): Viewer,
     Json(body): Json<BulkBody>,
 ) -> Result<axum::Json<Value>, ApiError> {
     let names = state.names.clone();

@@ -2,13 +2,14 @@
 //! (Viewer+), and the platform admin's `GET /species/image-cache/stats`,
 //! `POST /species/image-cache/clear` and `POST /species/image-cache/retry`.
 
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
 use axum::{
-    Router,
     body::Body,
     extract::State,
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::Response,
-    routing::{get, post},
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -24,24 +25,29 @@ use crate::{
 /// Browsers keep a picture a day; `private` because it is served behind a login.
 const CACHE_CONTROL: &str = "private, max-age=86400";
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/species/images", post(request))
-        .route("/species/image/proxy", get(proxy))
-        .route("/species/image-cache/stats", get(stats))
-        .route("/species/image-cache/clear", post(clear))
-        .route("/species/image-cache/retry", post(retry))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(request))
+        .routes(routes!(proxy))
+        .routes(routes!(stats))
+        .routes(routes!(clear))
+        .routes(routes!(retry))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 struct ImagesBody {
     /// Species codes (`turdus_migratorius`), 1 to 200.
     codes: Vec<String>,
 }
 
+#[utoipa::path(
+    post, path = "/species/images", tag = tags::SPECIES,
+    description = "Viewer+. Image statuses for species; missing images are queued for download.",
+    responses((status = 200, description = "the image statuses", body = Object), err::Auth, err::Unprocessable)
+)]
 async fn request(
     State(state): State<AppState>,
-    Viewer(_): Viewer,
+    Viewer(_viewer): Viewer,
     Json(body): Json<ImagesBody>,
 ) -> Result<axum::Json<Answer>, ApiError> {
     let answer = images::request(&state.store, &state.clock, &state.names, &state.images, body.codes).await?;
@@ -53,9 +59,14 @@ struct ProxyQuery {
     code: String,
 }
 
+#[utoipa::path(
+    get, path = "/species/image/proxy", tag = tags::SPECIES,
+    description = "Viewer+. Serves a species image from the object store.",
+    responses((status = 200, description = "the image", content_type = "image/*"), err::BadRequest, err::Auth, err::NotFound)
+)]
 async fn proxy(
     State(state): State<AppState>,
-    Viewer(_): Viewer,
+    Viewer(_viewer): Viewer,
     Query(q): Query<ProxyQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -97,10 +108,23 @@ fn value(text: &str) -> HeaderValue {
     HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
-async fn stats(State(state): State<AppState>, PlatformAdmin(_): PlatformAdmin) -> Result<axum::Json<Stats>, ApiError> {
+#[utoipa::path(
+    get, path = "/species/image-cache/stats", tag = tags::SPECIES,
+    description = "Platform admin. Counts of the image cache.",
+    responses((status = 200, description = "the cache counts", body = Object), err::Auth)
+)]
+async fn stats(
+    State(state): State<AppState>,
+    PlatformAdmin(_admin): PlatformAdmin,
+) -> Result<axum::Json<Stats>, ApiError> {
     Ok(axum::Json(images::stats(&state.store, &state.images).await?))
 }
 
+#[utoipa::path(
+    post, path = "/species/image-cache/clear", tag = tags::SPECIES,
+    description = "Platform admin. Clears the whole image cache.",
+    responses((status = 200, description = "what was removed", body = Object), err::Auth)
+)]
 async fn clear(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -112,7 +136,15 @@ async fn clear(
     Ok(axum::Json(json!({ "removed": cleared.removed, "filesDeleted": cleared.files_deleted })))
 }
 
-async fn retry(State(state): State<AppState>, PlatformAdmin(_): PlatformAdmin) -> Result<axum::Json<Value>, ApiError> {
+#[utoipa::path(
+    post, path = "/species/image-cache/retry", tag = tags::SPECIES,
+    description = "Platform admin. Re-queues failed downloads.",
+    responses((status = 200, description = "how many were re-queued", body = Object), err::Auth)
+)]
+async fn retry(
+    State(state): State<AppState>,
+    PlatformAdmin(_admin): PlatformAdmin,
+) -> Result<axum::Json<Value>, ApiError> {
     let requeued = images::retry(&state.store, &state.clock, &state.images).await?;
     Ok(axum::Json(json!({ "requeued": requeued, "enabled": state.images.enabled() })))
 }

@@ -3,7 +3,10 @@
 //! checked by `usecases::stats`; each route's default range is in its use-case function.
 //! `expected-species` lives in `stats_expected.rs`.
 
-use axum::{Router, extract::State, routing::get};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::extract::State;
 use serde::Deserialize;
 
 use super::{ApiError, Path, Query};
@@ -14,31 +17,32 @@ use crate::{
     usecases::stats::{Filters, overview, overview::Ctx, places, profile},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/stats/dashboard", get(dashboard))
-        .route("/stats/trends", get(trends))
-        .route("/stats/top-species", get(top_species))
-        .route("/stats/activity", get(activity))
-        .route("/stats/verification", get(verification))
-        .route("/stats/leaderboard", get(leaderboard))
-        .route("/stats/species", get(catalogue))
-        .route("/stats/species/{code}", get(species_profile))
-        .route("/stats/species-accuracy", get(species_accuracy))
-        .route("/stats/compare", get(compare))
-        .route("/stats/migration", get(migration))
-        .route("/stats/biodiversity", get(biodiversity))
-        .route("/stats/activity-heatmap", get(heatmap))
-        .route("/stats/satellite-activity", get(satellite_activity))
-        .route("/stats/map", get(map))
-        .route("/stats/map/detections", get(map_detections))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(dashboard))
+        .routes(routes!(trends))
+        .routes(routes!(top_species))
+        .routes(routes!(activity))
+        .routes(routes!(verification))
+        .routes(routes!(leaderboard))
+        .routes(routes!(catalogue))
+        .routes(routes!(species_profile))
+        .routes(routes!(species_accuracy))
+        .routes(routes!(compare))
+        .routes(routes!(migration))
+        .routes(routes!(biodiversity))
+        .routes(routes!(heatmap))
+        .routes(routes!(satellite_activity))
+        .routes(routes!(map))
+        .routes(routes!(map_detections))
         .merge(super::stats_expected::router())
         .merge(super::stats_weather::router())
 }
 
 /// Every query parameter a stats route takes (each route uses its share).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 struct StatsQuery {
     satellite_id: Option<SatelliteId>,
     days: Option<i64>,
@@ -73,6 +77,12 @@ fn ctx<'a>(state: &'a AppState, access: &TenantAccess) -> Ctx<'a> {
 
 type Answer<T> = Result<axum::Json<T>, ApiError>;
 
+#[utoipa::path(
+    get, path = "/stats/dashboard", tag = tags::STATS,
+    description = "Viewer+. Species, detection, chunk and satellite counts over the range (default 30 days), today and all time.",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = overview::Dashboard), err::BadRequest, err::Auth)
+)]
 async fn dashboard(
     State(s): State<AppState>,
     Viewer(a): Viewer,
@@ -81,10 +91,22 @@ async fn dashboard(
     Ok(axum::Json(overview::dashboard(&ctx(&s, &a), &q.filters()).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/trends", tag = tags::STATS,
+    description = "Viewer+. Detections and species per day over the range (default 30 days), every day listed.",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = overview::Trends), err::BadRequest, err::Auth)
+)]
 async fn trends(State(s): State<AppState>, Viewer(a): Viewer, Query(q): Query<StatsQuery>) -> Answer<overview::Trends> {
     Ok(axum::Json(overview::trends(&ctx(&s, &a), &q.filters()).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/top-species", tag = tags::STATS,
+    description = "Viewer+. The species ranking over the range (`limit`).",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = overview::TopSpecies), err::BadRequest, err::Auth)
+)]
 async fn top_species(
     State(s): State<AppState>,
     Viewer(a): Viewer,
@@ -93,6 +115,12 @@ async fn top_species(
     Ok(axum::Json(overview::top_species(&ctx(&s, &a), &q.filters(), q.limit).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/activity", tag = tags::STATS,
+    description = "Viewer+. Detections per hour of the day.",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = overview::Activity), err::BadRequest, err::Auth)
+)]
 async fn activity(
     State(s): State<AppState>,
     Viewer(a): Viewer,
@@ -101,6 +129,12 @@ async fn activity(
     Ok(axum::Json(overview::activity(&ctx(&s, &a), &q.filters()).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/verification", tag = tags::STATS,
+    description = "Viewer+. Verification progress counts.",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = overview::Verification), err::BadRequest, err::Auth)
+)]
 async fn verification(
     State(s): State<AppState>,
     Viewer(a): Viewer,
@@ -109,6 +143,12 @@ async fn verification(
     Ok(axum::Json(overview::verification(&ctx(&s, &a), &q.filters()).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/leaderboard", tag = tags::STATS,
+    description = "Viewer+. Verification contributors ranked (`limit`).",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = overview::Leaderboard), err::BadRequest, err::Auth)
+)]
 async fn leaderboard(
     State(s): State<AppState>,
     Viewer(a): Viewer,
@@ -117,6 +157,12 @@ async fn leaderboard(
     Ok(axum::Json(overview::leaderboard(&ctx(&s, &a), &q.filters(), q.limit).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/species", tag = tags::STATS,
+    description = "Viewer+. The species catalogue with per-species stats.",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = overview::Catalogue), err::BadRequest, err::Auth)
+)]
 async fn catalogue(
     State(s): State<AppState>,
     Viewer(a): Viewer,
@@ -125,6 +171,12 @@ async fn catalogue(
     Ok(axum::Json(overview::catalogue(&ctx(&s, &a), &q.filters()).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/species/{code}", tag = tags::STATS,
+    description = "Viewer+. A species profile: stats, trend, hours, satellites, confidence bands, recent detections.",
+    params(("code" = String, Path, description = "species code"), StatsQuery),
+    responses((status = 200, description = "the statistics", body = profile::Profile), err::BadRequest, err::Auth, err::NotFound)
+)]
 async fn species_profile(
     State(s): State<AppState>,
     Viewer(a): Viewer,
@@ -134,6 +186,12 @@ async fn species_profile(
     Ok(axum::Json(profile::profile(&ctx(&s, &a), &q.filters(), &code).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/species-accuracy", tag = tags::STATS,
+    description = "Viewer+. Verification accuracy per species.",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = overview::SpeciesAccuracy), err::BadRequest, err::Auth)
+)]
 async fn species_accuracy(
     State(s): State<AppState>,
     Viewer(a): Viewer,
@@ -142,6 +200,12 @@ async fn species_accuracy(
     Ok(axum::Json(overview::species_accuracy(&ctx(&s, &a), &q.filters()).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/compare", tag = tags::STATS,
+    description = "Viewer+. Satellites side by side (`satelliteIds`, comma-separated): species overlap and Jaccard index.",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = places::Comparison), err::BadRequest, err::Auth)
+)]
 async fn compare(
     State(s): State<AppState>,
     Viewer(a): Viewer,
@@ -157,6 +221,12 @@ async fn compare(
     Ok(axum::Json(places::compare(&ctx(&s, &a), &q.filters(), &ids).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/migration", tag = tags::STATS,
+    description = "Viewer+. Monthly species presence.",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = places::Migration), err::BadRequest, err::Auth)
+)]
 async fn migration(
     State(s): State<AppState>,
     Viewer(a): Viewer,
@@ -165,6 +235,12 @@ async fn migration(
     Ok(axum::Json(places::migration(&ctx(&s, &a), &q.filters()).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/biodiversity", tag = tags::STATS,
+    description = "Viewer+. Shannon, Simpson and evenness per satellite.",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = places::Biodiversity), err::BadRequest, err::Auth)
+)]
 async fn biodiversity(
     State(s): State<AppState>,
     Viewer(a): Viewer,
@@ -173,10 +249,22 @@ async fn biodiversity(
     Ok(axum::Json(places::biodiversity(&ctx(&s, &a), &q.filters()).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/activity-heatmap", tag = tags::STATS,
+    description = "Viewer+. Detections by hour and day (optional `satelliteId`).",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = places::Heatmap), err::BadRequest, err::Auth)
+)]
 async fn heatmap(State(s): State<AppState>, Viewer(a): Viewer, Query(q): Query<StatsQuery>) -> Answer<places::Heatmap> {
     Ok(axum::Json(places::heatmap(&ctx(&s, &a), &q.filters()).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/satellite-activity", tag = tags::STATS,
+    description = "Viewer+. Peak hours per satellite.",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = places::SatelliteActivity), err::BadRequest, err::Auth)
+)]
 async fn satellite_activity(
     State(s): State<AppState>,
     Viewer(a): Viewer,
@@ -185,10 +273,22 @@ async fn satellite_activity(
     Ok(axum::Json(places::satellite_activity(&ctx(&s, &a), &q.filters()).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/map", tag = tags::STATS,
+    description = "Viewer+. Satellite positions with detection summaries.",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = places::Map), err::BadRequest, err::Auth)
+)]
 async fn map(State(s): State<AppState>, Viewer(a): Viewer, Query(q): Query<StatsQuery>) -> Answer<places::Map> {
     Ok(axum::Json(places::map(&ctx(&s, &a), &q.filters()).await?))
 }
 
+#[utoipa::path(
+    get, path = "/stats/map/detections", tag = tags::STATS,
+    description = "Viewer+. Per-detection GPS points (`days`, `limit`).",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = places::MapDetections), err::BadRequest, err::Auth)
+)]
 async fn map_detections(
     State(s): State<AppState>,
     Viewer(a): Viewer,

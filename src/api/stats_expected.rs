@@ -2,7 +2,10 @@
 //! satellite's place (or `lat`/`lon`) in a week, each marked detected by the team or not. Query: `satelliteId` or `lat` and `lon`; `date` (YYYY-MM-DD, default today) or `week`
 //! (1-48); `threshold` (default 0.03); `lang` (default the team's primary language).
 
-use axum::{Router, extract::State, routing::get};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::extract::State;
 use serde::Deserialize;
 
 use super::{ApiError, Query};
@@ -16,8 +19,8 @@ use crate::{
     usecases::expected_species::{self, Answer, Ask},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/stats/expected-species", get(expected))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(expected))
 }
 
 #[derive(Debug, Deserialize)]
@@ -32,6 +35,11 @@ struct ExpectedQuery {
     lang: Option<String>,
 }
 
+#[utoipa::path(
+    get, path = "/stats/expected-species", tag = tags::STATS,
+    description = "Viewer+. Species expected at a location, from an external checklist service, compared with what the team heard.",
+    responses((status = 200, description = "the expected species", body = Object), err::BadRequest, err::Auth, err::Unavailable)
+)]
 async fn expected(
     State(state): State<AppState>,
     Viewer(access): Viewer,

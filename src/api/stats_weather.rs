@@ -5,7 +5,10 @@
 //! (default false) and `minConfidence` (0-1). Without a provider, a location or a working
 //! provider the answer is 200 with `available: false`, a `reasonCode` and a `reason`.
 
-use axum::{Router, extract::State, routing::get};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::extract::State;
 use serde::Deserialize;
 
 use super::{ApiError, Query};
@@ -16,8 +19,8 @@ use crate::{
     usecases::weather::{self, Answer, Ask},
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/stats/weather-correlation", get(correlation))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(correlation))
 }
 
 #[derive(Debug, Deserialize)]
@@ -31,6 +34,11 @@ struct CorrelationQuery {
     min_confidence: Option<f64>,
 }
 
+#[utoipa::path(
+    get, path = "/stats/weather-correlation", tag = tags::STATS,
+    description = "Viewer+. Daily detections against the weather from an external weather service.",
+    responses((status = 200, description = "the correlation", body = Object), err::BadRequest, err::Auth, err::Unavailable)
+)]
 async fn correlation(
     State(state): State<AppState>,
     Viewer(access): Viewer,

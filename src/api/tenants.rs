@@ -1,11 +1,9 @@
 //! Teams: `GET /tenants`, `POST /tenants/:id/leave` (SPEC 4.12) and `POST /auth/create-tenant` (4.1).
 
-use axum::{
-    Router,
-    extract::State,
-    http::StatusCode,
-    routing::{get, post},
-};
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::{extract::State, http::StatusCode};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -19,14 +17,16 @@ use crate::{
     store,
 };
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/tenants", get(list))
-        .route("/tenants/{id}/leave", post(leave))
-        .route("/auth/create-tenant", post(create))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list)).routes(routes!(leave)).routes(routes!(create))
 }
 
 /// The caller's teams with their role; platform admins see every team (as admin).
+#[utoipa::path(
+    get, path = "/tenants", tag = tags::SYSTEM,
+    description = "Signed in. The caller's teams with their role; platform admins see every team. `{tenants}`.",
+    responses((status = 200, description = "`{tenants: [TenantView]}`", body = Object), err::Unauthorized, err::Forbidden)
+)]
 async fn list(
     State(state): State<AppState>,
     Authenticated(ctx): Authenticated,
@@ -84,6 +84,12 @@ impl DevicesQuery {
 
 /// Leaves a team. The owner must transfer ownership first (400 `OWNER_CANNOT_LEAVE`). The leaver's
 /// devices become team-owned and are disconnected unless `?devices=keep`.
+#[utoipa::path(
+    post, path = "/tenants/{id}/leave", tag = tags::SYSTEM,
+    description = "Signed in (a person). Leaves a team; the owner gets 400 `OWNER_CANNOT_LEAVE`. The leaver's devices become team-owned and are disconnected unless `?devices=keep`.",
+    params(("id" = uuid::Uuid, Path, description = "team id"), ("devices" = Option<String>, Query, description = "`keep` leaves the leaver's devices running")),
+    responses((status = 204, description = "left"), err::BadRequest, err::Unauthorized, err::Forbidden, err::NotFound)
+)]
 async fn leave(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,
@@ -130,12 +136,17 @@ pub fn announce_released(state: &AppState, tenant: TenantId, released: &[crate::
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 struct CreateBody {
     name: String,
 }
 
 /// Creates a team owned by the caller (gated by `allow_tenant_creation`; platform admins always may).
+#[utoipa::path(
+    post, path = "/auth/create-tenant", tag = tags::AUTH,
+    description = "Signed in (gated by `allow_tenant_creation`; platform admins always may). Creates a team owned by the caller.",
+    responses((status = 201, description = "the team", body = TenantView), err::Unauthorized, err::Forbidden, err::Unprocessable)
+)]
 async fn create(
     State(state): State<AppState>,
     ClientIp(ip): ClientIp,

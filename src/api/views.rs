@@ -10,7 +10,7 @@ use crate::{
 };
 
 /// A user as the API shows it (never the password hash).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserView {
     pub id: UserId,
@@ -41,7 +41,7 @@ impl From<&User> for UserView {
 }
 
 /// A team with the caller's role in it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantView {
     pub id: TenantId,
@@ -81,7 +81,8 @@ pub fn profile_fields(
 }
 
 /// `limit`/`offset` of list endpoints: default 50, at most 500.
-#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct Page {
     #[serde(default = "default_limit")]
     pub limit: u32,

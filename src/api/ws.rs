@@ -9,17 +9,18 @@
 //! is closed (code 1008, policy) once its session is revoked, its user blocked or removed from
 //! the team, or its API key revoked.
 
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
 use std::time::Duration;
 
 use axum::{
-    Router,
     extract::{
         State, WebSocketUpgrade,
         ws::{CloseFrame, Message, WebSocket, close_code},
     },
     http::{HeaderMap, HeaderValue, header},
     response::Response,
-    routing::get,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -36,8 +37,8 @@ use crate::{
 /// How often an open socket re-checks its credentials: the longest a revoked one keeps listening.
 pub const RECHECK: Duration = Duration::from_secs(2);
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/ws/events", get(events))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(events))
 }
 
 #[derive(Debug, Deserialize)]
@@ -47,6 +48,12 @@ struct WsQuery {
     token: Option<String>,
 }
 
+#[utoipa::path(
+    get, path = "/ws/events", tag = tags::WEBSOCKET,
+    description = "Viewer+ of the team. Upgrades to a WebSocket of the team's real-time events (SPEC 6.1). Authenticated like HTTP, or with `?token=` (a session JWT or API key) for clients that cannot set headers. Frames are JSON text: `{type: hello, data: {tenantId}}` first, then `{type: detection, data}` for each new detection. The socket closes (1008) when its credentials stop being valid.",
+    params(("tenantId" = Option<uuid::Uuid>, Query, description = "the team (default: the caller's)"), ("token" = Option<String>, Query, description = "a session JWT or API key instead of a header")),
+    responses((status = 101, description = "switching to the WebSocket protocol"), err::BadRequest, err::Auth)
+)]
 async fn events(
     State(state): State<AppState>,
     ws: WebSocketUpgrade,

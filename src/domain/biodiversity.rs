@@ -18,7 +18,7 @@
 use std::collections::BTreeSet;
 
 /// Diversity of one community from its per-species counts (zeros are ignored).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Diversity {
     /// Richness S: species with a count above zero.

@@ -22,8 +22,9 @@ use crate::{
 pub const CHANNEL_CHUNKS: usize = 4;
 
 /// One exported detection: the stored fields in the SPEC's snake_case, then the translation.
-#[derive(Debug, Serialize)]
-struct Row<'a> {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = ExportedDetection)]
+pub struct Row<'a> {
     id: String,
     detected_at: String,
     species_code: &'a str,

@@ -60,7 +60,7 @@ pub struct Filters {
 }
 
 /// The checked range, echoed in every answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Range {
     pub from: NaiveDate,
@@ -161,7 +161,7 @@ pub fn band(min: Option<f64>) -> Result<u8, StatsError> {
 }
 
 /// Display names of species codes in a language.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Named {
     pub species_code: String,

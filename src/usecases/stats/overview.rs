@@ -40,7 +40,7 @@ impl Ctx<'_> {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Counts {
     pub species: i64,
@@ -49,7 +49,7 @@ pub struct Counts {
     pub satellites: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Dashboard {
     #[serde(flatten)]
@@ -79,7 +79,7 @@ pub async fn dashboard(ctx: &Ctx<'_>, f: &Filters) -> Result<Dashboard, StatsErr
     Ok(Dashboard { range, counts: over, today: now, all_time: all })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Day {
     pub date: String,
@@ -87,7 +87,7 @@ pub struct Day {
     pub species: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Trends {
     #[serde(flatten)]
@@ -120,7 +120,7 @@ pub async fn trends(ctx: &Ctx<'_>, f: &Filters) -> Result<Trends, StatsError> {
     Ok(Trends { range, daily, total })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Ranked {
     pub rank: usize,
@@ -132,7 +132,7 @@ pub struct Ranked {
     pub satellites: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TopSpecies {
     #[serde(flatten)]
@@ -167,7 +167,7 @@ pub async fn top_species(ctx: &Ctx<'_>, f: &Filters, limit: Option<usize>) -> Re
     Ok(TopSpecies { range, total, species })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Activity {
     #[serde(flatten)]
@@ -197,7 +197,7 @@ pub fn peak(counts: &[i64]) -> Option<usize> {
     (max > 0).then(|| counts.iter().position(|&n| n == max)).flatten()
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Verification {
     #[serde(flatten)]
@@ -231,7 +231,7 @@ pub async fn verification(ctx: &Ctx<'_>, f: &Filters) -> Result<Verification, St
     })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Contributor {
     pub rank: usize,
@@ -243,7 +243,7 @@ pub struct Contributor {
     pub unsure: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Leaderboard {
     #[serde(flatten)]
@@ -276,7 +276,7 @@ pub async fn leaderboard(ctx: &Ctx<'_>, f: &Filters, limit: Option<usize>) -> Re
     Ok(Leaderboard { range, contributors })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CatalogueEntry {
     #[serde(flatten)]
@@ -290,7 +290,7 @@ pub struct CatalogueEntry {
     pub last_detected_at: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Catalogue {
     #[serde(flatten)]
@@ -332,7 +332,7 @@ pub async fn catalogue(ctx: &Ctx<'_>, f: &Filters) -> Result<Catalogue, StatsErr
     Ok(Catalogue { range, total: species.len(), species })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Accuracy {
     #[serde(flatten)]
@@ -344,7 +344,7 @@ pub struct Accuracy {
     pub accuracy: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SpeciesAccuracy {
     #[serde(flatten)]

@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// A satellite as the answers name it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Sat {
     pub satellite_id: String,
@@ -37,7 +37,7 @@ async fn communities(
     ctx.read(move |c| Ok((queries::by_satellite_species(c, &scope)?, queries::places(c, tenant)?))).await
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Compared {
     #[serde(flatten)]
@@ -46,7 +46,7 @@ pub struct Compared {
     pub species: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Pair {
     pub a: String,
@@ -55,7 +55,7 @@ pub struct Pair {
     pub jaccard: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Comparison {
     #[serde(flatten)]
@@ -122,7 +122,7 @@ pub async fn compare(ctx: &Ctx<'_>, f: &Filters, ids: &[SatelliteId]) -> Result<
     Ok(Comparison { range, satellites, shared_by_all, unique, pairs })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Presence {
     #[serde(flatten)]
@@ -133,7 +133,7 @@ pub struct Presence {
     pub months_present: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Migration {
     #[serde(flatten)]
@@ -179,7 +179,7 @@ pub async fn migration(ctx: &Ctx<'_>, f: &Filters) -> Result<Migration, StatsErr
     Ok(Migration { range, months, species })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Community {
     #[serde(flatten)]
@@ -188,7 +188,7 @@ pub struct Community {
     pub diversity: Diversity,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Biodiversity {
     #[serde(flatten)]
@@ -221,7 +221,7 @@ pub async fn biodiversity(ctx: &Ctx<'_>, f: &Filters) -> Result<Biodiversity, St
     Ok(Biodiversity { range, overall, satellites })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Heatmap {
     #[serde(flatten)]
@@ -246,7 +246,7 @@ pub async fn heatmap(ctx: &Ctx<'_>, f: &Filters) -> Result<Heatmap, StatsError> 
     Ok(Heatmap { range, days, max })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SatelliteHours {
     #[serde(flatten)]
@@ -258,7 +258,7 @@ pub struct SatelliteHours {
     pub peak_hours: Vec<usize>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SatelliteActivity {
     #[serde(flatten)]
@@ -298,7 +298,7 @@ pub async fn satellite_activity(ctx: &Ctx<'_>, f: &Filters) -> Result<SatelliteA
     Ok(SatelliteActivity { range, satellites })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Marker {
     #[serde(flatten)]
@@ -312,7 +312,7 @@ pub struct Marker {
     pub last_seen_at: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Map {
     #[serde(flatten)]
@@ -353,7 +353,7 @@ pub const MAX_POINTS: usize = 5000;
 /// The longest range of `map/detections`, in days.
 pub const MAX_POINT_DAYS: i64 = 90;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MapPoint {
     pub id: String,
@@ -366,7 +366,7 @@ pub struct MapPoint {
     pub longitude: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MapDetections {
     /// Points since this time (`days` ago), newest first.

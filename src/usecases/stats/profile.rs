@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{Filters, Named, Range, StatsError, overview::Ctx};
 use crate::store::stats::{queries, series};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SatelliteCount {
     pub satellite_id: String,
@@ -15,7 +15,7 @@ pub struct SatelliteCount {
     pub detections: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Band {
     /// The band's lower edge: confidences in `[from, from + 0.05)`.
@@ -23,7 +23,7 @@ pub struct Band {
     pub detections: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Recent {
     pub id: String,
@@ -32,7 +32,7 @@ pub struct Recent {
     pub detected_at: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Profile {
     #[serde(flatten)]
