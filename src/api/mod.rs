@@ -111,12 +111,13 @@ pub fn router(state: AppState) -> Router {
 
     api.layer(DefaultBodyLimit::max(state.settings.http.max_body_bytes))
         // Audio and APKs are served with byte ranges (seeking, resumed downloads); compressing
-        // them would break the ranges, and an APK is a ZIP already.
+        // them would break the ranges. APKs and export bundles are ZIPs, compressed already.
         .layer(
             CompressionLayer::new().gzip(true).compress_when(
                 DefaultPredicate::new()
                     .and(NotForContentType::const_new("audio/"))
-                    .and(NotForContentType::const_new(mobile::APK_CONTENT_TYPE)),
+                    .and(NotForContentType::const_new(mobile::APK_CONTENT_TYPE))
+                    .and(NotForContentType::const_new("application/zip")),
             ),
         )
         .layer(CatchPanicLayer::custom(|_| {

@@ -64,25 +64,33 @@ pub struct Fields<'a> {
     pub next_run_at: Timestamp,
 }
 
+impl Fields<'_> {
+    /// The values of `?1` (id) to `?11` (now) that insert and update both bind.
+    fn params(&self, id: &str, tenant: TenantId, now: Timestamp) -> Vec<Box<dyn rusqlite::ToSql + '_>> {
+        let filters = serde_json::Value::Object(self.filters.clone()).to_string();
+        vec![
+            Box::new(id.to_owned()),
+            Box::new(tenant),
+            Box::new(self.name),
+            Box::new(self.format),
+            Box::new(filters),
+            Box::new(self.cron),
+            Box::new(self.timezone),
+            Box::new(self.channel_id),
+            Box::new(self.enabled),
+            Box::new(self.next_run_at),
+            Box::new(now),
+        ]
+    }
+}
+
 pub fn insert(conn: &Connection, tenant: TenantId, f: &Fields<'_>, now: Timestamp) -> Result<ScheduledExport> {
     let id = uuid::Uuid::new_v4().to_string();
     conn.execute(
         "INSERT INTO scheduled_exports (id, tenant_id, name, format, filters_json, cron, timezone, channel_id, enabled,
             next_run_at, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
-        params![
-            id,
-            tenant,
-            f.name,
-            f.format,
-            serde_json::Value::Object(f.filters.clone()).to_string(),
-            f.cron,
-            f.timezone,
-            f.channel_id,
-            f.enabled,
-            f.next_run_at,
-            now
-        ],
+        rusqlite::params_from_iter(f.params(&id, tenant, now)),
     )?;
     get(conn, tenant, &id)
 }
@@ -98,19 +106,7 @@ pub fn update(
         "UPDATE scheduled_exports SET name = ?3, format = ?4, filters_json = ?5, cron = ?6, timezone = ?7,
             channel_id = ?8, enabled = ?9, next_run_at = ?10, updated_at = ?11
          WHERE id = ?1 AND tenant_id = ?2",
-        params![
-            id,
-            tenant,
-            f.name,
-            f.format,
-            serde_json::Value::Object(f.filters.clone()).to_string(),
-            f.cron,
-            f.timezone,
-            f.channel_id,
-            f.enabled,
-            f.next_run_at,
-            now
-        ],
+        rusqlite::params_from_iter(f.params(id, tenant, now)),
     )?;
     if n == 0 {
         return Err(Error::NotFound);

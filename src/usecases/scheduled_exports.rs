@@ -143,23 +143,8 @@ pub async fn create(
     let filters = filters(store, tenant, input.filters.unwrap_or_else(|| Value::Object(Map::new())), now).await?;
     let channel_id = input.channel_id.ok_or_else(|| ScheduleError::Invalid("channelId is required".into()))?;
     let enabled = input.enabled.unwrap_or(true);
-    let next = next_run(&cron, zone, now)?;
-    let row = in_tx::<_, ScheduleError, _>(store, move |tx| {
-        check_channel(tx, tenant, &channel_id)?;
-        let fields = Fields {
-            name: &name,
-            format: format_str(format),
-            filters: &filters,
-            cron: &cron.source,
-            timezone: zone.name(),
-            channel_id: &channel_id,
-            enabled,
-            next_run_at: next,
-        };
-        Ok(store::scheduled_exports::insert(tx, tenant, &fields, now)?)
-    })
-    .await?;
-    Ok(view(row, now))
+    let checked = Checked { name, format, filters, cron, zone, channel_id, enabled };
+    save(store, tenant, None, checked, now).await
 }
 
 pub async fn update(
@@ -186,20 +171,47 @@ pub async fn update(
         return Err(ScheduleError::Invalid("the export's channel was deleted: send a channelId".into()));
     };
     let enabled = input.enabled.unwrap_or(old.enabled);
-    let next = next_run(&cron, zone, now)?;
+    let checked = Checked { name, format, filters, cron, zone, channel_id, enabled };
+    save(store, tenant, Some(id), checked, now).await
+}
+
+/// A schedule whose every field passed its check, ready to be written.
+struct Checked {
+    name: String,
+    format: Format,
+    filters: Map<String, Value>,
+    cron: CronSchedule,
+    zone: Tz,
+    channel_id: String,
+    enabled: bool,
+}
+
+/// Writes a checked schedule (a new one without `id`) with its next run, after checking in the
+/// same transaction that the channel is still the team's.
+async fn save(
+    store: &Store,
+    tenant: TenantId,
+    id: Option<String>,
+    c: Checked,
+    now: Timestamp,
+) -> Result<ScheduleView, ScheduleError> {
+    let next = next_run(&c.cron, c.zone, now)?;
     let row = in_tx::<_, ScheduleError, _>(store, move |tx| {
-        check_channel(tx, tenant, &channel_id)?;
+        check_channel(tx, tenant, &c.channel_id)?;
         let fields = Fields {
-            name: &name,
-            format: format_str(format),
-            filters: &filters,
-            cron: &cron.source,
-            timezone: zone.name(),
-            channel_id: &channel_id,
-            enabled,
+            name: &c.name,
+            format: format_str(c.format),
+            filters: &c.filters,
+            cron: &c.cron.source,
+            timezone: c.zone.name(),
+            channel_id: &c.channel_id,
+            enabled: c.enabled,
             next_run_at: next,
         };
-        Ok(store::scheduled_exports::update(tx, tenant, &id, &fields, now)?)
+        Ok(match &id {
+            None => store::scheduled_exports::insert(tx, tenant, &fields, now)?,
+            Some(id) => store::scheduled_exports::update(tx, tenant, id, &fields, now)?,
+        })
     })
     .await?;
     Ok(view(row, now))
