@@ -190,13 +190,7 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
     println!("database:  {}", describe(hub, dir).await?);
     let base = format!("http://{}/api", hub.http_addr);
     let client = reqwest::Client::new();
-    let login = client
-        .post(format!("{base}/auth/login"))
-        .json(&json!({ "email": seed::EMAIL, "password": seed::PASSWORD }))
-        .send()
-        .await?;
-    anyhow::ensure!(login.status().is_success(), "login failed with {}", login.status());
-    let token = login.json::<Value>().await?["token"].as_str().context("no token in the login answer")?.to_owned();
+    let token = seed::login(&client, &base).await?;
     let get = Getter { client, token };
 
     let mut ids = Vec::new();

@@ -32,6 +32,18 @@ use crate::{
 
 pub(super) const EMAIL: &str = "bench@example.org";
 pub(super) const PASSWORD: &str = "bench password 123";
+
+/// Signs in as the seeded owner over HTTP; the bearer token for the benchmark's requests.
+pub(super) async fn login(client: &reqwest::Client, base: &str) -> anyhow::Result<String> {
+    let login = client
+        .post(format!("{base}/auth/login"))
+        .json(&serde_json::json!({ "email": EMAIL, "password": PASSWORD }))
+        .send()
+        .await?;
+    anyhow::ensure!(login.status().is_success(), "login failed with {}", login.status());
+    let body = login.json::<serde_json::Value>().await?;
+    Ok(anyhow::Context::context(body["token"].as_str(), "no token in the login answer")?.to_owned())
+}
 /// Words of the names below, for `speciesSearch`: each matches several species, common and rare.
 pub(super) const SEARCH_WORDS: [&str; 5] = ["warbler", "thrush", "sparrow", "wren", "woodpecker"];
 

@@ -9,7 +9,6 @@
 use std::{path::PathBuf, process::ExitCode, time::Instant};
 
 use anyhow::Context;
-use serde_json::{Value, json};
 
 use super::{bench::peak_rss_mb, bench_api::start_hub, bench_api_seed as seed};
 use crate::{config::Settings, jobs::registry::resident_memory_bytes, store};
@@ -77,13 +76,7 @@ async fn download(hub: &crate::app::Hub) -> anyhow::Result<()> {
     let total = hub.state.store.call(|c| store::detections::count(c)).await?;
     let base = format!("http://{}/api", hub.http_addr);
     let client = reqwest::Client::new();
-    let login = client
-        .post(format!("{base}/auth/login"))
-        .json(&json!({ "email": seed::EMAIL, "password": seed::PASSWORD }))
-        .send()
-        .await?;
-    anyhow::ensure!(login.status().is_success(), "login failed with {}", login.status());
-    let token = login.json::<Value>().await?["token"].as_str().context("no token")?.to_owned();
+    let token = seed::login(&client, &base).await?;
     // Start the high-water mark here (Linux: "5" resets VmHWM): the peak is the export's.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let rss_before = resident_memory_bytes().unwrap_or(0);
