@@ -20,6 +20,7 @@ pub mod sessions;
 pub mod settings;
 pub mod sort;
 pub mod species_images;
+pub mod sun;
 pub mod validate;
 pub mod versions;
 
