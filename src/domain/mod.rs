@@ -15,6 +15,7 @@ pub mod mfa;
 pub mod preferences;
 pub mod role;
 pub mod satellite_config;
+pub mod schedule;
 pub mod season;
 pub mod sessions;
 pub mod settings;

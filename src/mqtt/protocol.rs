@@ -106,6 +106,63 @@ impl Ack {
     }
 }
 
+/// `update` (hub to satellite, SPEC 2.8).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Update {
+    pub satellite_id: String,
+    pub tenant_id: String,
+    pub target_version: String,
+}
+
+/// `log-request` (hub to satellite, SPEC 2.8).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogRequest {
+    pub request_id: String,
+    pub tail: u32,
+}
+
+/// `log-response` (satellite to hub). The SPEC leaves the layout open; this hub's is the
+/// request's id and the newline-separated journal text, `truncated` when the satellite cut it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogResponse {
+    pub request_id: String,
+    pub satellite_id: String,
+    pub tenant_id: String,
+    pub text: String,
+    #[serde(default)]
+    pub truncated: bool,
+}
+
+/// `live-start` / `live-stop` (hub to satellite). The hub repeats `live-start` every
+/// [`LIVE_REFRESH_SECS`] while a session is active; a satellite that hears none for
+/// [`LIVE_SATELLITE_TIMEOUT_SECS`] stops streaming by itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveControl {
+    #[serde(default)]
+    pub session_id: Option<String>,
+}
+
+pub const LIVE_REFRESH_SECS: u64 = 20;
+pub const LIVE_SATELLITE_TIMEOUT_SECS: u64 = 60;
+
+/// `live-audio` (satellite to hub, QoS 0). The SPEC leaves the layout open; this hub's is the
+/// session, a per-session sequence number, when the chunk was recorded and a base64 WAV.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveAudio {
+    pub session_id: String,
+    pub satellite_id: String,
+    pub tenant_id: String,
+    pub seq: u64,
+    pub recorded_at: String,
+    /// Base64 of a mono WAV.
+    pub audio: String,
+}
+
 /// Just enough of any message to check which satellite and tenant it claims to be from.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
