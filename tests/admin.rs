@@ -196,6 +196,8 @@ async fn removing_a_member_disconnects_their_devices_unless_kept() {
     let kept = hub.member_of("kept@example.org", owner.tenant, Role::Member).await;
     let gone = hub.member_of("gone@example.org", owner.tenant, Role::Member).await;
     let leaver = hub.member_of("leaver@example.org", owner.tenant, Role::Member).await;
+    let deleted = hub.member_of("deleted@example.org", owner.tenant, Role::Member).await;
+    let d_deleted = device(&hub, &t, &deleted.id.to_string(), "deleted-pi");
     let d_kept = device(&hub, &t, &kept.id.to_string(), "kept-pi");
     let d_gone = device(&hub, &t, &gone.id.to_string(), "gone-pi");
     let d_left = device(&hub, &t, &leaver.id.to_string(), "left-pi");
@@ -220,6 +222,28 @@ async fn removing_a_member_disconnects_their_devices_unless_kept() {
 
     assert_eq!(hub.login(&leaver.email).await.post_empty(&format!("/tenants/{}/leave", owner.tenant)).await.0, 204);
     assert_eq!(device_state(&hub, &d_left), (None, "!revoked".into(), 0), "leaving disconnects too");
+    // Deleting an account releases and disconnects its devices like a removal.
+    assert_eq!(admin.delete(&format!("/admin/users/{}", deleted.id)).await.0, 204);
+    assert_eq!(device_state(&hub, &d_deleted), (None, "!revoked".into(), 0), "deleting disconnects too");
+    // Each move to team ownership is audited, naming the device, the former registrant and why.
+    let transfers: Vec<(String, String, String)> = hub.sql(|c| {
+        let mut stmt = c
+            .prepare(
+                "SELECT target_id, json_extract(details_json, '$.from'), json_extract(details_json, '$.reason')
+                 FROM audit_log WHERE action = 'admin.satellite_transferred' ORDER BY id",
+            )
+            .expect("prepare");
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).expect("query").map(|r| r.expect("row")).collect()
+    });
+    assert_eq!(
+        transfers,
+        vec![
+            (d_kept.clone(), kept.id.to_string(), "member_removed".into()),
+            (d_gone.clone(), gone.id.to_string(), "member_removed".into()),
+            (d_left.clone(), leaver.id.to_string(), "member_left".into()),
+            (d_deleted.clone(), deleted.id.to_string(), "account_deleted".into()),
+        ]
+    );
     assert_error(
         &admin.delete(&format!("/admin/users/{}/tenants/{}?devices=maybe", owner.id, owner.tenant)).await,
         400,

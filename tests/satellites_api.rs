@@ -88,6 +88,16 @@ async fn re_registration_and_adoption_rules() {
     assert_eq!(status, 200, "{claimed}");
     let (_, detail) = bob.get(&format!("/satellites/{}", first.id)).await;
     assert_eq!(detail["registered_by_me"], true);
+    // Both moves are audited: to the team when Ann was removed, to Bob when he claimed it.
+    let (_, log) = root.get("/admin/audit-log?action=admin.satellite_transferred").await;
+    let moves: Vec<(String, String)> = log["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| (e["details"]["reason"].as_str().unwrap_or("").into(), e["targetId"].as_str().unwrap_or("").into()))
+        .collect();
+    assert!(moves.contains(&("member_removed".into(), first.id.clone())), "{log}");
+    assert!(moves.contains(&("claimed".into(), first.id.clone())), "{log}");
 }
 
 #[tokio::test]

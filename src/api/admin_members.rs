@@ -89,7 +89,8 @@ async fn remove(
 ) -> Result<StatusCode, ApiError> {
     let keep = q.keep()?;
     let m = membership(&state, id).await?;
-    remove_membership(&state, m.tenant_id, m.user_id, keep).await?;
+    let released = remove_membership(&state, m.tenant_id, m.user_id, keep).await?;
+    super::tenants::audit_transferred(&state, &ctx, &ip, m.tenant_id, m.user_id, &released, "member_removed").await;
     Audit::new("admin.member_removed")
         .actor(&ctx)
         .tenant(m.tenant_id)

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::{
     ApiError, Json, Path, Query, session,
-    tenants::{DevicesQuery, announce_released},
+    tenants::{DevicesQuery, announce_released, audit_transferred},
     views::{Page, TenantView, UserView},
 };
 use crate::{
@@ -208,7 +208,10 @@ async fn remove(
     if ctx.user_id() == Some(id) {
         return Err(ApiError::BadRequest("cannot_delete_self", "delete your own account with DELETE /auth/me".into()));
     }
-    accounts::delete_account(&state.store, &state.clock, id).await?;
+    for (tenant, released) in accounts::delete_account(&state.store, &state.clock, id).await? {
+        super::tenants::announce_released(&state, tenant, &released, false);
+        super::tenants::audit_transferred(&state, &ctx, &ip, tenant, id, &released, "account_deleted").await;
+    }
     Audit::new("admin.user_deleted").actor(&ctx).target("user", id).ip(&ip).write(&state).await;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -263,7 +266,8 @@ async fn remove_from_tenant(
     Query(q): Query<DevicesQuery>,
 ) -> Result<StatusCode, ApiError> {
     let keep = q.keep()?;
-    remove_membership(&state, tenant, id, keep).await?;
+    let released = remove_membership(&state, tenant, id, keep).await?;
+    audit_transferred(&state, &ctx, &ip, tenant, id, &released, "member_removed").await;
     Audit::new("admin.user_removed_from_tenant")
         .actor(&ctx)
         .tenant(tenant)
@@ -281,7 +285,7 @@ pub(super) async fn remove_membership(
     tenant: TenantId,
     user: UserId,
     keep: bool,
-) -> Result<(), ApiError> {
+) -> Result<Vec<crate::ids::SatelliteId>, ApiError> {
     let team = state
         .store
         .call(move |c| store::tenants::get(c, tenant))
@@ -300,5 +304,5 @@ pub(super) async fn remove_membership(
         .await
         .map_err(super::not_found("member_not_found", "the user is not a member of this team"))?;
     announce_released(state, tenant, &released, keep);
-    Ok(())
+    Ok(released)
 }

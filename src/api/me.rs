@@ -177,7 +177,10 @@ async fn delete_me(
     if !ok {
         return Err(ApiError::BadRequest("wrong_password", "the password is not correct".into()));
     }
-    accounts::delete_account(&state.store, &state.clock, id).await?;
+    for (tenant, released) in accounts::delete_account(&state.store, &state.clock, id).await? {
+        super::tenants::announce_released(&state, tenant, &released, false);
+        super::tenants::audit_transferred(&state, &ctx, &ip, tenant, id, &released, "account_deleted").await;
+    }
     Audit::new("user.account_deleted").actor_user(id).target("user", id).ip(&ip).write(&state).await;
     Ok((StatusCode::NO_CONTENT, [(header::SET_COOKIE, session::clear_cookie(&state))]).into_response())
 }

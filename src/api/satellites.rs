@@ -223,6 +223,16 @@ async fn register(
         .ip(&ip)
         .write(&state)
         .await;
+    if done.claimed {
+        Audit::new("admin.satellite_transferred")
+            .actor(&ctx)
+            .tenant(sat.tenant_id)
+            .target("satellite", sat.id)
+            .ip(&ip)
+            .details(json!({ "from": null, "to": me, "reason": "claimed" }))
+            .write(&state)
+            .await;
+    }
     let body = json!({
         "id": sat.id,
         "tenantId": sat.tenant_id,

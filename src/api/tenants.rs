@@ -115,6 +115,7 @@ async fn leave(
     let now = state.clock.stamp();
     let released = state.store.call(move |c| store::tenants::leave(c, tenant, me, keep, now)).await?;
     announce_released(&state, tenant, &released, keep);
+    audit_transferred(&state, &ctx, &ip, tenant, me, &released, "member_left").await;
     Audit::new("user.left_tenant")
         .actor(&ctx)
         .tenant(tenant)
@@ -133,6 +134,28 @@ pub fn announce_released(state: &AppState, tenant: TenantId, released: &[crate::
     }
     for satellite_id in released {
         state.bus.publish(Event::SatelliteRevoked { tenant_id: tenant, satellite_id: *satellite_id });
+    }
+}
+
+/// Audits `admin.satellite_transferred` for each device of `from` that became team-owned.
+pub async fn audit_transferred(
+    state: &AppState,
+    actor: &crate::auth::AuthContext,
+    ip: &str,
+    tenant: TenantId,
+    from: crate::ids::UserId,
+    released: &[crate::ids::SatelliteId],
+    reason: &str,
+) {
+    for satellite_id in released {
+        Audit::new("admin.satellite_transferred")
+            .actor(actor)
+            .tenant(tenant)
+            .target("satellite", satellite_id)
+            .ip(ip)
+            .details(json!({ "from": from, "to": null, "reason": reason }))
+            .write(state)
+            .await;
     }
 }
 

@@ -7,7 +7,7 @@
 use crate::{
     clock::Clock,
     domain::Role,
-    ids::{TenantId, UserId},
+    ids::{SatelliteId, TenantId, UserId},
     store::{self, Store, users::User},
     time::Timestamp,
 };
@@ -195,8 +195,13 @@ super::from_store_error!(DeleteAccountError, not_found => UserNotFound);
 
 /// Deletes an account in one transaction. Teams it owns alone go with it; a team it owns with
 /// other members must be handed over first, and the hub keeps at least one platform admin. Its
-/// devices in the teams it belonged to become team-owned and are disconnected.
-pub async fn delete_account(store: &Store, clock: &Clock, id: UserId) -> Result<(), DeleteAccountError> {
+/// devices in the teams it belonged to become team-owned and are disconnected; they are returned
+/// by team, for the broker to drop their sessions and for the audit log.
+pub async fn delete_account(
+    store: &Store,
+    clock: &Clock,
+    id: UserId,
+) -> Result<Vec<(TenantId, Vec<SatelliteId>)>, DeleteAccountError> {
     let now = clock.stamp();
     store
         .call(move |c| {
@@ -212,12 +217,14 @@ pub async fn delete_account(store: &Store, clock: &Clock, id: UserId) -> Result<
             for (tenant, _) in owned {
                 store::tenants::delete(&tx, tenant)?;
             }
+            let mut released = Vec::new();
             for (tenant, _) in store::tenants::list_for_user(&tx, id)? {
-                store::satellites::release_registrant_devices(&tx, tenant.id, id, false, now)?;
+                released
+                    .push((tenant.id, store::satellites::release_registrant_devices(&tx, tenant.id, id, false, now)?));
             }
             store::users::delete(&tx, id)?;
             tx.commit()?;
-            Ok(Ok(()))
+            Ok(Ok(released))
         })
         .await?
 }

@@ -29,6 +29,8 @@ pub struct Registered {
     pub satellite: Satellite,
     /// `false` when a known device was re-registered (its old credentials are void).
     pub created: bool,
+    /// A team-owned device that the registering member claimed (ownership moved to them).
+    pub claimed: bool,
     pub mqtt_password: String,
     pub api_key: String,
 }
@@ -85,7 +87,7 @@ pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result
                 None => None,
             }
             .or(store::satellites::find_by_name(&tx, tenant, &name)?.map(|s| (s, false)));
-            let (id, created) = match existing {
+            let (id, created, claimed) = match existing {
                 Some((sat, by_device)) => {
                     let mine = sat.registered_by == Some(me);
                     let claimable = by_device && sat.registered_by.is_none();
@@ -104,7 +106,7 @@ pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result
                         store::satellites::set_location(&tx, tenant, sat.id, la, lo)?;
                     }
                     store::api_keys::revoke_for_satellite(&tx, sat.id, now)?;
-                    (sat.id, false)
+                    (sat.id, false, claimable && !by_admin)
                 }
                 None => {
                     let new = store::satellites::NewSatellite {
@@ -117,7 +119,7 @@ pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result
                         latitude: location.map(|l| l.0),
                         longitude: location.map(|l| l.1),
                     };
-                    (store::satellites::insert(&tx, &new)?, true)
+                    (store::satellites::insert(&tx, &new)?, true, false)
                 }
             };
             store::api_keys::create(
@@ -134,7 +136,7 @@ pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result
             )?;
             let sat = store::satellites::get(&tx, id)?;
             tx.commit()?;
-            Ok(Ok((sat, created)))
+            Ok(Ok((sat, created, claimed)))
         })
         .await
         .map_err(|e| match e {
@@ -142,8 +144,8 @@ pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result
             store::Error::Duplicate => RegisterError::NameTaken,
             other => other.into(),
         })?;
-    let (satellite, created) = outcome?;
-    Ok(Registered { satellite, created, mqtt_password: password, api_key })
+    let (satellite, created, claimed) = outcome?;
+    Ok(Registered { satellite, created, claimed, mqtt_password: password, api_key })
 }
 
 #[derive(Debug, thiserror::Error)]
