@@ -132,9 +132,10 @@ pub fn active_at<Tz: TimeZone>(
         return true;
     }
     let today = at.with_timezone(tz).date_naive();
-    [today.pred_opt(), Some(today)].into_iter().flatten().any(|date| {
-        windows_on(entries, position, date, tz).0.iter().any(|w| w.start <= at && at < w.end)
-    })
+    [today.pred_opt(), Some(today)]
+        .into_iter()
+        .flatten()
+        .any(|date| windows_on(entries, position, date, tz).0.iter().any(|w| w.start <= at && at < w.end))
 }
 
 #[cfg(test)]
