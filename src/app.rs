@@ -144,6 +144,12 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     });
     let (st, stop) = (state.clone(), shutdown.clone());
     tasks.spawn(async move { ("registry", jobs::registry::run(st, stop).await) });
+    if state.settings.http.mdns && mode != Mode::Dispatcher {
+        // The ports are the bound ones; the dispatcher serves health only, so it stays quiet.
+        let advert = crate::mdns::Advert { http: http_addr, mqtt_port: mqtt_addr.map(|a| a.port()) };
+        let stop = shutdown.clone();
+        tasks.spawn(async move { ("mdns", crate::mdns::run(advert, stop).await) });
+    }
 
     tracing::info!(
         %http_addr,

@@ -22,6 +22,7 @@
 //! - [`media`]: pictures made from audio (the spectrogram PNG).
 //! - [`inference`]: the classifier (ONNX Runtime), audio decoding, labels and the range filter.
 //! - [`jobs`]: background tasks (service registry refresh, monitors, retention, the species image fetcher).
+//! - [`mdns`]: the hub's mDNS/DNS-SD advertisement (`_birdhub._tcp`) and the client's discovery.
 //! - [`links`]: the hub's own public addresses for links in mail and API responses.
 //! - [`ids`]: typed identifiers so a tenant id is never passed where a satellite id belongs.
 //! - [`time`]: the timestamp format of the SPEC.
@@ -40,6 +41,7 @@ pub mod inference;
 pub mod jobs;
 pub mod links;
 pub mod mail;
+pub mod mdns;
 pub mod media;
 pub mod mqtt;
 pub mod notify;

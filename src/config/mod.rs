@@ -70,6 +70,9 @@ pub struct HttpSettings {
     /// The URL people use to reach the hub, the base of every link it hands out; empty means
     /// `http://<hostname>.local:<bound port>` ([`crate::links`]), never a request's `Host`.
     pub public_url: String,
+    /// Advertise the hub on the LAN as `_birdhub._tcp` (mDNS/DNS-SD, [`crate::mdns`]) so the app
+    /// and satellites find it without an IP address; `BIRDHUB_HTTP__MDNS=false` turns it off.
+    pub mdns: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -202,6 +205,7 @@ impl Default for Settings {
                 max_body_bytes: 2 * 1024 * 1024,
                 trust_proxy: false,
                 public_url: String::new(),
+                mdns: true,
             },
             mqtt: MqttSettings {
                 bind: SocketAddr::from(([0, 0, 0, 0], 1883)),

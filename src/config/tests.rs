@@ -185,3 +185,14 @@ fn secrets_are_generated_once_private_and_redacted() {
     assert_eq!(again.security.jwt_secret, jwt, "a restart keeps the same secrets");
     assert!(!format!("{again:?}").contains(jwt.expose()), "Debug never prints a secret");
 }
+
+#[test]
+fn mdns_is_on_by_default_and_turned_off_by_env_or_file() {
+    assert!(Settings::default().http.mdns, "the app finds the hub without an IP address");
+    let s =
+        Settings::load(&Sources { env: env(&[("BIRDHUB_HTTP__MDNS", "false")]), ..Default::default() }).expect("load");
+    assert!(!s.http.mdns);
+    let f = file("[http]\nmdns = false\n");
+    let s = Settings::load(&Sources { config_file: Some(f.path().into()), ..Default::default() }).expect("load");
+    assert!(!s.http.mdns);
+}

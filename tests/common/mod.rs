@@ -159,6 +159,8 @@ pub fn test_settings(data_dir: &std::path::Path) -> Settings {
     s.mqtt.bind = "127.0.0.1:0".parse().expect("addr");
     s.mqtt.ws_bind = "127.0.0.1:0".parse().expect("addr");
     s.log_level = "warn".into();
+    // No mDNS daemon per test hub; tests/mdns.rs turns it on where it is the subject.
+    s.http.mdns = false;
     // No classifier unless a test asks for one (`with_model`): most tests do not need it.
     s.inference.model_dir = data_dir.join("no-model").display().to_string();
     s
