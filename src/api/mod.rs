@@ -25,6 +25,7 @@ mod mobile;
 pub mod openapi;
 mod request_log;
 mod satellite_config;
+mod satellite_remote;
 pub mod satellites;
 mod scheduled_exports;
 mod session;
@@ -77,6 +78,7 @@ fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
         .merge(admin_members::router())
         .merge(satellites::router())
         .merge(satellite_config::router())
+        .merge(satellite_remote::router())
         .merge(detections::router())
         .merge(detection_notes::router())
         .merge(share::router())
