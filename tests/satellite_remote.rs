@@ -105,3 +105,55 @@ async fn update_follows_the_device_rule() {
     let got = as_viewer.post(&format!("/satellites/{}/update", r.id), json!({"targetVersion": "1.0.0"})).await;
     assert_eq!(got.0, 403, "{}", got.1);
 }
+
+fn log_response(r: &sat::Registered, request_id: &str, text: &str) -> String {
+    json!({"requestId": request_id, "satelliteId": r.id, "tenantId": r.tenant, "text": text, "truncated": false})
+        .to_string()
+}
+
+#[tokio::test]
+async fn log_requests_are_answered_now_or_later_and_only_by_their_satellite() {
+    let (hub, api, r, mut c) = setup().await;
+    let path = format!("/satellites/{}/logs/request", r.id);
+
+    // A satellite that answers at once: its lines come back in the POST.
+    let answering = {
+        let api = api.clone();
+        let path = path.clone();
+        tokio::spawn(async move { api.post(&path, json!({"tail": 2})).await })
+    };
+    let req = c.message_on(&r.topic("log-request"), 10).await.expect("log-request");
+    assert_eq!(req["tail"], 2);
+    let id = req["requestId"].as_str().expect("requestId").to_owned();
+    c.publish(&r.topic("log-response"), log_response(&r, &id, "one\ntwo\n")).await;
+    let (status, body) = answering.await.expect("post");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!((body["status"].clone(), body["lines"].clone()), (json!("complete"), json!(["one", "two"])));
+    assert_eq!(body["truncated"], false);
+
+    // One that answers later.
+    let (status, body) = api.post(&format!("{path}?wait=0"), json!({})).await;
+    assert_eq!((status.as_u16(), body["status"].clone()), (202, json!("pending")), "{body}");
+    let id = body["requestId"].as_str().expect("id").to_owned();
+    assert_eq!(c.message_on(&r.topic("log-request"), 10).await.expect("log-request")["tail"], 500);
+    let read = format!("/satellites/{}/logs/{id}", r.id);
+    assert_eq!(api.get(&read).await.0, 202);
+
+    // Another satellite of the team cannot answer it.
+    let other = sat::register(&api, json!({"name": "meadow", "deviceId": "pi-other"})).await;
+    let oc = sat::connect(&hub, &other).await;
+    oc.publish(&other.topic("log-response"), log_response(&other, &id, "forged\n")).await;
+    c.publish(&r.topic("log-response"), log_response(&r, &id, "late\n")).await;
+    let done = wait_for(&api, &read, |v| v["status"] == "complete").await;
+    assert_eq!(done["lines"], json!(["late"]));
+
+    assert_error(&api.get(&format!("/satellites/{}/logs/nope", r.id)).await, 404, "log_request_not_found");
+    assert_error(&api.post(&path, json!({"tail": -1})).await, 422, "invalid_tail");
+    assert_error(&api.post(&path, json!({"tail": 100000})).await, 422, "invalid_tail");
+    assert_error(&api.post(&path, json!({"tail": "ten"})).await, 422, "invalid_tail");
+
+    let stranger = hub.user("stranger@example.org", false).await;
+    let outsider = hub.login(&stranger.email).await;
+    assert_error(&outsider.post(&format!("{path}?wait=0"), json!({})).await, 404, "satellite_not_found");
+    assert_error(&outsider.get(&read).await, 404, "satellite_not_found");
+}
