@@ -17,7 +17,7 @@ use crate::{
         device_rule::{self, DeviceAction},
     },
     ids::SatelliteId,
-    mqtt::logs::{self, Lookup, LogResult},
+    mqtt::logs::{self, LogResult, Lookup},
     state::AppState,
     usecases::satellite_remote::{self, UpdateContext},
 };

@@ -69,12 +69,7 @@ impl LogRequests {
     }
 
     /// Registers a request sent to `satellite`; the receiver sees the answer when it arrives.
-    pub fn register(
-        &self,
-        request_id: &str,
-        tenant: TenantId,
-        satellite: SatelliteId,
-    ) -> AnswerReceiver {
+    pub fn register(&self, request_id: &str, tenant: TenantId, satellite: SatelliteId) -> AnswerReceiver {
         let (answer, rx) = watch::channel(None);
         self.inner.insert(request_id.to_owned(), Arc::new(Pending { tenant, satellite, answer }));
         rx

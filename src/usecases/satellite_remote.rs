@@ -88,11 +88,8 @@ pub async fn request_update(
             Ok(())
         })
         .await?;
-    let message = Update {
-        satellite_id: satellite.to_string(),
-        tenant_id: tenant.to_string(),
-        target_version: target.clone(),
-    };
+    let message =
+        Update { satellite_id: satellite.to_string(), tenant_id: tenant.to_string(), target_version: target.clone() };
     let body = serde_json::to_vec(&message).map_err(|e| UpdateError::Publish(e.to_string()))?;
     let topic = topics::topic(ctx.topic_root, tenant, satellite, Channel::Update);
     ctx.mqtt.publish(topic, body, 1).await.map_err(UpdateError::Publish)?;
