@@ -236,6 +236,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
         links,
         secrets,
         weather,
+        logs: crate::mqtt::logs::LogRequests::new(),
     })
 }
 

@@ -62,6 +62,8 @@ pub struct AppState {
     pub secrets: crate::auth::secretbox::SecretBox,
     /// The weather service of `/stats/weather-correlation` (`weather.provider_url`; may be off).
     pub weather: crate::usecases::weather::Provider,
+    /// Pending `log-request`s and their answers (10 minutes, in memory).
+    pub logs: crate::mqtt::logs::LogRequests,
 }
 
 impl AppState {

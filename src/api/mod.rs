@@ -25,6 +25,7 @@ mod mobile;
 pub mod openapi;
 mod request_log;
 mod satellite_config;
+mod satellite_remote;
 mod satellite_schedule;
 pub mod satellites;
 mod scheduled_exports;
@@ -79,6 +80,7 @@ fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
         .merge(satellites::router())
         .merge(satellite_config::router())
         .merge(satellite_schedule::router())
+        .merge(satellite_remote::router())
         .merge(detections::router())
         .merge(detection_notes::router())
         .merge(share::router())

@@ -53,6 +53,8 @@ pub struct SatelliteView {
     pub version: Option<String>,
     pub stream: Option<String>,
     pub update_status: Option<String>,
+    /// The version an update asked for (`updating` or `failed`); null when none is under way.
+    pub target_version: Option<String>,
     pub config_locked: bool,
     pub created_at: Timestamp,
 }
@@ -80,6 +82,7 @@ pub fn view(state: &AppState, s: &Satellite, rel: device_rule::Relation, setting
         version: s.version.clone(),
         stream: s.stream.clone(),
         update_status: s.update_status.clone(),
+        target_version: s.target_version.clone(),
         config_locked: s.config_locked,
         created_at: s.created_at,
     }

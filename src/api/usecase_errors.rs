@@ -6,6 +6,7 @@ use crate::usecases::{
     accounts::{AddMemberError, DeleteAccountError, ProfileError, SignUpError},
     mfa::MfaError,
     mobile_releases::ReleaseError,
+    satellite_remote::{LogsError, UpdateError},
     satellites::{RegisterError, RenameError},
     service_registry::RegistryError,
     system_status::StatusError,
@@ -337,6 +338,29 @@ impl From<VersionsError> for ApiError {
     fn from(e: VersionsError) -> Self {
         match e {
             VersionsError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<UpdateError> for ApiError {
+    fn from(e: UpdateError) -> Self {
+        let m = e.to_string();
+        match e {
+            UpdateError::InvalidVersion(_) => Self::Unprocessable("invalid_target_version", m),
+            UpdateError::NoTargetVersion => Self::Unprocessable("no_target_version", m),
+            UpdateError::NotFound => Self::NotFound("satellite_not_found", m),
+            UpdateError::Publish(_) => Self::Unavailable("mqtt_unavailable", m),
+            UpdateError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<LogsError> for ApiError {
+    fn from(e: LogsError) -> Self {
+        let m = e.to_string();
+        match e {
+            LogsError::InvalidTail => Self::Unprocessable("invalid_tail", m),
+            LogsError::Publish(_) => Self::Unavailable("mqtt_unavailable", m),
         }
     }
 }

@@ -189,6 +189,10 @@ pub struct ReleaseSettings {
     /// The newest satellite release; empty: the highest version satellites report in heartbeats
     /// (the higher of the two when both are known). SemVer.
     pub satellite_version: String,
+    /// Minutes a satellite has to come back with the target version after
+    /// `POST /satellites/{id}/update`; a heartbeat with another version after that marks the
+    /// update `failed` (before it, the update stays `updating`).
+    pub update_timeout_minutes: u64,
 }
 
 /// Room for the multipart envelope and the text fields of an APK upload, on top of the APK.
@@ -243,6 +247,7 @@ impl Default for Settings {
                 max_apk_bytes: 200 * 1024 * 1024,
                 hub_version: String::new(),
                 satellite_version: String::new(),
+                update_timeout_minutes: 15,
             },
         }
     }
@@ -307,6 +312,9 @@ impl Settings {
         let bad = |key: &str, why: &str| Err(ConfigError::Invalid { key: key.into(), message: why.into() });
         if !(1024..=4 * 1024 * 1024 * 1024).contains(&self.releases.max_apk_bytes) {
             return bad("releases.max_apk_bytes", "must be between 1024 and 4294967296");
+        }
+        if !(1..=7 * 24 * 60).contains(&self.releases.update_timeout_minutes) {
+            return bad("releases.update_timeout_minutes", "must be between 1 and 10080");
         }
         for (key, value) in [
             ("releases.hub_version", &self.releases.hub_version),

@@ -89,7 +89,10 @@ impl Ingest {
             Some(Channel::ConfigRequest) => {
                 self.log_refusal("config-request", &event, self.config_request(tenant, satellite, &event.payload).await)
             }
-            Some(c @ (Channel::LiveAudio | Channel::LogResponse)) => {
+            Some(Channel::LogResponse) => {
+                self.log_refusal("log-response", &event, self.log_response(tenant, satellite, &event.payload))
+            }
+            Some(c @ Channel::LiveAudio) => {
                 tracing::debug!(
                     channel = c.as_str(),
                     bytes = event.payload.len(),
@@ -200,7 +203,24 @@ impl Ingest {
             outbox_stats_json: msg.outbox_stats.map(|v| v.to_string()),
         };
         let now = self.state.clock.stamp();
-        self.state.store.call(move |c| store::satellites::record_heartbeat(c, tenant, satellite, &hb, now)).await?;
+        let timeout = self.state.settings.releases.update_timeout_minutes;
+        let deadline = Timestamp::from(self.state.clock.now() - chrono::Duration::minutes(timeout as i64));
+        self.state
+            .store
+            .call(move |c| store::satellites::record_heartbeat(c, tenant, satellite, &hb, now, deadline))
+            .await?;
+        Ok(())
+    }
+
+    /// Hands a `log-response` to the request waiting for it (same id, sent to this satellite);
+    /// anything else is dropped. The text is capped there ([`super::logs`]).
+    fn log_response(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<(), Refused> {
+        let msg: protocol::LogResponse = parse(payload)?;
+        check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
+        let request_id = msg.request_id.clone();
+        if !self.state.logs.answer(tenant, satellite, msg, self.state.clock.stamp()) {
+            tracing::info!(%satellite, request = %request_id, "log-response for no pending request of this satellite dropped");
+        }
         Ok(())
     }
 

@@ -17,6 +17,7 @@ pub mod auth;
 pub mod broker;
 pub mod client;
 pub mod ingest;
+pub mod logs;
 pub mod meter;
 pub mod protocol;
 pub mod publish;

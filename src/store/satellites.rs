@@ -315,19 +315,27 @@ pub struct Heartbeat {
     pub outbox_stats_json: Option<String>,
 }
 
-/// Records a heartbeat: last seen, state, version; clears `update_status` once the target version runs.
+/// Records a heartbeat: last seen, state, version. Once the target version runs, `update_status`
+/// and `target_version` are cleared; a heartbeat with another version from a satellite whose update
+/// was asked for at or before `update_deadline` marks the update `failed`.
 pub fn record_heartbeat(
     conn: &Connection,
     tenant: TenantId,
     id: SatelliteId,
     hb: &Heartbeat,
     now: Timestamp,
+    update_deadline: Timestamp,
 ) -> Result<()> {
     let n = conn.execute(
         "UPDATE satellites SET last_seen_at = ?2, last_heartbeat_at = ?2, heartbeat_state = ?3, uptime_seconds = ?4,
              noise_floor_rms = coalesce(?5, noise_floor_rms), version = coalesce(?6, version), stream = coalesce(?7, stream),
              filter_stats_json = coalesce(?8, filter_stats_json), outbox_stats_json = coalesce(?9, outbox_stats_json),
-             update_status = CASE WHEN ?6 IS NOT NULL AND ?6 = target_version THEN NULL ELSE update_status END
+             update_status = CASE
+                 WHEN ?6 IS NOT NULL AND ?6 = target_version THEN NULL
+                 WHEN ?6 IS NOT NULL AND update_status = 'updating' AND update_requested_at IS NOT NULL
+                      AND update_requested_at <= ?11 THEN 'failed'
+                 ELSE update_status END,
+             target_version = CASE WHEN ?6 IS NOT NULL AND ?6 = target_version THEN NULL ELSE target_version END
          WHERE id = ?1 AND tenant_id = ?10 AND deleted_at IS NULL",
         params![
             id,
@@ -339,7 +347,8 @@ pub fn record_heartbeat(
             hb.stream,
             hb.filter_stats_json,
             hb.outbox_stats_json,
-            tenant
+            tenant,
+            update_deadline
         ],
     )?;
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }
@@ -401,4 +410,20 @@ pub fn reported_versions(conn: &Connection, stream: &str) -> Result<Vec<String>>
     )?;
     let rows = st.query_map([stream], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
     Ok(rows)
+}
+
+/// Marks a remote update as asked for: `update_status = 'updating'`, the target and the time.
+pub fn request_update(
+    conn: &Connection,
+    tenant: TenantId,
+    id: SatelliteId,
+    target_version: &str,
+    now: Timestamp,
+) -> Result<()> {
+    let n = conn.execute(
+        "UPDATE satellites SET update_status = 'updating', target_version = ?3, update_requested_at = ?4, updated_at = ?4
+         WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL",
+        params![id, tenant, target_version, now],
+    )?;
+    if n == 0 { Err(Error::NotFound) } else { Ok(()) }
 }
