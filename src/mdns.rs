@@ -1,5 +1,5 @@
-//! mDNS/DNS-SD on the LAN: the hub advertises itself as `_birdhub._tcp` so the Android app and
-//! `birdhub satellite` find it without anyone typing an IP address, and [`discover`] is the
+//! mDNS/DNS-SD on the LAN: the hub advertises itself as `_birdhub._tcp` so the Android app and the
+//! coming `birdhub satellite` find it without anyone typing an IP address, and [`discover`] is the
 //! client side of the same thing.
 //!
 //! The SRV record carries the HTTP port; the TXT record repeats it (`http_port`) beside the MQTT

@@ -188,8 +188,8 @@ impl RecordingProfile {
         }
         for (i, e) in self.schedule.iter().enumerate() {
             let ok = match e.reference.as_str() {
-                "absolute" => is_hh_mm(&e.start) && is_hh_mm(&e.end),
-                "sunrise" | "sunset" => is_minutes(&e.start) && is_minutes(&e.end),
+                "absolute" => e.absolute_times().is_some(),
+                "sunrise" | "sunset" => e.minute_offsets().is_some(),
                 _ => false,
             };
             if !ok {
@@ -202,13 +202,29 @@ impl RecordingProfile {
     }
 }
 
-fn is_hh_mm(s: &str) -> bool {
-    let Some((h, m)) = s.split_once(':') else { return false };
-    h.len() == 2 && m.len() == 2 && h.parse::<u8>().is_ok_and(|h| h < 24) && m.parse::<u8>().is_ok_and(|m| m < 60)
+impl ScheduleEntry {
+    /// Start and end of an `absolute` entry as local times (`HH:MM`); `None` when either is not.
+    pub fn absolute_times(&self) -> Option<(chrono::NaiveTime, chrono::NaiveTime)> {
+        Some((hh_mm(&self.start)?, hh_mm(&self.end)?))
+    }
+
+    /// Start and end of a `sunrise`/`sunset` entry as minute offsets (-720 to 720; negative is
+    /// before the event); `None` when either is not.
+    pub fn minute_offsets(&self) -> Option<(i64, i64)> {
+        Some((minutes(&self.start)?, minutes(&self.end)?))
+    }
 }
 
-fn is_minutes(s: &str) -> bool {
-    s.parse::<i32>().is_ok_and(|m| (-720..=720).contains(&m))
+fn hh_mm(s: &str) -> Option<chrono::NaiveTime> {
+    let (h, m) = s.split_once(':')?;
+    if h.len() != 2 || m.len() != 2 {
+        return None;
+    }
+    chrono::NaiveTime::from_hms_opt(h.parse().ok()?, m.parse().ok()?, 0)
+}
+
+fn minutes(s: &str) -> Option<i64> {
+    s.parse::<i64>().ok().filter(|m| (-720..=720).contains(m))
 }
 
 /// The `config` message of SPEC 2.5.

@@ -42,18 +42,6 @@ fn local_midnight<Tz: TimeZone>(tz: &Tz, date: NaiveDate) -> DateTime<Utc> {
     local_instant(tz, date.and_time(NaiveTime::MIN))
 }
 
-fn parse_offset(s: &str) -> Option<i64> {
-    s.trim().parse::<i64>().ok().filter(|m| m.abs() <= 24 * 60)
-}
-
-fn parse_hh_mm(s: &str) -> Option<NaiveTime> {
-    let (h, m) = s.trim().split_once(':')?;
-    if h.len() != 2 || m.len() != 2 {
-        return None;
-    }
-    NaiveTime::from_hms_opt(h.parse().ok()?, m.parse().ok()?, 0)
-}
-
 /// The windows of `date` (local to `tz`) at the position, if known.
 pub fn windows_on<Tz: TimeZone>(
     entries: &[ScheduleEntry],
@@ -92,7 +80,7 @@ pub fn windows_on<Tz: TimeZone>(
 type Span = Result<(DateTime<Utc>, DateTime<Utc>), String>;
 
 fn resolve_absolute<Tz: TimeZone>(e: &ScheduleEntry, date: NaiveDate, tz: &Tz) -> Span {
-    let (Some(start), Some(end)) = (parse_hh_mm(&e.start), parse_hh_mm(&e.end)) else {
+    let Some((start, end)) = e.absolute_times() else {
         return Err(format!("absolute start/end must be HH:MM, got {:?}-{:?}", e.start, e.end));
     };
     // An end at or before the start is on the next day (`22:00`-`04:00`).
@@ -101,7 +89,7 @@ fn resolve_absolute<Tz: TimeZone>(e: &ScheduleEntry, date: NaiveDate, tz: &Tz) -
 }
 
 fn resolve_sun<Tz: TimeZone>(e: &ScheduleEntry, day: &SunDay<Tz>) -> Span {
-    let (Some(start), Some(end)) = (parse_offset(&e.start), parse_offset(&e.end)) else {
+    let Some((start, end)) = e.minute_offsets() else {
         return Err(format!("{} start/end must be minute offsets, got {:?}-{:?}", e.reference, e.start, e.end));
     };
     if end <= start {

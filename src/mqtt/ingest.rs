@@ -204,7 +204,7 @@ impl Ingest {
         };
         let now = self.state.clock.stamp();
         let timeout = self.state.settings.releases.update_timeout_minutes;
-        let deadline = Timestamp::from(self.state.clock.now() - chrono::Duration::minutes(timeout as i64));
+        let deadline = Timestamp(now.0 - chrono::Duration::minutes(timeout as i64));
         self.state
             .store
             .call(move |c| store::satellites::record_heartbeat(c, tenant, satellite, &hb, now, deadline))
