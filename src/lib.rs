@@ -15,6 +15,7 @@
 //! - [`notify`]: alert notifications: webhook body, payload templates, chat shapes, mail text, signature, the POST.
 //! - [`mqtt`]: the embedded broker, satellite logins and ACL, ingest, and what the hub publishes.
 //! - [`objects`]: the filesystem object store (WAV, APKs, images) with atomic writes.
+//! - [`satellite`]: `birdhub satellite`, the reference recording satellite (capture, gate, outbox, MQTT).
 //! - [`cache`]: the in-memory TTL cache, counters and service registry (stands in for Redis).
 //! - [`events`]: the typed in-process event bus.
 //! - [`auth`]: passwords and, later, tokens, keys, MFA and the role checks.
@@ -46,6 +47,7 @@ pub mod media;
 pub mod mqtt;
 pub mod notify;
 pub mod objects;
+pub mod satellite;
 pub mod state;
 pub mod store;
 pub mod time;
