@@ -299,7 +299,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<()> {
     result
 }
 
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

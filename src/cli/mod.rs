@@ -13,6 +13,7 @@ mod bench_export;
 mod bench_pipeline;
 mod classify;
 mod model;
+mod satellite;
 
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
@@ -68,6 +69,9 @@ pub enum Command {
     /// The classifier model directory.
     #[command(subcommand)]
     Model(ModelCommand),
+    /// The recording satellite: register with a hub, run, status.
+    #[command(subcommand)]
+    Satellite(satellite::SatelliteCommand),
     /// Exit 0 when the local hub answers its health check.
     Healthcheck {
         /// Health URL (default: derived from http.bind).
@@ -134,6 +138,9 @@ pub fn main(cli: Cli) -> ExitCode {
             ExitCode::FAILURE
         });
     }
+    if let Command::Satellite(cmd) = cli.command {
+        return satellite_main(cmd, cli.config, cli.data_dir, cli.log_level);
+    }
     let serving = matches!(cli.command, Command::Serve { .. });
     let mut overrides =
         CliOverrides { data_dir: cli.data_dir.clone(), log_level: cli.log_level.clone(), ..Default::default() };
@@ -170,6 +177,30 @@ pub fn main(cli: Cli) -> ExitCode {
     }
 }
 
+/// The satellite does not read the hub's settings: it has its own config file.
+fn satellite_main(
+    cmd: satellite::SatelliteCommand,
+    config: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+    log_level: Option<String>,
+) -> ExitCode {
+    init_tracing(log_level.as_deref().unwrap_or("info,rumqttc=warn"));
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("birdhub: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(satellite::dispatch(cmd, config, data_dir)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("birdhub satellite: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn init_tracing(filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter));
@@ -195,5 +226,6 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Bench(BenchCommand::Export(args)) => bench_export::run(&settings, args).await,
         Command::Model(ModelCommand::Fetch { .. }) => unreachable!("handled before settings are loaded"),
         Command::Model(ModelCommand::Status) => model::status(&settings),
+        Command::Satellite(_) => unreachable!("handled before settings are loaded"),
     }
 }

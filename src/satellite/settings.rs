@@ -48,6 +48,13 @@ pub struct SatelliteSettings {
     pub resend_per_sec: u32,
     /// `error` acks before a row counts as failed.
     pub max_attempts: u32,
+    /// The hub's `mqtt.topic_root` (the first topic level).
+    #[serde(default = "default_topic_root")]
+    pub topic_root: String,
+}
+
+fn default_topic_root() -> String {
+    "birdhub".into()
 }
 
 impl SatelliteSettings {
