@@ -56,6 +56,12 @@ pub struct SatelliteView {
     /// The version an update asked for (`updating` or `failed`); null when none is under way.
     pub target_version: Option<String>,
     pub config_locked: bool,
+    /// The last heartbeat's `filterStats` (SPEC 2.3), as the device sent it; null before one.
+    #[schema(value_type = Option<Object>)]
+    pub filter_stats: Option<Value>,
+    /// The last heartbeat's `outboxStats` (SPEC 2.3), as the device sent it; null before one.
+    #[schema(value_type = Option<Object>)]
+    pub outbox_stats: Option<Value>,
     pub created_at: Timestamp,
 }
 
@@ -84,6 +90,8 @@ pub fn view(state: &AppState, s: &Satellite, rel: device_rule::Relation, setting
         update_status: s.update_status.clone(),
         target_version: s.target_version.clone(),
         config_locked: s.config_locked,
+        filter_stats: s.filter_stats_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),
+        outbox_stats: s.outbox_stats_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),
         created_at: s.created_at,
     }
 }

@@ -38,13 +38,16 @@ pub struct Satellite {
     pub uptime_seconds: Option<i64>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// The last heartbeat's `filterStats` and `outboxStats` as the device sent them (JSON).
+    pub filter_stats_json: Option<String>,
+    pub outbox_stats_json: Option<String>,
 }
 
 const SELECT: &str =
     "SELECT s.id, s.tenant_id, s.name, s.device_id, s.kind, s.registered_by, u.name, s.mqtt_password_hash,
         s.latitude, s.longitude, s.last_seen_at, s.heartbeat_state, s.noise_floor_rms, s.version, s.stream,
         s.update_status, s.target_version, s.config_locked, s.overrides_json, s.recording_profile_json,
-        s.uptime_seconds, s.created_at, s.updated_at
+        s.uptime_seconds, s.created_at, s.updated_at, s.filter_stats_json, s.outbox_stats_json
      FROM satellites s LEFT JOIN users u ON u.id = s.registered_by";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Satellite> {
@@ -72,6 +75,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Satellite> {
         uptime_seconds: r.get(20)?,
         created_at: r.get(21)?,
         updated_at: r.get(22)?,
+        filter_stats_json: r.get(23)?,
+        outbox_stats_json: r.get(24)?,
     })
 }
 

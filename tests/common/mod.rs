@@ -8,6 +8,7 @@ pub mod paho;
 pub mod process;
 pub mod receiver;
 pub mod sat;
+pub mod satellite;
 pub mod seed;
 pub mod smtp;
 pub mod weather;

@@ -1,0 +1,135 @@
+//! The whole network on one machine: a hub with the real classifier and three real
+//! `birdhub satellite` processes, registered through the CLI, recording from WAV folders.
+
+mod common;
+
+use std::{os::unix::fs::PermissionsExt, time::Duration};
+
+use common::satellite::{Station, saved_id, stat, station, wait_satellite};
+use serde_json::{Value, json};
+
+/// Audio chunks the hub holds for a satellite, and how many distinct chunk ids among them.
+fn hub_chunks(hub: &common::TestHub, id: &str) -> (i64, i64) {
+    let id = id.to_owned();
+    hub.sql(move |c| {
+        c.query_row("SELECT count(*), count(DISTINCT id) FROM audio_chunks WHERE satellite_id = ?1", [id], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .expect("count")
+    })
+}
+
+/// Waits until the satellite's heartbeat says every stored chunk was acked and the hub holds
+/// exactly as many chunks as the satellite sent.
+async fn settled(hub: &common::TestHub, api: &common::Api, s: &Station, at_least: i64) -> Value {
+    wait_satellite(api, &s.id, 180, "all chunks acknowledged and stored once", |v| {
+        let sent = stat(v, "filter_stats", "totalSent");
+        sent >= at_least && stat(v, "outbox_stats", "unackedCount") == 0 && hub_chunks(hub, &s.id) == (sent, sent)
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_satellites_record_classify_and_obey_the_hub() {
+    let hub = common::spawn_hub_with(common::with_model).await;
+    let owner = hub.user("owner@example.org", false).await;
+    let api = hub.login(&owner.email).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+
+    let mut stations: Vec<Station> = ["north", "pond", "wood"].iter().map(|n| station(dir.path(), n, 2)).collect();
+    for s in &mut stations {
+        let printed = s.register(&hub.base_url, &owner.email, &["--pace", "fast", "--lat", "51.5", "--lon", "-0.12"]);
+        assert!(printed.contains("Registered satellite"), "{printed}");
+        let mode = std::fs::metadata(s.config()).expect("config").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the config holds secrets");
+        s.id = saved_id(&s.config());
+        // Heartbeats every 5 s (the minimum) so the test sees the stats soon.
+        let (status, body) =
+            api.put(&format!("/satellites/{}/config", s.id), json!({"overrides": {"heartbeat_interval_sec": 5}})).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let (_, list) = api.get("/satellites").await;
+    let devices: std::collections::HashSet<String> = list["satellites"]
+        .as_array()
+        .expect("satellite list")
+        .iter()
+        .filter_map(|s| s["device_id"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(devices.len(), 3, "each instance is its own device: {list}");
+
+    for s in &mut stations {
+        s.start();
+    }
+    let mut sent = Vec::new();
+    for s in &stations {
+        let v = settled(&hub, &api, s, 2).await;
+        assert_eq!(v["is_online"], json!(true));
+        assert_eq!(v["heartbeat_state"], json!("recording"));
+        assert_eq!(
+            stat(&v, "filter_stats", "totalProcessed"),
+            stat(&v, "filter_stats", "totalSent"),
+            "birdsong passes the gate"
+        );
+        sent.push(stat(&v, "filter_stats", "totalSent"));
+    }
+
+    // The classifier ran on the satellites' audio.
+    let detections = wait_for_detections(&api, &stations[0].id).await;
+    assert!(detections > 0, "the fixture's birds are detected");
+
+    // A config push changes what the satellite does: with a silence gate above the fixture's
+    // loudness, a new recording is counted as silence and nothing more is sent.
+    let north = &stations[0];
+    let (status, body) = api
+        .put(
+            &format!("/satellites/{}/config", north.id),
+            json!({"overrides": {"heartbeat_interval_sec": 5, "filter_min_rms": 0.99}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    north.drop_recording("late.wav");
+    let v = wait_satellite(&api, &north.id, 60, "the new recording judged as silence", |v| {
+        stat(v, "filter_stats", "rejectedSilence") >= 2
+    })
+    .await;
+    assert_eq!(stat(&v, "filter_stats", "totalSent"), sent[0], "nothing passes a 0.99 gate");
+    assert_eq!(hub_chunks(&hub, &north.id).0, sent[0]);
+
+    // `update` runs the update command, and the next heartbeat reports the new version.
+    let pond = &stations[1];
+    let (status, body) = api.post(&format!("/satellites/{}/update", pond.id), json!({"targetVersion": "9.9.9"})).await;
+    assert_eq!(status, 202, "{body}");
+    let v = wait_satellite(&api, &pond.id, 60, "the update round trip", |v| v["version"] == json!("9.9.9")).await;
+    assert_eq!(v["update_status"], Value::Null, "the heartbeat with the target version clears the update: {v}");
+
+    // A log request returns the satellite's real log lines.
+    let wood = &stations[2];
+    let (status, body) = api.post(&format!("/satellites/{}/logs/request", wood.id), json!({"tail": 200})).await;
+    assert_eq!(status, 200, "{body}");
+    let lines: Vec<&str> = body["lines"].as_array().expect("lines").iter().filter_map(Value::as_str).collect();
+    assert!(lines.iter().any(|l| l.contains("connected to the hub")), "real log lines: {lines:?}");
+
+    // Re-running register rotates the credentials of the same satellite.
+    let before = std::fs::read_to_string(stations[2].config()).expect("config");
+    stations[2].signal("TERM");
+    let printed = stations[2].register(&hub.base_url, &owner.email, &[]);
+    assert!(printed.contains("Re-registered"), "{printed}");
+    assert_eq!(saved_id(&stations[2].config()), stations[2].id, "same device, same satellite");
+    let after = std::fs::read_to_string(stations[2].config()).expect("config");
+    let password =
+        |t: &str| toml::from_str::<toml::Value>(t).expect("toml")["mqtt_password"].as_str().map(str::to_owned);
+    assert_ne!(password(&before), password(&after), "new MQTT credentials");
+}
+
+async fn wait_for_detections(api: &common::Api, satellite: &str) -> usize {
+    for _ in 0..240 {
+        let (status, body) = api.get(&format!("/detections?satelliteId={satellite}")).await;
+        let n = body["detections"].as_array().map_or(0, Vec::len);
+        if status == 200 && n > 0 {
+            return n;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    0
+}
