@@ -37,3 +37,36 @@ fn the_package_ships_the_config_as_a_conffile_and_creates_the_user() {
     assert!(postinst.contains("#DEBHELPER#"), "systemd snippets are inserted");
     assert_eq!(read("debian/birdhub.toml"), birdhub::config::EXAMPLE_CONFIG);
 }
+
+#[test]
+fn the_satellite_units_run_the_satellite_and_ship_in_the_package() {
+    for (file, exec, state) in [
+        (
+            "systemd/birdhub-satellite.service",
+            "ExecStart=/usr/bin/birdhub satellite run",
+            "StateDirectory=birdhub-satellite",
+        ),
+        (
+            "systemd/birdhub-satellite@.service",
+            "ExecStart=/usr/bin/birdhub satellite run --instance %i",
+            "StateDirectory=birdhub-satellite/%i",
+        ),
+    ] {
+        let unit = read(file);
+        for line in [
+            exec,
+            state,
+            "SupplementaryGroups=audio",
+            "Restart=always",
+            "KillSignal=SIGTERM",
+            "WantedBy=multi-user.target",
+        ] {
+            assert!(unit.lines().any(|l| l.trim() == line), "{file} has {line}");
+        }
+    }
+    let manifest: toml::Table = read("Cargo.toml").parse().expect("Cargo.toml");
+    let assets = manifest["package"]["metadata"]["deb"]["assets"].as_array().expect("assets");
+    for unit in ["systemd/birdhub-satellite.service", "systemd/birdhub-satellite@.service"] {
+        assert!(assets.iter().any(|a| a[0].as_str() == Some(unit)), "the package ships {unit}");
+    }
+}
