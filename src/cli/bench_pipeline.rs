@@ -43,15 +43,22 @@ pub struct PipelineArgs {
     /// several seconds, long enough for a stable rate on a machine whose speed drifts).
     #[arg(long, default_value_t = 30)]
     pub backlog: usize,
+    /// Instead: run this many real `birdhub satellite` processes against the hub for --seconds
+    /// and print chunks/s, ack latency and the satellites' CPU per chunk and RSS.
+    #[arg(long, value_name = "N")]
+    pub real_satellites: Option<usize>,
 }
 
-struct Sat {
-    id: SatelliteId,
-    tenant: TenantId,
-    password: String,
+pub(super) struct Sat {
+    pub id: SatelliteId,
+    pub tenant: TenantId,
+    pub password: String,
 }
 
 pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<ExitCode> {
+    if let Some(n) = args.real_satellites {
+        return super::bench_fleet::run(settings, n, args.seconds).await;
+    }
     anyhow::ensure!(
         args.satellites > 0 && args.backlog > 0 && args.rounds > 0,
         "--satellites, --backlog and --rounds must be positive"
@@ -230,7 +237,7 @@ fn fixture_wav(dir: &ModelDir) -> anyhow::Result<Vec<u8>> {
     Ok(audio::encode_wav_i16(&samples[144_000..288_000], 48_000))
 }
 
-async fn start_hub(base: &Settings, with_model: bool) -> anyhow::Result<app::Hub> {
+pub(super) async fn start_hub(base: &Settings, with_model: bool) -> anyhow::Result<app::Hub> {
     start_hub_in(base, with_model, std::env::temp_dir().join(format!("birdhub-bench-{}", uuid::Uuid::new_v4()))).await
 }
 
@@ -247,7 +254,7 @@ async fn start_hub_in(base: &Settings, with_model: bool, data: std::path::PathBu
     app::start(s).await
 }
 
-async fn make_satellites(hub: &app::Hub, n: usize) -> anyhow::Result<Vec<Sat>> {
+pub(super) async fn make_satellites(hub: &app::Hub, n: usize) -> anyhow::Result<Vec<Sat>> {
     let new = store::users::NewUser {
         email: "bench@example.org".into(),
         name: "Bench".into(),

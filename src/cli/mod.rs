@@ -10,6 +10,7 @@ mod bench_api_seed;
 mod bench_api_stats;
 mod bench_auth;
 mod bench_export;
+mod bench_fleet;
 mod bench_pipeline;
 mod classify;
 mod model;
