@@ -29,7 +29,7 @@ fn outbox_ids(s: &Station) -> (BTreeSet<String>, usize) {
     )
     .expect("outbox db");
     c.busy_timeout(Duration::from_secs(5)).expect("busy timeout");
-    let mut q = c.prepare("SELECT chunk_id, state FROM outbox").expect("query");
+    let mut q = c.prepare("SELECT chunk_id, state FROM chunks").expect("query");
     let rows: Vec<(String, String)> =
         q.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).expect("rows").map(|r| r.expect("row")).collect();
     let unacked = rows.iter().filter(|(_, state)| state == "unacked").count();

@@ -160,9 +160,8 @@ fn ack_latencies_ms(db: &Path) -> anyhow::Result<Vec<f64>> {
     let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     c.busy_timeout(Duration::from_secs(5))?;
     let mut q = c.prepare(
-        "SELECT (julianday(acked_at) - julianday(last_sent_at)) * 86400000.0 FROM outbox
-         WHERE acked_at IS NOT NULL AND last_sent_at IS NOT NULL",
+        "SELECT acked_at - last_sent_at FROM chunks WHERE acked_at IS NOT NULL AND last_sent_at IS NOT NULL",
     )?;
-    let rows = q.query_map([], |r| r.get::<_, f64>(0))?;
-    Ok(rows.filter_map(Result::ok).filter(|ms| *ms >= 0.0).collect())
+    let rows = q.query_map([], |r| r.get::<_, i64>(0))?;
+    Ok(rows.filter_map(Result::ok).filter(|ms| *ms >= 0).map(|ms| ms as f64).collect())
 }
