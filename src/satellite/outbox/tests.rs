@@ -1,6 +1,6 @@
 //! Outbox tests on real SQLite files and real directories.
 
-use std::{fs, path::Path, time::SystemTime};
+use std::{collections::HashSet, fs, path::Path, time::SystemTime};
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
@@ -302,4 +302,64 @@ fn the_database_is_in_wal_mode_with_full_sync() {
     let sync: i64 = ob.conn.query_row("PRAGMA synchronous", [], |r| r.get(0)).expect("pragma");
     assert_eq!((mode.as_str(), sync), ("wal", 2));
     assert!(dir.path().join("outbox.db").is_file());
+}
+
+/// Set for the child process of [`pushed_chunks_survive_sigkill`]: the outbox directory.
+const KILL_CHILD_ENV: &str = "BIRDHUB_TEST_OUTBOX_KILL_CHILD_DIR";
+
+/// Not a test on its own: in the child process of [`pushed_chunks_survive_sigkill`] it pushes
+/// chunks and prints each id once `push` has returned, until it is killed.
+#[test]
+fn sigkill_child_pushes_until_killed() {
+    let Some(dir) = std::env::var_os(KILL_CHILD_ENV) else { return };
+    let mut ob = open(Path::new(&dir), caps(100, 200, 48), 5);
+    let now = t0();
+    for i in 0..400 {
+        let c = CapturedChunk { recorded_at: now + Duration::seconds(i), samples: vec![i as i16; 24_000] };
+        let id = ob.push(&c, now).expect("push");
+        println!("PUSHED {id}");
+    }
+}
+
+#[test]
+fn pushed_chunks_survive_sigkill() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", "satellite::outbox::tests::sigkill_child_pushes_until_killed", "--nocapture"])
+        .args(["--test-threads", "1"])
+        .env(KILL_CHILD_ENV, dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn child");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut acknowledged = Vec::new();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.expect("line");
+        if let Some(id) = line.strip_prefix("PUSHED ") {
+            acknowledged.push(uuid::Uuid::parse_str(id.trim()).expect("uuid"));
+            if acknowledged.len() == 25 {
+                break;
+            }
+        }
+    }
+    child.kill().expect("SIGKILL"); // std's kill() sends SIGKILL on Unix
+    let status = child.wait().expect("wait");
+    assert_eq!(acknowledged.len(), 25, "the child pushed 25 chunks before it was killed ({status})");
+
+    let mut ob = open(dir.path(), caps(100, 200, 48), 5);
+    let due = ob.due(1000, t0()).expect("due");
+    let ids: HashSet<_> = due.iter().map(|p| p.chunk_id).collect();
+    for id in &acknowledged {
+        assert!(ids.contains(id), "chunk {id} was pushed before the kill and must still be there");
+    }
+    for p in &due {
+        let reader = hound::WavReader::new(std::io::Cursor::new(&p.wav)).expect("a complete WAV file");
+        assert_eq!(reader.duration(), 24_000);
+    }
+    let s = ob.stats().expect("stats");
+    assert_eq!(s.row_count as usize, due.len());
+    assert!(s.disk_bytes >= s.total_bytes, "every row has its file (a file without a row is possible)");
+    println!("killed ({status}) after {} acknowledged pushes; {} rows survived", acknowledged.len(), due.len());
 }
