@@ -14,7 +14,14 @@ fn classify(work: &Path, file: &Path) -> Output {
     let config = work.join("empty.toml");
     std::fs::write(&config, "").expect("config");
     let mut cmd = Command::new(BIN);
-    cmd.arg("classify").arg(file).arg("--json").args(["--threshold", "0.3"]).arg("--config").arg(&config).arg("--data-dir").arg(work.join("data"));
+    cmd.arg("classify")
+        .arg(file)
+        .arg("--json")
+        .args(["--threshold", "0.3"])
+        .arg("--config")
+        .arg(&config)
+        .arg("--data-dir")
+        .arg(work.join("data"));
     for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("BIRDHUB_") || k == "RUST_LOG") {
         cmd.env_remove(k);
     }
@@ -42,10 +49,8 @@ fn summary(out: &Output) -> (f64, Vec<Option<String>>) {
     assert!(out.status.success(), "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
     let windows = report["windows"].as_array().expect("windows");
-    let tops: Vec<Option<String>> = windows
-        .iter()
-        .map(|w| w["detections"][0]["scientificName"].as_str().map(str::to_owned))
-        .collect();
+    let tops: Vec<Option<String>> =
+        windows.iter().map(|w| w["detections"][0]["scientificName"].as_str().map(str::to_owned)).collect();
     (report["durationSeconds"].as_f64().expect("duration"), tops)
 }
 

@@ -141,11 +141,8 @@ impl AudioStream {
             if self.interleaved.is_empty() {
                 continue;
             }
-            let mono: Vec<f32> = self
-                .interleaved
-                .chunks(channels)
-                .map(|frame| frame.iter().sum::<f32>() / frame.len() as f32)
-                .collect();
+            let mono: Vec<f32> =
+                self.interleaved.chunks(channels).map(|frame| frame.iter().sum::<f32>() / frame.len() as f32).collect();
             if mono.iter().any(|s| !s.is_finite()) {
                 return Err(AudioError::Undecodable("samples are not finite numbers".into()));
             }
@@ -171,9 +168,10 @@ fn looks_like_wav(bytes: &[u8]) -> bool {
 pub fn decode_bytes(bytes: Vec<u8>, extension: Option<&str>, max_seconds: f64) -> Result<Audio, AudioError> {
     if looks_like_wav(&bytes) {
         return match decode_wav(&bytes, max_seconds) {
-            Err(AudioError::Unsupported(why)) => {
-                collect(AudioStream::open_bytes(bytes, extension).map_err(|_| AudioError::Unsupported(why))?, max_seconds)
-            }
+            Err(AudioError::Unsupported(why)) => collect(
+                AudioStream::open_bytes(bytes, extension).map_err(|_| AudioError::Unsupported(why))?,
+                max_seconds,
+            ),
             other => other,
         };
     }

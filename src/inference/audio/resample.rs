@@ -45,7 +45,11 @@ pub struct StreamResampler {
 
 impl std::fmt::Debug for StreamResampler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StreamResampler").field("from", &self.from).field("to", &self.to).field("fed", &self.fed).finish()
+        f.debug_struct("StreamResampler")
+            .field("from", &self.from)
+            .field("to", &self.to)
+            .field("fed", &self.fed)
+            .finish()
     }
 }
 
@@ -104,7 +108,8 @@ impl StreamResampler {
             let valid = pending.len().min(n);
             pending.resize(n, 0.0);
             let input = InterleavedSlice::new(&pending[..], 1, n).map_err(|e| err(&e))?;
-            let indexing = Indexing { input_offset: 0, output_offset: 0, partial_len: Some(valid), active_channels_mask: None };
+            let indexing =
+                Indexing { input_offset: 0, output_offset: 0, partial_len: Some(valid), active_channels_mask: None };
             let piece = resampler.process(&input, Some(&indexing)).map_err(|e| err(&e))?.take_data();
             pending.clear();
             Self::keep(&mut out, piece, &mut self.to_trim);

@@ -11,7 +11,8 @@ use super::{
 
 /// 10 s of a 1 kHz tone at half scale, 44.1 kHz stereo (both channels alike).
 fn tone_wav(path: &Path) {
-    let spec = hound::WavSpec { channels: 2, sample_rate: 44_100, bits_per_sample: 16, sample_format: SampleFormat::Int };
+    let spec =
+        hound::WavSpec { channels: 2, sample_rate: 44_100, bits_per_sample: 16, sample_format: SampleFormat::Int };
     let mut w = hound::WavWriter::create(path, spec).expect("wav");
     for i in 0..441_000 {
         let s = ((i as f32 * 1000.0 * std::f32::consts::TAU / 44_100.0).sin() * 16_000.0) as i16;

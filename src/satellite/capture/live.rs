@@ -128,7 +128,9 @@ async fn once(program: &Program, timing: Timing, out: &Outlet) -> Option<(Durati
         .spawn()
     {
         Ok(child) => child,
-        Err(e) => return Some((Duration::ZERO, format!("cannot start {} ({e}; {})", program.name, program.install_hint))),
+        Err(e) => {
+            return Some((Duration::ZERO, format!("cannot start {} ({e}; {})", program.name, program.install_hint)));
+        }
     };
     let last_line = Arc::new(Mutex::new(String::new()));
     let stderr_task = child.stderr.take().map(|stderr| {

@@ -23,7 +23,8 @@ use super::{live::Timing, *};
 
 /// `seconds` of a 440 Hz tone at half scale as a WAV at `rate`, mtime in the past (settled).
 fn tone_wav(path: &Path, seconds: f64, rate: u32) {
-    let spec = hound::WavSpec { channels: 1, sample_rate: rate, bits_per_sample: 16, sample_format: hound::SampleFormat::Int };
+    let spec =
+        hound::WavSpec { channels: 1, sample_rate: rate, bits_per_sample: 16, sample_format: hound::SampleFormat::Int };
     let mut w = hound::WavWriter::create(path, spec).expect("wav");
     for i in 0..(seconds * f64::from(rate)) as usize {
         let s = (i as f64 * 440.0 * std::f64::consts::TAU / f64::from(rate)).sin() * 16_000.0;
@@ -85,7 +86,8 @@ impl Capture {
     }
 
     async fn until(&mut self, what: &str, pred: impl Fn(&CaptureStatus) -> bool) -> CaptureStatus {
-        let found = timeout(StdDuration::from_secs(60), self.status.wait_for(|s| pred(s))).await.map(|r| r.map(|s| s.clone()));
+        let found =
+            timeout(StdDuration::from_secs(60), self.status.wait_for(|s| pred(s))).await.map(|r| r.map(|s| s.clone()));
         let seen = self.seen();
         found.unwrap_or_else(|_| panic!("status {what} in time; saw {seen:?}")).expect("open")
     }
@@ -198,7 +200,8 @@ async fn a_directory_is_chunked_in_name_order_once_and_new_files_are_picked_up()
 async fn loop_dir_reads_the_directory_again_with_later_times() {
     let root = tempfile::tempdir().expect("tempdir");
     tone_wav(&root.path().join("one.wav"), 6.0, 48_000);
-    let mut cap = start(Source::Dir(root.path().to_owned()), Pace::Fast, true, &root.path().join("s"), Timing::default(), 1);
+    let mut cap =
+        start(Source::Dir(root.path().to_owned()), Pace::Fast, true, &root.path().join("s"), Timing::default(), 1);
     let mut chunks = Vec::new();
     for _ in 0..6 {
         chunks.push(cap.next().await);
@@ -213,7 +216,8 @@ async fn loop_dir_reads_the_directory_again_with_later_times() {
 async fn realtime_pacing_sends_a_chunk_once_its_audio_is_over_and_follows_the_profile() {
     let root = tempfile::tempdir().expect("tempdir");
     tone_wav(&root.path().join("short.wav"), 3.0, 48_000);
-    let mut cap = start(Source::Dir(root.path().to_owned()), Pace::Realtime, false, &root.path().join("s"), Timing::default(), 4);
+    let mut cap =
+        start(Source::Dir(root.path().to_owned()), Pace::Realtime, false, &root.path().join("s"), Timing::default(), 4);
     cap.profile.send(CaptureProfile { chunk_ms: 1000, overlap_ms: 500, gain: 0.5 }).expect("profile");
     let began = Utc::now();
     for n in 0..5 {
@@ -250,7 +254,8 @@ async fn serve(body: Vec<u8>, stall: bool) -> (String, Arc<AtomicUsize>) {
                         Ok(n) => request.extend_from_slice(&buf[..n]),
                     }
                 }
-                let head = format!("HTTP/1.0 200 OK\r\nContent-Type: audio/wav\r\nContent-Length: {}\r\n\r\n", body.len());
+                let head =
+                    format!("HTTP/1.0 200 OK\r\nContent-Type: audio/wav\r\nContent-Length: {}\r\n\r\n", body.len());
                 let part = if stall { &body[..body.len() / 2] } else { &body[..] };
                 let _ = conn.write_all(head.as_bytes()).await;
                 let _ = conn.write_all(part).await;
@@ -330,8 +335,14 @@ async fn an_unreachable_url_is_an_error_retried_with_backoff() {
 #[tokio::test]
 async fn a_missing_alsa_device_reports_arecords_error_and_retries() {
     let state = tempfile::tempdir().expect("tempdir");
-    let mut cap =
-        start("alsa:birdhub_no_such_device".parse().expect("source"), Pace::Realtime, false, state.path(), Timing::default(), 1);
+    let mut cap = start(
+        "alsa:birdhub_no_such_device".parse().expect("source"),
+        Pace::Realtime,
+        false,
+        state.path(),
+        Timing::default(),
+        1,
+    );
     let first = cap.until("Error", is_error).await;
     let text = format!("{first:?}");
     assert!(text.contains("arecord: ") && text.contains("audio open error"), "{text}");
