@@ -1,4 +1,5 @@
-//! `birdhub classify FILE.wav`: the top species per 3 s window, as text or JSON.
+//! `birdhub classify FILE`: the top species per 3 s window of a WAV, FLAC, MP3 or Ogg Vorbis
+//! recording, as text or JSON.
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -22,7 +23,8 @@ const BATCH: usize = 8;
 
 #[derive(Debug, clap::Args)]
 pub struct ClassifyArgs {
-    /// A WAV file (8/16/24/32-bit PCM or 32-bit float, any rate, any channels).
+    /// An audio file: WAV (8/16/24/32-bit PCM or 32-bit float), FLAC, MP3 or Ogg Vorbis; any
+    /// rate, any channels.
     pub file: PathBuf,
     /// Latitude of the recording, for the location filter (with --lon).
     #[arg(long, requires = "lon", allow_hyphen_values = true)]
@@ -93,7 +95,9 @@ fn classify(settings: &Settings, args: &ClassifyArgs) -> anyhow::Result<ExitCode
     anyhow::ensure!((0.5..=1.5).contains(&args.sensitivity), "--sensitivity must be between 0.5 and 1.5");
     anyhow::ensure!((0.0..3.0).contains(&args.overlap), "--overlap must be at least 0 and under 3 seconds");
     let bytes = std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
-    let decoded = audio::decode_wav(&bytes, MAX_SECONDS).with_context(|| args.file.display().to_string())?;
+    let extension = args.file.extension().and_then(|e| e.to_str());
+    let decoded =
+        audio::decode::decode_bytes(bytes, extension, MAX_SECONDS).with_context(|| args.file.display().to_string())?;
     let (duration, rate) = (decoded.duration_secs(), decoded.sample_rate);
 
     let dir = ModelDir::locate(&settings.inference.model_dir)?;

@@ -1,10 +1,15 @@
 //! Audio in: WAV decoding (hound), resampling to the model's 48 kHz (rubato) and cutting into
 //! 3 s windows. Every malformed input is an [`AudioError`], never a panic.
+//!
+//! - [`decode`]: any supported file (WAV, FLAC, MP3, Ogg Vorbis), whole or block by block.
+//! - [`resample`]: rate conversion of a clip or of a stream of blocks.
+
+pub mod decode;
+pub mod resample;
 
 use std::io::Cursor;
 
 use hound::{SampleFormat, WavReader};
-use rubato::{Fft, FixedSync, Resampler, audioadapter_buffers::direct::SequentialSliceOfVecs};
 
 /// The model's sample rate.
 pub const SAMPLE_RATE: u32 = 48_000;
@@ -20,12 +25,14 @@ pub enum AudioError {
     Malformed(String),
     #[error("unsupported WAV format: {0}")]
     Unsupported(String),
-    #[error("the WAV file holds no audio")]
+    #[error("the file holds no audio")]
     Empty,
     #[error("the recording is too long ({seconds:.0} s; at most {max:.0} s)")]
     TooLong { seconds: f64, max: f64 },
     #[error("resampling failed: {0}")]
     Resample(String),
+    #[error("not a readable audio file (WAV, FLAC, MP3 or Ogg Vorbis): {0}")]
+    Undecodable(String),
 }
 
 /// Mono samples in [-1, 1] at `sample_rate`.
@@ -90,17 +97,7 @@ fn collect<S>(
 
 /// Resamples to 48 kHz (band-limited FFT resampler); audio already at 48 kHz is returned as is.
 pub fn to_model_rate(audio: Audio) -> Result<Vec<f32>, AudioError> {
-    if audio.sample_rate == SAMPLE_RATE {
-        return Ok(audio.samples);
-    }
-    let len = audio.samples.len();
-    let err = |e: &dyn std::fmt::Display| AudioError::Resample(e.to_string());
-    let mut resampler = Fft::<f32>::new(audio.sample_rate as usize, SAMPLE_RATE as usize, 1024, 1, FixedSync::Input)
-        .map_err(|e| err(&e))?;
-    let channels = [audio.samples];
-    let input = SequentialSliceOfVecs::new(&channels, 1, len).map_err(|e| err(&e))?;
-    let out = resampler.process_all(&input, len, None).map_err(|e| err(&e))?;
-    Ok(out.take_data())
+    resample::resample(audio, SAMPLE_RATE)
 }
 
 /// Cuts 48 kHz samples into 3 s windows stepping by `WINDOW - overlap` samples. A short final
@@ -147,3 +144,5 @@ pub fn encode_wav_i16(samples: &[f32], sample_rate: u32) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_decode;
