@@ -99,9 +99,7 @@ pub async fn dispatch(
         SatelliteCommand::Run(a) | SatelliteCommand::Status(a) => a.instance.clone(),
     };
     if let Some(i) = &instance {
-        if i.is_empty() || i.len() > 32 || !i.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-            anyhow::bail!("--instance must be 1 to 32 of A-Z a-z 0-9 - _");
-        }
+        crate::satellite::settings::validate_instance(i).map_err(|e| anyhow::anyhow!("--instance: {e}"))?;
     }
     let path = config.unwrap_or_else(|| SatelliteSettings::default_path(instance.as_deref()));
     match cmd {
@@ -127,7 +125,7 @@ pub async fn dispatch(
             )?;
             let out = serde_json::json!({
                 "satelliteId": s.satellite_id, "name": s.name, "hub": s.hub_url, "source": s.source,
-                "outboxStats": ob.stats()?, "filterStats": ob.filter_stats()?,
+                "outboxStats": ob.stats()?, "failedCount": ob.failed_count()?, "filterStats": ob.filter_stats()?,
             });
             println!("{}", serde_json::to_string_pretty(&out)?);
             Ok(ExitCode::SUCCESS)

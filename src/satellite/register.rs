@@ -13,7 +13,7 @@ use anyhow::{Context, anyhow, bail};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::settings::SatelliteSettings;
+use super::settings::{SatelliteSettings, defaults_for};
 
 /// Everything `register` needs; the CLI fills it from flags, the environment and prompts.
 #[derive(Debug, Clone, Default)]
@@ -274,12 +274,9 @@ pub fn previous(path: &Path) -> anyhow::Result<Option<SatelliteSettings>> {
 }
 
 /// A new satellite's settings before registration fills in the identity: the default ALSA
-/// microphone, data under `/var/lib/birdhub-satellite[/NAME]`, journal logs, apt updates.
+/// microphone and the defaults of [`defaults_for`] (data dir, journal unit, apt updates).
 pub fn fresh(instance: Option<&str>) -> SatelliteSettings {
-    let (data_dir, unit) = match instance {
-        Some(i) => (format!("/var/lib/birdhub-satellite/{i}"), format!("birdhub-satellite@{i}")),
-        None => ("/var/lib/birdhub-satellite".to_owned(), "birdhub-satellite".to_owned()),
-    };
+    let d = defaults_for(instance);
     SatelliteSettings {
         hub_url: String::new(),
         mqtt_host: String::new(),
@@ -295,19 +292,14 @@ pub fn fresh(instance: Option<&str>) -> SatelliteSettings {
         loop_dir: false,
         latitude: None,
         longitude: None,
-        data_dir: data_dir.into(),
+        data_dir: d.data_dir,
         model_dir: None,
-        update_command: DEFAULT_UPDATE_COMMAND.into(),
-        version_command: "birdhub --version".into(),
+        update_command: d.update_command,
+        version_command: d.version_command,
         log_file: None,
-        unit,
-        resend_per_sec: 20,
-        max_attempts: 5,
+        unit: d.unit,
+        resend_per_sec: d.resend_per_sec,
+        max_attempts: d.max_attempts,
         topic_root: "birdhub".into(),
     }
 }
-
-/// `update` runs this (SPEC 2.8): the upgrade runs in its own transient systemd unit, so it
-/// survives the restart of `birdhub-satellite.service` that the package's upgrade performs.
-pub const DEFAULT_UPDATE_COMMAND: &str =
-    "systemd-run --unit=birdhub-satellite-update --collect --wait apt-get install -y --only-upgrade birdhub";

@@ -242,6 +242,7 @@ mod tests {
             unit: d.unit,
             resend_per_sec: d.resend_per_sec,
             max_attempts: d.max_attempts,
+            topic_root: "bh".into(),
         }
     }
 
