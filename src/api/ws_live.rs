@@ -35,14 +35,14 @@ use crate::{
 
 /// A frame a client sends.
 #[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
+#[serde(tag = "type")]
 enum ClientFrame {
-    #[serde(rename_all = "camelCase")]
-    LiveStart { satellite_id: SatelliteId },
-    #[serde(rename_all = "camelCase")]
-    LiveKeepalive { satellite_id: SatelliteId },
-    #[serde(rename_all = "camelCase")]
-    LiveStop { satellite_id: SatelliteId },
+    #[serde(rename = "live-start", rename_all = "camelCase")]
+    Start { satellite_id: SatelliteId },
+    #[serde(rename = "live-keepalive", rename_all = "camelCase")]
+    Keepalive { satellite_id: SatelliteId },
+    #[serde(rename = "live-stop", rename_all = "camelCase")]
+    Stop { satellite_id: SatelliteId },
 }
 
 /// One socket's side of live audio: it watches as one [`Watcher`].
@@ -91,11 +91,11 @@ impl LiveSocket {
         };
         let ctx = self.state.live_ctx();
         match frame {
-            ClientFrame::LiveStart { satellite_id } => Some(self.start(satellite_id).await),
-            ClientFrame::LiveKeepalive { satellite_id } => {
+            ClientFrame::Start { satellite_id } => Some(self.start(satellite_id).await),
+            ClientFrame::Keepalive { satellite_id } => {
                 satellite_live::keepalive(ctx, satellite_id, &self.watcher).err().map(refused)
             }
-            ClientFrame::LiveStop { satellite_id } => {
+            ClientFrame::Stop { satellite_id } => {
                 Some(match satellite_live::stop_watching(ctx, satellite_id, &self.watcher).await {
                     Ok(Left::Stayed { session_id, watchers }) => stopped(&session_id, satellite_id, watchers),
                     Ok(Left::Ended(session)) => stopped(&session.session_id, satellite_id, 0),
