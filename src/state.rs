@@ -94,6 +94,7 @@ impl AppState {
             mqtt: &self.mqtt,
             clock: &self.clock,
             topic_root: &self.settings.mqtt.topic_root,
+            timeout_ms: i64::try_from(self.settings.live_audio.timeout_ms).unwrap_or(i64::MAX),
         }
     }
 

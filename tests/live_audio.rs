@@ -335,6 +335,8 @@ async fn chunks_of_another_session_are_not_relayed() {
     let forged = json!({"sessionId": session, "satelliteId": uuid::Uuid::new_v4(), "tenantId": s.r.tenant, "seq": 2,
                         "recordedAt": "2026-05-15T06:30:00.000Z", "audio": "UklGRgIC"});
     s.c.publish(&s.r.topic("live-audio"), forged.to_string()).await;
+    // Over 2 MiB: dropped at the door.
+    chunk(&s, &session, 4, &"A".repeat((2 << 20) + 4)).await;
     chunk(&s, &session, 3, "UklGRgMD").await;
     let got = next_live(&mut ws, 10).await.expect("live-audio");
     assert_eq!((got["data"]["seq"].as_u64(), got["data"]["audio"].as_str()), (Some(3), Some("UklGRgMD")), "{got}");

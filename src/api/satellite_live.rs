@@ -27,7 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 #[utoipa::path(
     get, path = "/satellites/{id}/live", tag = tags::SATELLITES,
-    description = "Viewer+ of the satellite's team. Its live-audio session: `{active: true, sessionId, watchers, startedAt, lastKeepaliveAt, chunksRelayed, chunksDropped}`, or `{active: false, watchers: 0, chunksRelayed: 0}` when none runs. Sessions are started, kept alive and left on the team WebSocket (`/ws/events`, frames `live-start`, `live-keepalive`, `live-stop`); one ends 60 s after the last start or keepalive.",
+    description = "Viewer+ of the satellite's team. Its live-audio session: `{active: true, sessionId, watchers, startedAt, lastKeepaliveAt, chunksRelayed, chunksDropped}`, or `{active: false, watchers: 0, chunksRelayed: 0}` when none runs. Sessions are started, kept alive and left on the team WebSocket (`/ws/events`, frames `live-start`, `live-keepalive`, `live-stop`); one ends `LIVE_AUDIO_TIMEOUT_MS` (default 60 s) after the last start or keepalive.",
     params(("id" = uuid::Uuid, Path, description = "satellite id")),
     responses((status = 200, description = "the session, or `active: false`", body = Object), err::Auth, err::NotFound)
 )]

@@ -1,5 +1,6 @@
 //! Keeps live-audio sessions honest (`usecases::satellite_live`): every [`EVERY`] of real time it
-//! ends the sessions that no watcher kept alive for 60 s of hub-clock time and repeats
+//! ends the sessions that no watcher kept alive for `live_audio.timeout_ms` (60 s) of
+//! hub-clock time and repeats
 //! `live-start` for the running ones every 20 s; and it ends the session of a satellite that was
 //! deleted (reason `satellite_deleted`).
 

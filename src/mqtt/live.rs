@@ -28,7 +28,8 @@ use crate::{
     time::Timestamp,
 };
 
-/// A session ends when no watcher has started or kept it alive for this long (SPEC 8).
+/// A session ends when no watcher has started or kept it alive for this long (SPEC 8); the
+/// default of `live_audio.timeout_ms`.
 pub const LIVE_AUDIO_TIMEOUT_MS: i64 = 60_000;
 /// The largest `live-audio` message relayed; bigger ones are dropped (and logged by ingest).
 pub const MAX_LIVE_AUDIO_BYTES: usize = 2 << 20;

@@ -6,15 +6,16 @@
 //! `live-start` every [`LIVE_REFRESH_SECS`] so a satellite that restarted resumes. It ends with
 //! `live-stop {sessionId}` (QoS 1) when the last watcher leaves, when it is stopped over HTTP,
 //! when its satellite is deleted, or when no watcher started or kept it alive for
-//! [`LIVE_AUDIO_TIMEOUT_MS`] of hub-clock time. Authorisation is the caller's (the WebSocket
-//! checks Member+ of the team; the HTTP routes the device rule).
+//! `live_audio.timeout_ms` (`LIVE_AUDIO_TIMEOUT_MS`, default 60 s) of hub-clock time.
+//! Authorisation is the caller's (the WebSocket checks Member+ of the team; the HTTP routes the
+//! device rule).
 
 use crate::{
     clock::Clock,
     ids::{SatelliteId, TenantId},
     mqtt::{
         MqttHandle,
-        live::{EndReason, Joined, LIVE_AUDIO_TIMEOUT_MS, Left, LiveSessions, SessionRef, Status, Watcher},
+        live::{EndReason, Joined, Left, LiveSessions, SessionRef, Status, Watcher},
         protocol::{LIVE_REFRESH_SECS, LiveControl},
         topics::{self, Channel},
     },
@@ -52,6 +53,9 @@ pub struct LiveContext<'a> {
     pub mqtt: &'a MqttHandle,
     pub clock: &'a Clock,
     pub topic_root: &'a str,
+    /// How long a session lives without a start or keepalive (`live_audio.timeout_ms`,
+    /// default [`crate::mqtt::live::LIVE_AUDIO_TIMEOUT_MS`]).
+    pub timeout_ms: i64,
 }
 
 impl LiveContext<'_> {
@@ -141,7 +145,7 @@ pub fn status(live: &LiveSessions, tenant: TenantId, satellite: SatelliteId) -> 
 /// `live-start` for those due a refresh.
 pub async fn sweep(ctx: LiveContext<'_>) {
     let now = ctx.clock.stamp();
-    let expired = ctx.live.expire(now, LIVE_AUDIO_TIMEOUT_MS);
+    let expired = ctx.live.expire(now, ctx.timeout_ms);
     for session in &expired {
         tracing::info!(satellite = %session.satellite, session = %session.session_id, "live session timed out");
     }
