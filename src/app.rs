@@ -116,6 +116,9 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         // several API processes from downloading the same picture.
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(async move { ("image-fetcher", jobs::image_fetcher::run(st, stop).await) });
+        // Beside the WebSockets that watch live sessions.
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("live-sessions", jobs::live_sessions::run(st, stop).await) });
     }
     if mode != Mode::Api {
         // One monitor per data dir: in split mode the dispatcher runs it.
@@ -237,6 +240,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
         secrets,
         weather,
         logs: crate::mqtt::logs::LogRequests::new(),
+        live: crate::mqtt::live::LiveSessions::new(),
     })
 }
 

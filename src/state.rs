@@ -64,6 +64,8 @@ pub struct AppState {
     pub weather: crate::usecases::weather::Provider,
     /// Pending `log-request`s and their answers (10 minutes, in memory).
     pub logs: crate::mqtt::logs::LogRequests,
+    /// Live-audio sessions and their watching WebSockets (in memory).
+    pub live: crate::mqtt::live::LiveSessions,
 }
 
 impl AppState {
@@ -81,6 +83,18 @@ impl AppState {
             bind: self.settings.http.bind.ip(),
             workers: self.workers.clone(),
             mqtt: self.mqtt.clone(),
+        }
+    }
+
+    /// The handles the live-audio use cases take.
+    pub fn live_ctx(&self) -> crate::usecases::satellite_live::LiveContext<'_> {
+        crate::usecases::satellite_live::LiveContext {
+            live: &self.live,
+            store: &self.store,
+            mqtt: &self.mqtt,
+            clock: &self.clock,
+            topic_root: &self.settings.mqtt.topic_root,
+            timeout_ms: i64::try_from(self.settings.live_audio.timeout_ms).unwrap_or(i64::MAX),
         }
     }
 

@@ -25,6 +25,7 @@ mod mobile;
 pub mod openapi;
 mod request_log;
 mod satellite_config;
+mod satellite_live;
 mod satellite_remote;
 mod satellite_schedule;
 pub mod satellites;
@@ -45,6 +46,7 @@ mod usecase_errors;
 pub mod views;
 mod workers;
 pub mod ws;
+mod ws_live;
 
 use axum::{Router, extract::DefaultBodyLimit, response::IntoResponse};
 use tower_http::{
@@ -81,6 +83,7 @@ fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
         .merge(satellite_config::router())
         .merge(satellite_schedule::router())
         .merge(satellite_remote::router())
+        .merge(satellite_live::router())
         .merge(detections::router())
         .merge(detection_notes::router())
         .merge(share::router())

@@ -6,6 +6,7 @@ use crate::usecases::{
     accounts::{AddMemberError, DeleteAccountError, ProfileError, SignUpError},
     mfa::MfaError,
     mobile_releases::ReleaseError,
+    satellite_live::LiveError,
     satellite_remote::{LogsError, UpdateError},
     satellites::{RegisterError, RenameError},
     service_registry::RegistryError,
@@ -361,6 +362,19 @@ impl From<LogsError> for ApiError {
         match e {
             LogsError::InvalidTail => Self::Unprocessable("invalid_tail", m),
             LogsError::Publish(_) => Self::Unavailable("mqtt_unavailable", m),
+        }
+    }
+}
+
+impl From<LiveError> for ApiError {
+    fn from(e: LiveError) -> Self {
+        let m = e.to_string();
+        match e {
+            LiveError::SatelliteNotFound => Self::NotFound("satellite_not_found", m),
+            LiveError::NoSession => Self::NotFound("live_session_not_found", m),
+            LiveError::NotWatching => Self::Conflict("not_watching", m),
+            LiveError::Publish(_) => Self::Unavailable("mqtt_unavailable", m),
+            LiveError::Store(e) => e.into(),
         }
     }
 }

@@ -5,6 +5,9 @@
 //! JSON text: `{"type": "hello", "data": {"tenantId"}}` first, then `{"type": "detection",
 //! "data": {...}}` for each new detection (the fields of SPEC 2.7). The server pings every 30 s.
 //!
+//! Clients also watch satellites' live audio on this socket (`live-start`, `live-keepalive`,
+//! `live-stop` frames; see [`super::ws_live`]).
+//!
 //! A socket is only as good as its credentials: every [`RECHECK`] it resolves them again, and it
 //! is closed (code 1008, policy) once its session is revoked, its user blocked or removed from
 //! the team, or its API key revoked.
@@ -25,9 +28,9 @@ use axum::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ApiError, Query};
+use super::{ApiError, Query, ws_live::LiveSocket};
 use crate::{
-    auth::{AuthError, context, guard},
+    auth::{AuthError, ClientIp, context, guard},
     domain::Role,
     events::Event,
     ids::TenantId,
@@ -50,12 +53,13 @@ struct WsQuery {
 
 #[utoipa::path(
     get, path = "/ws/events", tag = tags::WEBSOCKET,
-    description = "Viewer+ of the team. Upgrades to a WebSocket of the team's real-time events (SPEC 6.1). Authenticated like HTTP, or with `?token=` (a session JWT or API key) for clients that cannot set headers. Frames are JSON text: `{type: hello, data: {tenantId}}` first, then `{type: detection, data}` for each new detection. The socket closes (1008) when its credentials stop being valid.",
+    description = "Viewer+ of the team. Upgrades to a WebSocket of the team's real-time events (SPEC 6.1). Authenticated like HTTP, or with `?token=` (a session JWT or API key) for clients that cannot set headers. Frames are JSON text: `{type: hello, data: {tenantId}}` first, then `{type: detection, data}` for each new detection. The socket closes (1008) when its credentials stop being valid.\n\nLive audio (Member+, a satellite of the team): send `{type: live-start, satelliteId}` to create or join the satellite's one session (answer `{type: live-started, data: {sessionId, satelliteId, watchers}}`; the hub sends the satellite `live-start {sessionId}`), `{type: live-keepalive, satelliteId}` every 20 s (no answer), `{type: live-stop, satelliteId}` to stop watching (answer `{type: live-stopped, data}`; the last watcher leaving, or closing the socket, ends the session with `live-stop`). Watchers receive `{type: live-audio, data: {sessionId, satelliteId, seq, recordedAt, audio}}` per chunk and `{type: live-ended, data: {sessionId, satelliteId, reason}}` when it ends otherwise (`timeout` after `LIVE_AUDIO_TIMEOUT_MS`, default 60 s, without start or keepalive, `stopped`, `satellite_deleted`). Refused frames get `{type: error, data: {code, message}}` (`invalid_message`, `forbidden`, `satellite_not_found`, `not_watching`) and the socket stays open.",
     params(("tenantId" = Option<uuid::Uuid>, Query, description = "the team (default: the caller's)"), ("token" = Option<String>, Query, description = "a session JWT or API key instead of a header")),
     responses((status = 101, description = "switching to the WebSocket protocol"), err::BadRequest, err::Auth)
 )]
 async fn events(
     State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
     ws: WebSocketUpgrade,
     mut headers: HeaderMap,
     Query(q): Query<WsQuery>,
@@ -76,7 +80,7 @@ async fn events(
         }
     }
     let tenant = access.tenant_id;
-    Ok(ws.on_upgrade(move |socket| stream(state, socket, tenant, credentials)))
+    Ok(ws.on_upgrade(move |socket| stream(state, socket, tenant, credentials, ip)))
 }
 
 /// Whether the credentials the socket opened with still give Viewer access to its team.
@@ -101,7 +105,22 @@ pub fn frame(event: &Event, tenant: TenantId) -> Option<Value> {
     }
 }
 
-async fn stream(state: AppState, mut socket: WebSocket, tenant: TenantId, credentials: HeaderMap) {
+async fn stream(state: AppState, mut socket: WebSocket, tenant: TenantId, credentials: HeaderMap, ip: String) {
+    let (live, mut live_frames) = LiveSocket::open(&state, tenant, credentials.clone(), ip);
+    serve(&state, &mut socket, tenant, &credentials, &live, &mut live_frames).await;
+    live.close().await;
+}
+
+/// Sends the team's events and the live frames, and answers the client's frames, until the
+/// socket closes or its credentials end.
+async fn serve(
+    state: &AppState,
+    socket: &mut WebSocket,
+    tenant: TenantId,
+    credentials: &HeaderMap,
+    live: &LiveSocket,
+    live_frames: &mut tokio::sync::mpsc::Receiver<crate::mqtt::live::Frame>,
+) {
     let mut events = state.bus.subscribe("websocket");
     let hello = json!({ "type": "hello", "data": { "tenantId": tenant } }).to_string();
     if socket.send(Message::Text(hello.into())).await.is_err() {
@@ -118,12 +137,18 @@ async fn stream(state: AppState, mut socket: WebSocket, tenant: TenantId, creden
                 Some(e) => frame(&e, tenant).map(|f| Message::Text(f.to_string().into())),
                 None => return,
             },
+            Some(frame) = live_frames.recv() => Some(Message::Text(frame.to_string().into())),
             incoming = socket.recv() => match incoming {
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
+                Some(Ok(Message::Text(text))) => live.handle(text.as_str()).await.map(|v| Message::Text(v.to_string().into())),
+                Some(Ok(Message::Binary(_))) => {
+                    let refused = json!({ "type": "error", "data": { "code": "invalid_message", "message": "frames are JSON text" } });
+                    Some(Message::Text(refused.to_string().into()))
+                }
                 Some(Ok(_)) => None,
             },
             _ = ping.tick() => Some(Message::Ping(Vec::new().into())),
-            _ = recheck.tick() => match still_allowed(&state, &credentials, tenant).await {
+            _ = recheck.tick() => match still_allowed(state, credentials, tenant).await {
                 Ok(()) => None,
                 // A busy database is no reason to drop a listener; the next check decides.
                 Err(AuthError::Store(e)) => {

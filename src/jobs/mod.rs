@@ -4,6 +4,7 @@
 pub mod alert_sender;
 pub mod alert_watch;
 pub mod image_fetcher;
+pub mod live_sessions;
 pub mod registry;
 pub mod retention;
 pub mod satellite_monitor;

@@ -1,4 +1,4 @@
-//! The hub's side of the six satellite channels (SPEC 2.1-2.4, 4.15). The broker hands every
+//! The hub's side of the six satellite channels (SPEC 2.1-2.4, 2.8, 4.15). The broker hands every
 //! publish to [`Ingest`] before acknowledging it, so a slow hub slows satellites down instead of
 //! losing data. Satellite messages are consumed here and never routed to other clients.
 //! Before anything else, every publish goes through the same ACL decision the broker used
@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 
 use super::{
     auth::{BrokerAuth, Identity},
+    live::{MAX_LIVE_AUDIO_BYTES, Relay},
     protocol::{self, Ack},
     publish, topics,
     topics::Channel,
@@ -92,12 +93,8 @@ impl Ingest {
             Some(Channel::LogResponse) => {
                 self.log_refusal("log-response", &event, self.log_response(tenant, satellite, &event.payload))
             }
-            Some(c @ Channel::LiveAudio) => {
-                tracing::debug!(
-                    channel = c.as_str(),
-                    bytes = event.payload.len(),
-                    "no live session or log request is waiting"
-                );
+            Some(Channel::LiveAudio) => {
+                self.log_refusal("live-audio", &event, self.live_audio(tenant, satellite, &event.payload))
             }
             Some(c) => {
                 tracing::warn!(client_id = %event.client_id, channel = c.as_str(), "satellites may not publish on a hub channel")
@@ -220,6 +217,29 @@ impl Ingest {
         let request_id = msg.request_id.clone();
         if !self.state.logs.answer(tenant, satellite, msg, self.state.clock.stamp()) {
             tracing::info!(%satellite, request = %request_id, "log-response for no pending request of this satellite dropped");
+        }
+        Ok(())
+    }
+
+    /// Relays a `live-audio` chunk to the WebSockets watching the satellite's session
+    /// ([`super::live`]); chunks of no or another session, and oversized ones, are dropped.
+    fn live_audio(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<(), Refused> {
+        if payload.len() > MAX_LIVE_AUDIO_BYTES {
+            return Err(Refused(format!(
+                "live chunk too large: {} bytes, at most {MAX_LIVE_AUDIO_BYTES}",
+                payload.len()
+            )));
+        }
+        let msg: protocol::LiveAudio = parse(payload)?;
+        check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
+        match self.state.live.relay(tenant, satellite, &msg) {
+            Relay::Relayed(_) => {}
+            Relay::NoSession => {
+                tracing::debug!(%satellite, session = %msg.session_id, "live-audio with no live session dropped")
+            }
+            Relay::WrongSession => {
+                tracing::info!(%satellite, session = %msg.session_id, "live-audio of another session dropped")
+            }
         }
         Ok(())
     }

@@ -5,6 +5,8 @@
 //! - [`auth`]: logins, and the broker's side of the ACL.
 //! - [`acl`]: the one publish rule both the broker and ingest apply.
 //! - [`ingest`]: audio, heartbeat, telemetry and config-request handling.
+//! - [`live`]: live-audio sessions and the WebSockets watching them.
+//! - [`logs`]: pending log requests and their answers.
 //! - [`publish`]: config pushes, the detection publisher and revocation kicks.
 //! - [`client`]: the hub as an MQTT client of a dispatcher's broker (split mode).
 //! - [`meter`]: the broker's message counter and rate, for the status page.
@@ -17,6 +19,7 @@ pub mod auth;
 pub mod broker;
 pub mod client;
 pub mod ingest;
+pub mod live;
 pub mod logs;
 pub mod meter;
 pub mod protocol;
