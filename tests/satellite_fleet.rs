@@ -133,3 +133,72 @@ async fn wait_for_detections(api: &common::Api, satellite: &str) -> usize {
     }
     0
 }
+
+/// A dashboard's live session reaches a real satellite, which streams what its microphone hears
+/// (here a looping folder in real time) until the session times out on the hub's moved clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_session_relays_a_real_satellite_and_times_out() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+
+    let hub = common::spawn_hub().await;
+    let owner = hub.user("owner@example.org", false).await;
+    let api = hub.login(&owner.email).await;
+    let token = hub.token(&owner.email).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = station(dir.path(), "porch", 1);
+    s.register(&hub.base_url, &owner.email, &["--pace", "realtime", "--loop-dir"]);
+    s.id = saved_id(&s.config());
+    s.start();
+    wait_satellite(&api, &s.id, 60, "online", |v| v["is_online"] == json!(true)).await;
+
+    let url = format!("ws://{}/api/ws/events?tenantId={}&token={token}", hub.http_addr, owner.tenant);
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.expect("websocket");
+    let next = async move |ws: &mut tokio_tungstenite::WebSocketStream<_>, kind: &str, secs: u64| -> Option<Value> {
+        let until = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            match tokio::time::timeout_at(until, ws.next()).await {
+                Ok(Some(Ok(Message::Text(t)))) => {
+                    let v: Value = serde_json::from_str(&t).expect("json");
+                    if v["type"] == kind {
+                        return Some(v);
+                    }
+                }
+                Ok(Some(Ok(_))) => {}
+                _ => return None,
+            }
+        }
+    };
+    let frame = json!({"type": "live-start", "satelliteId": s.id}).to_string();
+    ws.send(Message::Text(frame.into())).await.expect("send");
+    let started = next(&mut ws, "live-started", 10).await.expect("live-started");
+    let session = started["data"]["sessionId"].as_str().expect("session").to_owned();
+
+    let mut seqs = Vec::new();
+    for _ in 0..2 {
+        let audio = next(&mut ws, "live-audio", 15).await.expect("live audio from the satellite");
+        assert_eq!(audio["data"]["sessionId"], json!(session));
+        use base64::Engine;
+        let wav = base64::engine::general_purpose::STANDARD
+            .decode(audio["data"]["audio"].as_str().expect("audio"))
+            .expect("base64");
+        let reader = hound::WavReader::new(std::io::Cursor::new(wav)).expect("a WAV");
+        assert_eq!((reader.spec().sample_rate, reader.spec().channels), (48_000, 1));
+        assert!(reader.duration() >= 48_000, "seconds of audio, not a stub");
+        seqs.push(audio["data"]["seq"].as_u64().expect("seq"));
+    }
+    assert!(seqs[1] > seqs[0], "in order: {seqs:?}");
+
+    // No keepalive for longer than the timeout: the hub ends the session and tells the satellite.
+    hub.state().clock.advance(Duration::from_secs(61));
+    let ended = next(&mut ws, "live-ended", 10).await.expect("live-ended");
+    assert_eq!(ended["data"]["reason"], json!("timeout"));
+    let log = || std::fs::read_to_string(s.log()).unwrap_or_default();
+    for _ in 0..40 {
+        if log().contains("live session stopped") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(log().contains("live session stopped"), "the satellite stops streaming: {}", log());
+}
