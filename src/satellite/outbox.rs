@@ -12,7 +12,7 @@
 //! `failed` (the hub answered `error` `max_attempts` times: the file is deleted, the row stays as
 //! a counter until the age cap, and it is never sent again). `attempts` counts `error` acks only:
 //! a chunk lost in transit (no ack at all) is no error and is re-sent until it is acked or evicted.
-//! Caps: see [`evict`](self::evict) (in the source).
+//! Caps: see the module docs of `outbox/evict.rs` (age, then soft, then hard cap).
 //!
 //! At open, files in `audio/` that no row refers to and that are over an hour old are deleted
 //! (younger orphans are left, and every orphan counts in `diskBytes` until then).

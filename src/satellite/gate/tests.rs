@@ -151,3 +151,10 @@ fn classifier_gate_on_the_real_model() {
     let off = FilterConfig { enabled: false, ..cfg };
     assert_eq!(gate.judge(&white_noise(0.3), &off), Verdict::Send);
 }
+
+#[test]
+fn gate_and_outbox_can_move_to_a_blocking_thread() {
+    fn send<T: Send + 'static>() {}
+    send::<Gate>();
+    send::<crate::satellite::outbox::Outbox>();
+}
