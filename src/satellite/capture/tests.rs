@@ -349,3 +349,17 @@ async fn a_missing_alsa_device_reports_arecords_error_and_retries() {
     cap.until("a second attempt", |s| attempt(s) >= 2).await;
     cap.stop().await;
 }
+
+#[tokio::test]
+async fn a_missing_directory_is_an_error_until_it_appears() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let dir = root.path().join("later");
+    let mut cap = start(Source::Dir(dir.clone()), Pace::Fast, false, &root.path().join("s"), Timing::default(), 1);
+    let error = cap.until("Error", is_error).await;
+    assert!(format!("{error:?}").contains("cannot read the directory"), "{error:?}");
+    std::fs::create_dir(&dir).expect("mkdir");
+    tone_wav(&dir.join("x.wav"), 3.0, 48_000);
+    assert_eq!(cap.next().await.samples.len(), 144_000);
+    cap.until("Finished", |s| *s == CaptureStatus::Finished).await;
+    cap.stop().await;
+}
