@@ -345,7 +345,7 @@ async fn a_missing_alsa_device_reports_arecords_error_and_retries() {
     );
     let first = cap.until("Error", is_error).await;
     let text = format!("{first:?}");
-    assert!(text.contains("arecord: ") && text.contains("audio open error"), "{text}");
+    assert!(text.contains("arecord: main:") && text.contains("audio open error"), "arecord's own line: {text}");
     cap.until("a second attempt", |s| attempt(s) >= 2).await;
     cap.stop().await;
 }
