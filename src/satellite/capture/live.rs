@@ -4,7 +4,8 @@
 //! When the process exits, fails to start or goes quiet (the read watchdog: no bytes for 15 s
 //! kills it), capture reports [`CaptureStatus::Error`] with the process's last stderr line and
 //! starts it again after a backoff: 1 s, doubling up to 60 s, back to 1 s once a run delivered
-//! 60 s of audio. A new run is a new stream: its chunks are timed from its first bytes.
+//! 60 s of audio. A new run is a new stream: its chunks are timed from its first bytes (and then
+//! by sample count: over a very long run the device's clock may drift from the system's).
 
 use std::{
     process::Stdio,
@@ -207,6 +208,8 @@ async fn once(program: &Program, timing: Timing, out: &Outlet) -> Option<(Durati
         let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
     }
     let last = last_line.lock().map(|l| l.clone()).unwrap_or_default();
+    // arecord starts its messages with its own name; the status message already does.
+    let last = last.strip_prefix(&format!("{}: ", program.name)).map(str::to_owned).unwrap_or(last);
     let why = match (ended.is_empty(), last.is_empty()) {
         (false, _) => ended,
         (true, false) => format!("{last} ({status})"),

@@ -345,7 +345,21 @@ async fn a_missing_alsa_device_reports_arecords_error_and_retries() {
     );
     let first = cap.until("Error", is_error).await;
     let text = format!("{first:?}");
-    assert!(text.contains("arecord: ") && text.contains("audio open error"), "{text}");
+    assert!(text.contains("arecord: main:") && text.contains("audio open error"), "arecord's own line: {text}");
     cap.until("a second attempt", |s| attempt(s) >= 2).await;
+    cap.stop().await;
+}
+
+#[tokio::test]
+async fn a_missing_directory_is_an_error_until_it_appears() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let dir = root.path().join("later");
+    let mut cap = start(Source::Dir(dir.clone()), Pace::Fast, false, &root.path().join("s"), Timing::default(), 1);
+    let error = cap.until("Error", is_error).await;
+    assert!(format!("{error:?}").contains("cannot read the directory"), "{error:?}");
+    std::fs::create_dir(&dir).expect("mkdir");
+    tone_wav(&dir.join("x.wav"), 3.0, 48_000);
+    assert_eq!(cap.next().await.samples.len(), 144_000);
+    cap.until("Finished", |s| *s == CaptureStatus::Finished).await;
     cap.stop().await;
 }
