@@ -64,8 +64,8 @@ pub async fn run(settings: &Settings, n: usize, seconds: u64) -> anyhow::Result<
     println!("chunks/s stored by the hub: {:.1} ({chunks} in {elapsed:.1} s)", chunks as f64 / elapsed);
     println!(
         "ack latency (satellite sent -> ack recorded): p50 {:.1} ms, p99 {:.1} ms over {} chunks",
-        percentile(&latencies, 0.50),
-        percentile(&latencies, 0.99),
+        percentile(&latencies, 50.0),
+        percentile(&latencies, 99.0),
         latencies.len()
     );
     if chunks > 0 {

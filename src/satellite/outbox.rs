@@ -243,7 +243,10 @@ impl Outbox {
         let Some((state, attempts)) = row else { return Ok(AckOutcome::Unknown) };
         if stored {
             if state != "acked" {
-                self.conn.execute("UPDATE chunks SET state = 'acked' WHERE chunk_id = ?1", [&id])?;
+                self.conn.execute(
+                    "UPDATE chunks SET state = 'acked', acked_at = ?1 WHERE chunk_id = ?2",
+                    params![db::to_ms(now), &id],
+                )?;
             }
             return Ok(AckOutcome::Acked);
         }

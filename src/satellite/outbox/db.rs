@@ -20,6 +20,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     sends        INTEGER NOT NULL DEFAULT 0, -- times published
     last_sent_at INTEGER,                    -- ms since the epoch
     last_error   TEXT,
+    acked_at     INTEGER,                    -- ms since the epoch; when the `stored` ack came
     created_at   INTEGER NOT NULL            -- ms since the epoch; the age cap counts from here
 );
 CREATE INDEX IF NOT EXISTS chunks_state_recorded ON chunks (state, recorded_at);
