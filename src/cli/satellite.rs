@@ -18,7 +18,7 @@ use crate::satellite::{
 pub enum SatelliteCommand {
     /// Register this machine with a hub (found on the LAN by mDNS without --hub) and save the
     /// credentials. Running it again rotates them.
-    Register(RegisterArgs),
+    Register(Box<RegisterArgs>),
     /// Record and send chunks to the hub until stopped (what birdhub-satellite.service runs).
     Run(InstanceArg),
     /// Print the outbox and filter counters of this satellite.
@@ -103,7 +103,7 @@ pub async fn dispatch(
     }
     let path = config.unwrap_or_else(|| SatelliteSettings::default_path(instance.as_deref()));
     match cmd {
-        SatelliteCommand::Register(args) => register_cmd(args, &path, data_dir).await,
+        SatelliteCommand::Register(args) => register_cmd(*args, &path, data_dir).await,
         SatelliteCommand::Run(_) => {
             let settings = load(&path, data_dir)?;
             let shutdown = tokio_util::sync::CancellationToken::new();

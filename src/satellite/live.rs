@@ -91,11 +91,11 @@ pub async fn refresh(shared: Arc<Shared>, shutdown: CancellationToken) {
             () = shutdown.cancelled() => return,
             () = tokio::time::sleep(Duration::from_secs(5)) => {}
         }
-        if let Ok(mut s) = shared.live.session.lock() {
-            if s.as_ref().is_some_and(|cur| cur.heard.elapsed() > Duration::from_secs(LIVE_SATELLITE_TIMEOUT_SECS)) {
-                tracing::info!("live session timed out (no live-start from the hub)");
-                *s = None;
-            }
+        if let Ok(mut s) = shared.live.session.lock()
+            && s.as_ref().is_some_and(|cur| cur.heard.elapsed() > Duration::from_secs(LIVE_SATELLITE_TIMEOUT_SECS))
+        {
+            tracing::info!("live session timed out (no live-start from the hub)");
+            *s = None;
         }
     }
 }

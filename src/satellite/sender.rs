@@ -56,10 +56,10 @@ pub async fn run(shared: Arc<Shared>, shutdown: CancellationToken) {
                 break;
             }
             let id = p.chunk_id;
-            if link::publish(&shared, Channel::Audio, QoS::AtLeastOnce, message(&shared, &p)).await {
-                if let Err(e) = shared.with_outbox(move |o| o.mark_sent(id, Utc::now())).await {
-                    tracing::error!(error = %e, "marking a chunk sent");
-                }
+            if link::publish(&shared, Channel::Audio, QoS::AtLeastOnce, message(&shared, &p)).await
+                && let Err(e) = shared.with_outbox(move |o| o.mark_sent(id, Utc::now())).await
+            {
+                tracing::error!(error = %e, "marking a chunk sent");
             }
             tokio::time::sleep(gap).await;
         }
