@@ -152,6 +152,29 @@ async fn a_live_session_relays_a_real_satellite_and_times_out() {
     s.start();
     wait_satellite(&api, &s.id, 60, "online", |v| v["is_online"] == json!(true)).await;
 
+    // Malformed config pushes are logged and ignored; the last good config stays in force (the
+    // live chunks below are still the default 3 s, not the bad push's 50 ms).
+    let topic = format!("{}/{}/{}/config", hub.state().settings.mqtt.topic_root, owner.tenant, s.id);
+    for body in [
+        "not json at all".to_owned(),
+        json!({"satelliteId": s.id, "tenantId": owner.tenant, "recordingProfile": {"type": "x", "schedule": [],
+               "sampleRate": 48000, "chunkDurationMs": 50, "overlapMs": 0, "gain": 1.0}, "heartbeatIntervalSec": 5,
+               "filterEnabled": true, "filterMinRms": 0.0, "classifierMinBirdProb": 0.1,
+               "excludedClassifierCategories": [], "outboxSoftSizeMb": 10, "outboxHardSizeMb": 20,
+               "outboxMaxAgeHours": 24})
+        .to_string(),
+    ] {
+        hub.state().mqtt.publish(topic.clone(), body.into_bytes(), 1).await.expect("publish");
+    }
+    let log = || std::fs::read_to_string(s.log()).unwrap_or_default();
+    for _ in 0..40 {
+        if log().matches("ignoring a bad config push").count() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(log().matches("ignoring a bad config push").count(), 2, "both bad pushes are logged: {}", log());
+
     let url = format!("ws://{}/api/ws/events?tenantId={}&token={token}", hub.http_addr, owner.tenant);
     let (mut ws, _) = tokio_tungstenite::connect_async(url).await.expect("websocket");
     let next = async move |ws: &mut tokio_tungstenite::WebSocketStream<_>, kind: &str, secs: u64| -> Option<Value> {
@@ -184,7 +207,7 @@ async fn a_live_session_relays_a_real_satellite_and_times_out() {
             .expect("base64");
         let reader = hound::WavReader::new(std::io::Cursor::new(wav)).expect("a WAV");
         assert_eq!((reader.spec().sample_rate, reader.spec().channels), (48_000, 1));
-        assert!(reader.duration() >= 48_000, "seconds of audio, not a stub");
+        assert_eq!(reader.duration(), 144_000, "3 s chunks: the last good config, not the bad push");
         seqs.push(audio["data"]["seq"].as_u64().expect("seq"));
     }
     assert!(seqs[1] > seqs[0], "in order: {seqs:?}");
@@ -193,7 +216,6 @@ async fn a_live_session_relays_a_real_satellite_and_times_out() {
     hub.state().clock.advance(Duration::from_secs(61));
     let ended = next(&mut ws, "live-ended", 10).await.expect("live-ended");
     assert_eq!(ended["data"]["reason"], json!("timeout"));
-    let log = || std::fs::read_to_string(s.log()).unwrap_or_default();
     for _ in 0..40 {
         if log().contains("live session stopped") {
             break;

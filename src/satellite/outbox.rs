@@ -199,7 +199,7 @@ impl Outbox {
                     }),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                         tracing::warn!("outbox: {} vanished; dropping unacked chunk {chunk_id}", path.display());
-                        let tx = self.conn.transaction()?;
+                        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                         tx.execute("DELETE FROM chunks WHERE chunk_id = ?1", [&id])?;
                         evict::bump(&tx, |c| c.missing_files += 1)?;
                         tx.commit()?;

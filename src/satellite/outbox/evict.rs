@@ -130,7 +130,7 @@ impl Outbox {
             return Ok(());
         }
         let unacked: Vec<&Victim> = victims.iter().filter(|v| v.unacked).collect();
-        let tx = self.conn.transaction()?;
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         for v in victims {
             tx.execute("DELETE FROM chunks WHERE chunk_id = ?1", params![v.id.to_string()])?;
         }
