@@ -111,6 +111,8 @@ fn spawn(exe: &Path, hub: &app::Hub, s: &Sat, dir: &Path, fixture: &Path) -> any
         .args(["satellite", "run", "--config"])
         .arg(&path)
         .env("RUST_LOG", "warn")
+        // As birdhub-satellite.service runs it.
+        .env("MALLOC_ARENA_MAX", "2")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::from(log))

@@ -186,7 +186,14 @@ fn satellite_main(
     log_level: Option<String>,
 ) -> ExitCode {
     init_tracing(log_level.as_deref().unwrap_or("info,rumqttc=warn"));
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // A satellite waits on I/O and does one chunk at a time: two workers and a few blocking
+    // threads (SQLite, files, the gate) keep it small on a Pi Zero.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(4)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("birdhub: cannot start the async runtime: {e}");

@@ -15,6 +15,9 @@ use tokio_util::sync::CancellationToken;
 use super::{remote, run::Shared, settings::SatelliteSettings};
 use crate::mqtt::topics::Channel;
 
+/// QoS 1 publishes in flight at once, and the depth of the client's request queue.
+const INFLIGHT: u16 = 16;
+
 /// Longest wait between two connection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
@@ -26,7 +29,10 @@ pub fn client(s: &SatelliteSettings) -> (AsyncClient, EventLoop) {
     // Config pushes and log requests are small; a chunk is ~400 KB of base64.
     options.set_max_packet_size(16 << 20, 16 << 20);
     options.set_clean_session(true);
-    AsyncClient::new(options, 64)
+    // At most this many chunks in flight (sent, not yet acknowledged by the broker) and queued:
+    // a backlog drains at the broker's pace instead of piling ~400 KB messages into memory.
+    options.set_inflight(INFLIGHT);
+    AsyncClient::new(options, usize::from(INFLIGHT))
 }
 
 /// Polls the connection until shutdown; reconnects with backoff.
