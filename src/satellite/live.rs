@@ -60,12 +60,7 @@ impl Live {
     pub async fn relay(&self, shared: &Shared, chunk: &CapturedChunk) {
         let next = {
             let Ok(mut s) = self.session.lock() else { return };
-            let expired =
-                s.as_ref().is_some_and(|cur| cur.heard.elapsed() > Duration::from_secs(LIVE_SATELLITE_TIMEOUT_SECS));
-            if expired {
-                tracing::info!("live session timed out (no live-start from the hub)");
-                *s = None;
-            }
+            expire(&mut s);
             s.as_mut().map(|cur| {
                 cur.seq += 1;
                 (cur.id.clone(), cur.seq)
@@ -91,12 +86,17 @@ pub async fn refresh(shared: Arc<Shared>, shutdown: CancellationToken) {
             () = shutdown.cancelled() => return,
             () = tokio::time::sleep(Duration::from_secs(5)) => {}
         }
-        if let Ok(mut s) = shared.live.session.lock()
-            && s.as_ref().is_some_and(|cur| cur.heard.elapsed() > Duration::from_secs(LIVE_SATELLITE_TIMEOUT_SECS))
-        {
-            tracing::info!("live session timed out (no live-start from the hub)");
-            *s = None;
+        if let Ok(mut s) = shared.live.session.lock() {
+            expire(&mut s);
         }
+    }
+}
+
+/// Ends the session when the hub has not refreshed it for [`LIVE_SATELLITE_TIMEOUT_SECS`].
+fn expire(session: &mut Option<Session>) {
+    if session.as_ref().is_some_and(|cur| cur.heard.elapsed() > Duration::from_secs(LIVE_SATELLITE_TIMEOUT_SECS)) {
+        tracing::info!("live session timed out (no live-start from the hub)");
+        *session = None;
     }
 }
 
