@@ -138,7 +138,13 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     public.warn_if_derived();
     state.links.init(public);
 
-    let router = if mode == Mode::Dispatcher { api::health_only(state.clone()) } else { api::router(state.clone()) };
+    let router = if mode == Mode::Dispatcher {
+        api::health_only(state.clone())
+    } else {
+        let needs_setup = crate::usecases::first_run::needs_setup(&state.store).await?;
+        let setup = std::sync::Arc::new(crate::web::setup::SetupCode::new(&state.settings.data_dir, needs_setup));
+        crate::web::router(state.clone(), api::router(state.clone()), setup)
+    };
     let stop = shutdown.clone();
     tasks.spawn(async move {
         let serve = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())

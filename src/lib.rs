@@ -52,6 +52,7 @@ pub mod state;
 pub mod store;
 pub mod time;
 pub mod usecases;
+pub mod web;
 
 /// Installs the process-wide TLS crypto provider (ring) that reqwest and rumqttc build on. Call
 /// it before creating an HTTP or MQTT client; later calls are harmless.

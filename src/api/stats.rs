@@ -23,6 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(trends))
         .routes(routes!(top_species))
         .routes(routes!(activity))
+        .routes(routes!(daily_activity))
         .routes(routes!(verification))
         .routes(routes!(leaderboard))
         .routes(routes!(catalogue))
@@ -127,6 +128,16 @@ async fn activity(
     Query(q): Query<StatsQuery>,
 ) -> Answer<overview::Activity> {
     Ok(axum::Json(overview::activity(&ctx(&s, &a), &q.filters()).await?))
+}
+
+#[utoipa::path(
+    get, path = "/stats/daily-activity", tag = tags::STATS,
+    description = "Viewer+. Species by local hour of day over the range (default today): the daily activity grid, most detected species first, with the largest cell for shading.",
+    params(StatsQuery),
+    responses((status = 200, description = "the statistics", body = overview::DailyGrid), err::BadRequest, err::Auth)
+)]
+async fn daily_activity(State(s): State<AppState>, Viewer(a): Viewer, Query(q): Query<StatsQuery>) -> Answer<overview::DailyGrid> {
+    Ok(axum::Json(overview::daily_grid(&ctx(&s, &a), &q.filters()).await?))
 }
 
 #[utoipa::path(

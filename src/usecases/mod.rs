@@ -52,6 +52,7 @@ pub mod alerting;
 pub mod chunks;
 pub mod detections;
 pub mod expected_species;
+pub mod first_run;
 pub mod exports;
 pub mod mfa;
 pub mod mobile_releases;

@@ -98,3 +98,18 @@ pub fn voters(conn: &Connection, scope: &Scope, limit: usize) -> Result<Vec<Vote
         |r| Ok(Voter { user_id: r.get(0)?, name: r.get(1)?, confirm: r.get(2)?, reject: r.get(3)?, unsure: r.get(4)? }),
     )
 }
+
+/// `(species, hour, detections)` over the scope's days, all species, from `stats_species_hourly`
+/// (the Live page's daily activity grid).
+pub fn species_hour(conn: &Connection, scope: &Scope) -> Result<Vec<(String, u8, i64)>> {
+    let sql = format!(
+        "SELECT species_code, hour, sum(c) AS c FROM (
+             SELECT species_code, hour, {} AS c FROM stats_species_hourly
+             WHERE tenant_id = :t AND day BETWEEN :from AND :to
+             UNION ALL SELECT species_code, hour, c FROM ({}))
+         GROUP BY species_code, hour HAVING c > 0 ORDER BY species_code, hour",
+        scope.column(),
+        scope.rejected("day, hour, species_code")
+    );
+    rows(conn, &sql, &scope.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+}

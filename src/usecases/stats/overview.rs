@@ -191,6 +191,45 @@ pub async fn activity(ctx: &Ctx<'_>, f: &Filters) -> Result<Activity, StatsError
     Ok(Activity { range, peak_hour: peak(&hourly), hourly, total })
 }
 
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GridRow {
+    #[serde(flatten)]
+    pub species: Named,
+    /// Detections per local hour of day, 0 to 23.
+    pub hourly: Vec<i64>,
+    pub total: i64,
+}
+
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DailyGrid {
+    #[serde(flatten)]
+    pub range: Range,
+    /// One row per species heard, the most detected first.
+    pub species: Vec<GridRow>,
+    /// The largest cell, for shading.
+    pub max_cell: i64,
+}
+
+/// Species by hour of day (default today only): the Live page's daily activity grid.
+pub async fn daily_grid(ctx: &Ctx<'_>, f: &Filters) -> Result<DailyGrid, StatsError> {
+    let (scope, range) = ctx.scope(f, 1).await?;
+    let names = ctx.names(f).await?;
+    let rows = ctx.read(move |c| series::species_hour(c, &scope)).await?;
+    let mut by_code: std::collections::BTreeMap<String, Vec<i64>> = std::collections::BTreeMap::new();
+    for (code, hour, n) in rows {
+        by_code.entry(code).or_insert_with(|| vec![0; 24])[usize::from(hour).min(23)] += n;
+    }
+    let mut species: Vec<GridRow> = by_code
+        .into_iter()
+        .map(|(code, hourly)| GridRow { species: names.name(&code), total: hourly.iter().sum(), hourly })
+        .collect();
+    species.sort_by(|a, b| b.total.cmp(&a.total).then_with(|| a.species.common_name.cmp(&b.species.common_name)));
+    let max_cell = species.iter().flat_map(|r| r.hourly.iter().copied()).max().unwrap_or(0);
+    Ok(DailyGrid { range, species, max_cell })
+}
+
 /// The index of the largest count (the first of equals), if any is above zero.
 pub fn peak(counts: &[i64]) -> Option<usize> {
     let max = *counts.iter().max()?;

@@ -1,0 +1,126 @@
+// birdhub dashboard: the small shared behaviour of every page. Pages add their own file.
+"use strict";
+(function () {
+  const meta = (n) => (document.querySelector(`meta[name="${n}"]`) || {}).content || "";
+
+  // Calls the hub's /api with the session cookie, the team and the CSRF token. A lost session
+  // goes to sign-in and back; other errors come back as {ok: false, status, data: {code, message}}.
+  async function api(method, path, body) {
+    const headers = { "X-CSRF-Token": meta("csrf-token") };
+    const team = meta("bh-team");
+    if (team) headers["X-Tenant-Id"] = team;
+    const init = { method, headers, credentials: "same-origin" };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    let resp;
+    try {
+      resp = await fetch("/api" + path, init);
+    } catch (e) {
+      return { ok: false, status: 0, data: { code: "offline", message: "The hub did not answer. Is it running?" } };
+    }
+    if (resp.status === 401) {
+      location.assign("/signin?next=" + encodeURIComponent(location.pathname + location.search));
+      return { ok: false, status: 401, data: {} };
+    }
+    const text = await resp.text();
+    let data = null;
+    try { data = text ? JSON.parse(text) : null; } catch (_) { data = { message: text }; }
+    return { ok: resp.ok, status: resp.status, data };
+  }
+
+  function toast(message, kind) {
+    let box = document.getElementById("toasts");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "toasts";
+      box.setAttribute("role", "status");
+      box.setAttribute("aria-live", "polite");
+      document.body.appendChild(box);
+    }
+    const t = document.createElement("div");
+    t.className = "toast " + (kind || "");
+    t.textContent = message;
+    box.appendChild(t);
+    setTimeout(() => t.remove(), 5000);
+  }
+
+  // "3 min ago", kept fresh.
+  function ago(iso) {
+    const s = Math.round((Date.now() - Date.parse(iso)) / 1000);
+    if (!isFinite(s)) return iso;
+    if (s < 45) return "just now";
+    if (s < 3600) return Math.round(s / 60) + " min ago";
+    if (s < 86400) return Math.round(s / 3600) + " h ago";
+    return new Date(iso).toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " " +
+      new Date(iso).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  }
+  function refreshTimes(root) {
+    (root || document).querySelectorAll("time.ago").forEach((t) => { t.textContent = ago(t.getAttribute("datetime")); });
+  }
+
+  // One shared player for every play button; a second press stops.
+  const player = new Audio();
+  player.preload = "none";
+  let playing = null;
+  function stopPlaying() {
+    if (playing) playing.classList.remove("playing");
+    playing = null;
+  }
+  player.addEventListener("ended", stopPlaying);
+  player.addEventListener("pause", stopPlaying);
+  player.addEventListener("error", () => {
+    if (playing) toast("This recording cannot be played (audio expired or missing).", "bad");
+    stopPlaying();
+  });
+  document.addEventListener("click", (ev) => {
+    const btn = ev.target.closest("button.play[data-audio]");
+    if (btn) {
+      if (playing === btn) { player.pause(); return; }
+      stopPlaying();
+      player.src = btn.dataset.audio;
+      playing = btn;
+      btn.classList.add("playing");
+      player.play().catch(() => stopPlaying());
+      return;
+    }
+    const copy = ev.target.closest("[data-copy]");
+    if (copy) {
+      const target = copy.dataset.copy.startsWith("#") ? document.querySelector(copy.dataset.copy) : null;
+      const text = target ? (target.value || target.textContent) : copy.dataset.copy;
+      const done = () => toast("Copied", "ok");
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(text.trim()).then(done, () => fallbackCopy(text, done));
+      } else {
+        fallbackCopy(text, done);
+      }
+    }
+  });
+  function fallbackCopy(text, done) {
+    const ta = document.createElement("textarea");
+    ta.value = text.trim();
+    document.body.appendChild(ta);
+    ta.select();
+    try { document.execCommand("copy"); done(); } catch (_) { toast("Select the text and copy it", "bad"); }
+    ta.remove();
+  }
+
+  // Close the account menu when clicking elsewhere.
+  document.addEventListener("click", (ev) => {
+    document.querySelectorAll("details.account[open]").forEach((d) => { if (!d.contains(ev.target)) d.open = false; });
+  });
+
+  document.addEventListener("DOMContentLoaded", () => {
+    refreshTimes();
+    setInterval(refreshTimes, 30000);
+  });
+  document.addEventListener("htmx:afterSwap", (ev) => refreshTimes(ev.target));
+  document.addEventListener("htmx:responseError", (ev) => {
+    const xhr = ev.detail.xhr;
+    if (xhr.status === 401) location.assign("/signin?next=" + encodeURIComponent(location.pathname + location.search));
+    else toast("That did not work (" + xhr.status + ").", "bad");
+  });
+
+  window.bh = { api, toast, ago, refreshTimes, player, meta };
+})();

@@ -1,0 +1,149 @@
+//! The page shell: head, top bar (team switcher, tabs, account menu), the phone's bottom tab bar,
+//! and small shared pieces (confidence bar, badges, empty states, relative times).
+
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+
+use super::{assets, ctx::Ctx, icons};
+
+/// The main tabs, in order; the first five are the phone's bottom bar.
+pub const TABS: [(&str, &str, &str); 6] = [
+    ("live", "Live", "/"),
+    ("detections", "Detections", "/detections"),
+    ("species", "Species", "/species"),
+    ("stats", "Stats", "/stats"),
+    ("satellites", "Satellites", "/satellites"),
+    ("alerts", "Alerts", "/alerts"),
+];
+
+const ERRORS_JS: &str = "window.__bhErrors=[];addEventListener('error',function(e){var t=e.target;__bhErrors.push(t&&t!==window&&(t.src||t.href)?'failed to load '+(t.src||t.href):String(e.message))},true);addEventListener('unhandledrejection',function(e){__bhErrors.push('unhandled: '+String(e.reason))});";
+
+fn head(title: &str, csrf: &str, team: Option<&str>) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            meta name="color-scheme" content="light dark";
+            meta name="csrf-token" content=(csrf);
+            @if let Some(t) = team { meta name="bh-team" content=(t); }
+            title { (title) " · birdhub" }
+            // Every script error and failed load is kept, so a person (or a browser test) can
+            // see what went wrong on a page.
+            script { (PreEscaped(ERRORS_JS)) }
+            link rel="icon" href=(assets::url("favicon.svg"));
+            link rel="stylesheet" href=(assets::url("app.css"));
+            script src=(assets::url("vendor/htmx.min.js")) defer {}
+            script src=(assets::url("app.js")) defer {}
+        }
+    }
+}
+
+/// A signed-in page: `tab` is the highlighted tab's key, `scripts` the page's own assets.
+pub fn page(ctx: &Ctx, title: &str, tab: &str, scripts: &[&str], body: Markup) -> Markup {
+    let team = ctx.team.as_ref();
+    html! {
+        (DOCTYPE)
+        html lang=(ctx.language.split('_').next().unwrap_or("en")) {
+            (head(title, &ctx.csrf, team.map(|t| t.id.as_str())))
+            body hx-headers=(format!(r#"{{"X-CSRF-Token":"{}"}}"#, ctx.csrf)) {
+                a.skip href="#main" { "Skip to content" }
+                header.topbar {
+                    a.brand href="/" aria-label="birdhub home" { (icons::bird()) span { "birdhub" } }
+                    @if ctx.teams.len() > 1 {
+                        form.team-switch method="post" action="/team" {
+                            input type="hidden" name="_csrf" value=(ctx.csrf);
+                            input type="hidden" name="next" value=(ctx.uri.path());
+                            label.sr for="team-select" { "Team" }
+                            select #team-select name="team" onchange="this.form.submit()" {
+                                @for t in &ctx.teams {
+                                    option value=(t.id) selected[team.is_some_and(|c| c.id == t.id)] { (t.name) }
+                                }
+                            }
+                            noscript { button type="submit" { "Switch" } }
+                        }
+                    } @else if let Some(t) = team {
+                        span.team-name { (t.name) }
+                    }
+                    nav.tabs aria-label="Main" {
+                        @for (key, label, href) in TABS {
+                            a href=(href) aria-current=[(key == tab).then_some("page")] { (icons::tab(key)) span { (label) } }
+                        }
+                    }
+                    details.account {
+                        summary aria-label="Account menu" { (icons::user()) span.account-name { (ctx.user.name) } }
+                        div.menu {
+                            a href="/account" { "My account" }
+                            @if ctx.is_admin() { a href="/team" { "Team settings" } }
+                            a href="/sessions" { "Sessions" }
+                            a href="/exports" { "Exports" }
+                            @if ctx.user.is_platform_admin { a href="/admin" { "Platform admin" } }
+                            form method="post" action="/signout" {
+                                input type="hidden" name="_csrf" value=(ctx.csrf);
+                                button.linkish type="submit" { "Sign out" }
+                            }
+                        }
+                    }
+                }
+                main #main { (body) }
+                nav.bottombar aria-label="Main (phone)" {
+                    @for (key, label, href) in TABS.iter().take(5) {
+                        a href=(href) aria-current=[(*key == tab).then_some("page")] { (icons::tab(key)) span { (label) } }
+                    }
+                }
+                @for s in scripts { script src=(assets::url(s)) defer {} }
+            }
+        }
+    }
+}
+
+/// A page without the signed-in shell (sign-in, first run, errors, the public page).
+pub fn bare(title: &str, body: Markup) -> Markup {
+    bare_with(title, "", &[], body)
+}
+
+/// [`bare`] with a CSRF token for its forms and page scripts.
+pub fn bare_with(title: &str, csrf: &str, scripts: &[&str], body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title, csrf, None))
+            body.bare {
+                header.topbar { a.brand href="/" aria-label="birdhub home" { (icons::bird()) span { "birdhub" } } }
+                (body)
+                @for s in scripts { script src=(assets::url(s)) defer {} }
+            }
+        }
+    }
+}
+
+/// Confidence as a bar plus a number (`0.87` → 87 %).
+pub fn confidence(c: f64, calibrated: bool) -> Markup {
+    let pct = (c * 100.0).round().clamp(0.0, 100.0);
+    html! {
+        span.conf title=(if calibrated { "calibrated confidence" } else { "model confidence" }) {
+            span.bar { span style=(format!("width:{pct}%")) {} }
+            span.num { (format!("{pct:.0}")) "%" @if calibrated { abbr title="calibrated" { "c" } } }
+        }
+    }
+}
+
+/// An empty state that says why and what to do.
+pub fn empty(title: &str, hint: Markup) -> Markup {
+    html! { div.empty { p.empty-title { (title) } div.empty-hint { (hint) } } }
+}
+
+/// "3 min ago" for an RFC 3339 time, with the exact time as a tooltip; the browser keeps it fresh.
+pub fn ago(rfc3339: &str) -> Markup {
+    html! { time.ago datetime=(rfc3339) title=(rfc3339) { (rfc3339.get(..16).unwrap_or(rfc3339).replace('T', " ")) } }
+}
+
+/// A species' names: common (user's language) and scientific in italics.
+pub fn names(common: &str, scientific: &str) -> Markup {
+    html! { span.names { strong.common { (common) } " " em.sci { (scientific) } } }
+}
+
+/// A raw, already-safe fragment (inline JSON for charts).
+pub fn json_script(id: &str, value: &serde_json::Value) -> Markup {
+    // `</` cannot end the script element early once escaped.
+    let text = value.to_string().replace("</", "<\\/");
+    html! { script type="application/json" id=(id) { (PreEscaped(text)) } }
+}

@@ -1,0 +1,254 @@
+//! Sign-in (password, then a TOTP code, a backup code or a passkey, with "remember this device"),
+//! sign-out, the team switch, and the first-run page that creates the first account.
+
+use axum::{
+    Router,
+    extract::{FromRequestParts, RawQuery, State},
+    http::{Method, StatusCode, Uri, header, request::Parts},
+    response::{IntoResponse, Redirect, Response},
+    routing::{get, post},
+};
+use maud::{Markup, html};
+use serde_json::json;
+
+use super::forms::{Fields, redirect_with_cookies, safe_next};
+use crate::{
+    usecases::first_run::{self, FirstAccount, FirstRunError},
+    web::{WebState, client::Api, ctx, error::PageError, layout},
+};
+
+pub fn routes() -> Router<WebState> {
+    Router::new()
+        .route("/signin", get(signin_page).post(signin))
+        .route("/signin/mfa", post(signin_mfa))
+        .route("/signout", post(signout))
+        .route("/team", post(switch_team))
+        .route("/setup", post(setup))
+}
+
+/// The API client and CSRF token of a request that may not be signed in.
+pub struct Anonymous {
+    pub api: Api,
+    pub csrf: String,
+}
+
+impl FromRequestParts<WebState> for Anonymous {
+    type Rejection = std::convert::Infallible;
+    async fn from_request_parts(parts: &mut Parts, state: &WebState) -> Result<Self, Self::Rejection> {
+        let (api, csrf) = ctx::base(parts, state);
+        Ok(Self { api, csrf })
+    }
+}
+
+/// One value of a query string ("" when absent); a malformed query is no error here.
+pub fn query_value(query: Option<&str>, key: &str) -> String {
+    query
+        .map(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == key).map(|(_, v)| v.into_owned()))
+        .unwrap_or_default()
+        .unwrap_or_default()
+}
+
+async fn signin_page(State(state): State<WebState>, anon: Anonymous, RawQuery(q): RawQuery) -> Response {
+    if state.setup.pending() {
+        return Redirect::to("/").into_response();
+    }
+    let next = query_value(q.as_deref(), "next");
+    if anon.api.send(Method::GET, "/auth/me", None).await.is_ok_and(|a| a.ok()) {
+        return Redirect::to(safe_next(&next)).into_response();
+    }
+    password_form(&anon.csrf, safe_next(&next), "", None).into_response()
+}
+
+fn password_form(csrf: &str, next: &str, email: &str, error: Option<&str>) -> Markup {
+    layout::bare_with(
+        "Sign in",
+        csrf,
+        &[],
+        html! {
+            main.narrow {
+                section.card {
+                    h1 { "Sign in" }
+                    @if let Some(e) = error { p.error role="alert" { (e) } }
+                    form.stack method="post" action="/signin" {
+                        input type="hidden" name="_csrf" value=(csrf);
+                        input type="hidden" name="next" value=(next);
+                        label { "Email" input type="email" name="email" value=(email) autocomplete="username" required autofocus; }
+                        label { "Password" input type="password" name="password" autocomplete="current-password" required; }
+                        button.primary type="submit" { "Sign in" }
+                    }
+                    p.muted { "Forgot your password? " a href="/forgot" { "Reset it" } }
+                }
+            }
+        },
+    )
+}
+
+async fn signin(anon: Anonymous, form: Fields) -> Response {
+    let next = safe_next(form.get("next")).to_owned();
+    let body = json!({ "email": form.get("email"), "password": form.get("password") });
+    let answer = match anon.api.send(Method::POST, "/auth/login", Some(&body)).await {
+        Ok(a) => a,
+        Err(e) => return e.respond(&Uri::from_static("/signin")),
+    };
+    if !answer.ok() {
+        let message = match answer.status {
+            StatusCode::UNAUTHORIZED => "That email and password do not match an account.".to_owned(),
+            _ => answer.error().1,
+        };
+        let page = password_form(&anon.csrf, &next, form.get("email"), Some(&message));
+        return (answer.status, page).into_response();
+    }
+    if answer.body.get("mfaRequired").and_then(|v| v.as_bool()) == Some(true) {
+        let token = answer.body.get("mfaToken").and_then(|v| v.as_str()).unwrap_or_default();
+        let passkeys = answer.body.get("hasPasskeys").and_then(|v| v.as_bool()).unwrap_or(false);
+        return mfa_form(&anon.csrf, &next, token, passkeys, None).into_response();
+    }
+    redirect_with_cookies(&next, &answer)
+}
+
+fn mfa_form(csrf: &str, next: &str, token: &str, passkeys: bool, error: Option<&str>) -> Markup {
+    layout::bare_with(
+        "Second step",
+        csrf,
+        &["signin.js"],
+        html! {
+            main.narrow {
+                section.card {
+                    h1 { "Second step" }
+                    p.muted { "Enter the 6-digit code from your authenticator app, or one of your backup codes." }
+                    @if let Some(e) = error { p.error role="alert" { (e) } }
+                    form.stack method="post" action="/signin/mfa" {
+                        input type="hidden" name="_csrf" value=(csrf);
+                        input type="hidden" name="next" value=(next);
+                        input type="hidden" name="mfaToken" value=(token);
+                        label { "Code" input type="text" name="code" inputmode="text" autocomplete="one-time-code"
+                            pattern="[0-9A-Za-z -]{6,20}" required autofocus; }
+                        label.check { input type="checkbox" name="remember"; "Remember this device for 30 days" }
+                        button.primary type="submit" { "Verify" }
+                    }
+                    @if passkeys {
+                        p { button.secondary type="button" #passkey-signin data-mfa-token=(token) data-next=(next) { "Use a passkey" } }
+                        p.error #passkey-error hidden role="alert" {}
+                    }
+                }
+            }
+        },
+    )
+}
+
+async fn signin_mfa(anon: Anonymous, form: Fields) -> Response {
+    let next = safe_next(form.get("next")).to_owned();
+    let token = form.get("mfaToken");
+    let code: String = form.get("code").chars().filter(|c| !c.is_whitespace()).collect();
+    // Six digits is an authenticator code; anything else is tried as a backup code.
+    let route = if code.len() == 6 && code.chars().all(|c| c.is_ascii_digit()) {
+        "/auth/login/mfa/totp"
+    } else {
+        "/auth/login/mfa/backup"
+    };
+    let body = json!({ "mfaToken": token, "code": code, "rememberDevice": form.checked("remember") });
+    let answer = match anon.api.send(Method::POST, route, Some(&body)).await {
+        Ok(a) => a,
+        Err(e) => return e.respond(&Uri::from_static("/signin")),
+    };
+    if answer.ok() {
+        return redirect_with_cookies(&next, &answer);
+    }
+    let (code, message) = answer.error();
+    if code == "invalid_mfa_token" || answer.status == StatusCode::GONE {
+        let page = password_form(&anon.csrf, &next, "", Some("That sign-in took too long. Start again."));
+        return (StatusCode::UNAUTHORIZED, page).into_response();
+    }
+    let message = if answer.status == StatusCode::UNAUTHORIZED { "That code is not right. Try the newest one.".to_owned() } else { message };
+    (answer.status, mfa_form(&anon.csrf, &next, token, false, Some(&message))).into_response()
+}
+
+async fn signout(anon: Anonymous, _form: Fields) -> Response {
+    match anon.api.send(Method::POST, "/auth/logout", None).await {
+        Ok(answer) => {
+            let mut resp = redirect_with_cookies("/signin", &answer);
+            if !answer.ok() {
+                // Already signed out: still leave the cookie empty.
+                resp = Redirect::to("/signin").into_response();
+            }
+            resp
+        }
+        Err(e) => e.respond(&Uri::from_static("/signout")),
+    }
+}
+
+async fn switch_team(form: Fields) -> Response {
+    let team: String = form.get("team").chars().filter(|c| c.is_ascii_hexdigit() || *c == '-').take(36).collect();
+    let mut resp = Redirect::to(safe_next(form.get("next"))).into_response();
+    let cookie = format!("{}={team}; Path=/; SameSite=Lax; Max-Age=31536000", ctx::TEAM_COOKIE);
+    if let Ok(v) = cookie.parse() {
+        resp.headers_mut().append(header::SET_COOKIE, v);
+    }
+    resp
+}
+
+/// The first-run page, shown at `/` while the hub has no account.
+pub fn setup_page(csrf: &str, fields: (&str, &str), error: Option<&str>) -> Markup {
+    layout::bare_with(
+        "Create the first account",
+        csrf,
+        &[],
+        html! {
+            main.narrow {
+                section.card {
+                    h1 { "Welcome to birdhub" }
+                    p { "Create the first account. It can manage this hub and invite everyone else." }
+                    p.muted {
+                        "The setup code is in the hub's log: run "
+                        code { "journalctl -u birdhub | grep setup" }
+                        " on the hub, or read the file " code { "setup-code" } " in its data folder."
+                    }
+                    @if let Some(e) = error { p.error role="alert" { (e) } }
+                    form.stack method="post" action="/setup" {
+                        input type="hidden" name="_csrf" value=(csrf);
+                        label { "Setup code" input type="text" name="code" autocomplete="off" required autofocus placeholder="XXXXX-XXXXX"; }
+                        label { "Your name" input type="text" name="name" value=(fields.0) autocomplete="name" required; }
+                        label { "Email" input type="email" name="email" value=(fields.1) autocomplete="username" required; }
+                        label { "Password (at least 12 characters)" input type="password" name="password" minlength="12" autocomplete="new-password" required; }
+                        button.primary type="submit" { "Create the account" }
+                    }
+                }
+            }
+        },
+    )
+}
+
+async fn setup(State(state): State<WebState>, anon: Anonymous, form: Fields) -> Response {
+    let back = (form.get("name"), form.get("email"));
+    if !state.setup.pending() {
+        return Redirect::to("/signin").into_response();
+    }
+    if !state.setup.matches(form.get("code")) {
+        let page = setup_page(&anon.csrf, back, Some("That setup code is not right. Copy it from the hub's log."));
+        return (StatusCode::FORBIDDEN, page).into_response();
+    }
+    let new = FirstAccount {
+        email: form.get("email").to_owned(),
+        name: form.get("name").to_owned(),
+        password: form.get("password").to_owned(),
+    };
+    match first_run::create_first_account(&state.app.store, new).await {
+        Ok(created) => {
+            state.setup.spend();
+            tracing::info!(email = %created.email, "the first account was created from the dashboard");
+            let body = json!({ "email": created.email, "password": form.get("password") });
+            match anon.api.send(Method::POST, "/auth/login", Some(&body)).await {
+                Ok(answer) if answer.ok() => redirect_with_cookies("/satellites", &answer),
+                _ => Redirect::to("/signin").into_response(),
+            }
+        }
+        Err(FirstRunError::AlreadySetUp) => {
+            state.setup.spend();
+            Redirect::to("/signin").into_response()
+        }
+        Err(FirstRunError::Invalid(m)) => {
+            (StatusCode::UNPROCESSABLE_ENTITY, setup_page(&anon.csrf, back, Some(&m))).into_response()
+        }
+        Err(e) => PageError::Internal(e.into()).respond(&Uri::from_static("/setup")),
+    }
+}

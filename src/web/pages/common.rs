@@ -1,0 +1,128 @@
+//! Pieces several pages share: the detection row as the API lists it, species names in the
+//! viewer's language, cached species images, and the detection card.
+
+use std::collections::HashMap;
+
+use axum::http::Method;
+use maud::{Markup, html};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::web::{client::Api, ctx::Ctx, error::PageError, icons, layout};
+
+/// A detection as `GET /api/detections` lists it (SPEC 2.9, snake_case).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Detection {
+    pub id: String,
+    pub satellite_id: String,
+    pub satellite_name: String,
+    pub audio_chunk_id: String,
+    pub species_code: String,
+    pub scientific_name: String,
+    pub common_name: String,
+    pub confidence: f64,
+    pub detected_at: String,
+    #[serde(default)]
+    pub start_ms: i64,
+    #[serde(default)]
+    pub end_ms: i64,
+    pub is_rare: bool,
+    pub rare_reason: Option<String>,
+    pub is_first_of_day: bool,
+    pub is_first_of_season: bool,
+    pub expected_here: Option<bool>,
+    pub verification_status: String,
+    pub calibrated_confidence: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct DetectionPage {
+    pub detections: Vec<Detection>,
+    #[serde(default)]
+    pub total: Option<i64>,
+}
+
+/// The common name in the viewer's language where the model ships one.
+pub fn common_name(ctx: &Ctx, code: &str, stored: &str) -> String {
+    if ctx.language == "en" {
+        return stored.to_owned();
+    }
+    ctx.api_state().names.common_name(&ctx.language, code).unwrap_or_else(|| stored.to_owned())
+}
+
+/// The proxy URLs of the species images that are cached, by species code. Asking queues the
+/// missing ones for download, so the next visit has them.
+pub async fn images(api: &Api, codes: impl IntoIterator<Item = String>) -> Result<HashMap<String, String>, PageError> {
+    let mut codes: Vec<String> = codes.into_iter().collect();
+    codes.sort();
+    codes.dedup();
+    codes.truncate(200);
+    if codes.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let answer = api.send(Method::POST, "/species/images", Some(&json!({ "codes": codes }))).await?;
+    let mut out = HashMap::new();
+    if let Some(map) = answer.body.get("images").and_then(|v| v.as_object()) {
+        for (code, info) in map {
+            if let Some(url) = info.get("url").and_then(|u| u.as_str()) {
+                out.insert(code.clone(), url.to_owned());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The image, or a drawn placeholder when none is cached.
+pub fn thumb(url: Option<&String>, alt: &str) -> Markup {
+    html! {
+        @if let Some(u) = url { img.thumb src=(u) alt=(alt) loading="lazy" width="56" height="56"; }
+        @else { span.thumb.placeholder aria-hidden="true" { (icons::bird()) } }
+    }
+}
+
+/// The badges of a detection, each with its reason as a tooltip.
+pub fn badges(d: &Detection) -> Markup {
+    html! {
+        @if d.is_rare {
+            span.badge.rare title=(d.rare_reason.as_deref().unwrap_or("rare for this team")) { "Rare" }
+        }
+        @if d.is_first_of_season { span.badge.first title="the first of this species this season" { "First this season" } }
+        @else if d.is_first_of_day { span.badge.first title="the first of this species today" { "First today" } }
+        @if d.expected_here == Some(false) {
+            span.badge.unexpected title="not on the expected-species list for this place and week" { "Not expected here" }
+        }
+        @match d.verification_status.as_str() {
+            "confirmed" => span.badge.ok { "Confirmed" },
+            "rejected" => span.badge.no { "Rejected" },
+            _ => {},
+        }
+    }
+}
+
+/// The play button: `app.js` plays `/api/audio/{chunk}` in one shared player.
+pub fn play(d: &Detection, label: &str) -> Markup {
+    html! {
+        button.play type="button" data-audio=(format!("/api/audio/{}", d.audio_chunk_id))
+            data-start=(d.start_ms) aria-label=(format!("Play {label}")) { (icons::play()) }
+    }
+}
+
+/// One detection as a card (Live feed, lists).
+pub fn card(ctx: &Ctx, d: &Detection, image: Option<&String>) -> Markup {
+    let name = common_name(ctx, &d.species_code, &d.common_name);
+    html! {
+        article.det-card #(format!("det-{}", d.id)) data-id=(d.id) {
+            (thumb(image, &name))
+            div.det-main {
+                a.det-title href=(format!("/detections/{}", d.id)) { (layout::names(&name, &d.scientific_name)) }
+                div.det-meta {
+                    (layout::confidence(d.calibrated_confidence.unwrap_or(d.confidence), d.calibrated_confidence.is_some()))
+                    span.sat { (d.satellite_name) }
+                    (layout::ago(&d.detected_at))
+                }
+                div.badges { (badges(d)) }
+            }
+            (play(d, &name))
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! Live, the home page: today's numbers, the daily activity grid (species by hour) and the feed
+//! of detections, which `live.js` keeps current over the WebSocket without a reload.
+
+use axum::{
+    Router,
+    extract::{Path, State},
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use maud::{Markup, html};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{
+    auth::{Anonymous, setup_page},
+    common::{self, Detection, DetectionPage},
+};
+use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
+
+pub fn routes() -> Router<WebState> {
+    Router::new()
+        .route("/", get(home))
+        .route("/live/today", get(today_fragment))
+        .route("/live/card/{id}", get(card_fragment))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Counts {
+    species: i64,
+    detections: i64,
+}
+
+#[derive(Debug, Deserialize)]
+struct Dashboard {
+    today: Counts,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GridRow {
+    species_code: String,
+    common_name: String,
+    scientific_name: String,
+    hourly: Vec<i64>,
+    total: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Grid {
+    species: Vec<GridRow>,
+    max_cell: i64,
+}
+
+async fn home(State(state): State<WebState>, anon: Anonymous, ctx: Result<Ctx, super::super::ctx::Rejection>) -> Response {
+    if state.setup.pending() {
+        return setup_page(&anon.csrf, ("", ""), None).into_response();
+    }
+    let ctx = match ctx {
+        Ok(c) => c,
+        Err(r) => return r.into_response(),
+    };
+    match live(&ctx).await {
+        Ok(m) => m.into_response(),
+        Err(e) => e.respond(&ctx.uri),
+    }
+}
+
+async fn live(ctx: &Ctx) -> Result<Markup, PageError> {
+    ctx.team_id()?;
+    let (today, grid, recent, sats) = tokio::try_join!(
+        today(ctx),
+        ctx.api.get::<Grid>("/stats/daily-activity"),
+        ctx.api.get::<DetectionPage>("/detections?limit=20&sortBy=date&sortDir=desc"),
+        ctx.api.get::<Value>("/satellites?limit=100"),
+    )?;
+    let images = common::images(&ctx.api, recent.detections.iter().map(|d| d.species_code.clone())).await?;
+    let sat_list = sats.get("satellites").and_then(Value::as_array).cloned().unwrap_or_default();
+    let body = html! {
+        (today)
+        @if sat_list.is_empty() { (first_steps()) }
+        section.card {
+            div.card-head {
+                h2 { "Today, hour by hour" }
+                a.more href="/detections" { "All detections" }
+            }
+            (activity_grid(ctx, &grid))
+        }
+        section.card {
+            div.card-head {
+                h2 { "Live" span.live-dot #live-state title="connecting" {} }
+                span.muted.small #live-note { "New detections appear here as they happen." }
+            }
+            div.feed #feed aria-live="polite" {
+                @for d in &recent.detections { (common::card(ctx, d, images.get(&d.species_code))) }
+            }
+            @if recent.detections.is_empty() {
+                div #feed-empty { (layout::empty("No detections yet", html! { "When a satellite hears a bird, it shows up here at once." })) }
+            }
+        }
+        section.card {
+            h2 { "Satellites" }
+            ul.sat-list {
+                @for s in &sat_list {
+                    @let online = s.get("is_online").and_then(Value::as_bool).unwrap_or(false);
+                    li {
+                        span.dot.(if online { "on" } else { "off" }) title=(if online { "online" } else { "offline" }) {}
+                        a href=(format!("/satellites/{}", s.get("id").and_then(Value::as_str).unwrap_or_default())) {
+                            (s.get("name").and_then(Value::as_str).unwrap_or("satellite"))
+                        }
+                        span.muted.small { (if online { "online" } else { "offline" }) }
+                    }
+                }
+            }
+        }
+    };
+    Ok(layout::page(ctx, "Live", "live", &["live.js"], body))
+}
+
+/// The row of today's numbers (refreshed by `live.js` after each new detection).
+async fn today(ctx: &Ctx) -> Result<Markup, PageError> {
+    let (dash, sats, alerts) = tokio::try_join!(
+        ctx.api.get::<Dashboard>("/stats/dashboard"),
+        ctx.api.get::<Value>("/satellites?limit=100"),
+        ctx.api.get::<Value>("/alerts?acknowledged=false&limit=1"),
+    )?;
+    let list = sats.get("satellites").and_then(Value::as_array).cloned().unwrap_or_default();
+    let online = list.iter().filter(|s| s.get("is_online").and_then(Value::as_bool).unwrap_or(false)).count();
+    let open_alerts = alerts.get("total").and_then(Value::as_i64).unwrap_or(0);
+    Ok(html! {
+        section.numbers #today hx-get="/live/today" hx-trigger="refresh" hx-swap="outerHTML" {
+            a.number href="/species" { span.n { (dash.today.species) } span.l { "species today" } }
+            a.number href="/detections" { span.n { (dash.today.detections) } span.l { "detections today" } }
+            a.number href="/satellites" { span.n { (online) " of " (list.len()) } span.l { "satellites online" } }
+            a.number.(if open_alerts > 0 { "warn" } else { "" }) href="/alerts" {
+                span.n { (open_alerts) } span.l { "open alerts" }
+            }
+        }
+    })
+}
+
+fn first_steps() -> Markup {
+    html! {
+        section.card.welcome {
+            h2 { "Add your first satellite: 3 steps" }
+            ol {
+                li { "Install birdhub on a Raspberry Pi with a USB microphone (or use the Android app)." }
+                li { "On that Pi, run " code { "birdhub satellite register" } ". It finds this hub by itself." }
+                li { "Or register it here and copy its credentials: " a href="/satellites/new" { "register a satellite" } "." }
+            }
+        }
+    }
+}
+
+/// Species as rows, 24 hours as columns, cells shaded by count; a cell opens that hour's list.
+fn activity_grid(ctx: &Ctx, grid: &Grid) -> Markup {
+    if grid.species.is_empty() {
+        return layout::empty("Nothing heard yet today", html! { "The grid fills in hour by hour as birds are detected." });
+    }
+    let max = grid.max_cell.max(1) as f64;
+    html! {
+        div.grid-scroll {
+            table.activity {
+                caption.sr { "Detections per species and hour today" }
+                thead { tr { th scope="col" { "Species" } @for h in 0..24 { th scope="col" { (format!("{h:02}")) } } th scope="col" { "Total" } } }
+                tbody {
+                    @for row in grid.species.iter().take(30) {
+                        @let name = common::common_name(ctx, &row.species_code, &row.common_name);
+                        tr {
+                            th scope="row" {
+                                a href=(format!("/species/{}", row.species_code)) title=(row.scientific_name) { (name) }
+                            }
+                            @for (h, n) in row.hourly.iter().enumerate() {
+                                @let level = if *n == 0 { 0 } else { 1 + ((*n as f64 / max) * 4.0).ceil().min(4.0) as i64 };
+                                td.(format!("l{level}")) {
+                                    @if *n > 0 {
+                                        a href=(format!("/detections?species={}", row.species_code))
+                                            title=(format!("{name}: {n} at {h:02}:00")) { (n) }
+                                    }
+                                }
+                            }
+                            td.total { (row.total) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn today_fragment(ctx: Ctx) -> Response {
+    match today(&ctx).await {
+        Ok(m) => m.into_response(),
+        Err(e) => e.respond(&ctx.uri),
+    }
+}
+
+async fn card_fragment(ctx: Ctx, Path(id): Path<String>) -> Response {
+    let result = async {
+        let id: String = id.chars().filter(|c| c.is_ascii_hexdigit() || *c == '-').take(36).collect();
+        let d: Detection = ctx.api.get(&format!("/detections/{id}")).await?;
+        let images = common::images(&ctx.api, [d.species_code.clone()]).await?;
+        Ok::<_, PageError>(common::card(&ctx, &d, images.get(&d.species_code)))
+    }
+    .await;
+    match result {
+        Ok(m) => m.into_response(),
+        Err(e) => e.respond(&ctx.uri),
+    }
+}
