@@ -23,6 +23,7 @@ mod mfa;
 mod mfa_login;
 mod mobile;
 pub mod openapi;
+mod origin;
 mod request_log;
 mod satellite_config;
 mod satellite_live;
@@ -130,6 +131,7 @@ pub fn router(state: AppState) -> Router {
         .layer(CatchPanicLayer::custom(|_| {
             ApiError::Internal(anyhow::anyhow!("a request handler panicked")).into_response()
         }))
+        .layer(axum::middleware::from_fn(origin::layer))
         .layer(request_log::layer())
         .with_state(state)
 }

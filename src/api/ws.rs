@@ -70,6 +70,12 @@ async fn events(
         })?;
         headers.insert(header::AUTHORIZATION, value);
     }
+    // A page on another site may not open a socket that rides on this hub's session cookie.
+    if context::cookie(&headers, crate::auth::tokens::SESSION_COOKIE).is_some()
+        && !crate::web::csrf::same_origin(&headers)
+    {
+        return Err(ApiError::Forbidden("cross_origin", "a page on another site may not open this hub's event stream".into()));
+    }
     let ctx = context::resolve(&state, &headers).await?;
     let access = guard::access(&state, &ctx, q.tenant_id.or(ctx.default_tenant), Role::Viewer).await?;
     // Only what identifies the caller is kept, to resolve it again while the socket lives.

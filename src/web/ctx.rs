@@ -100,6 +100,21 @@ impl IntoResponse for Rejection {
     }
 }
 
+/// The page a request belongs to: for an htmx fragment, the page it was loaded into (so a
+/// sign-in comes back to the page, not to the fragment).
+fn page_uri(parts: &Parts) -> Uri {
+    parts
+        .headers
+        .get("hx-current-url")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|u| url::Url::parse(u).ok())
+        .and_then(|u| {
+            let q = u.query().map(|q| format!("?{q}")).unwrap_or_default();
+            format!("{}{q}", u.path()).parse().ok()
+        })
+        .unwrap_or_else(|| parts.uri.clone())
+}
+
 /// The pieces every page request has, signed in or not.
 pub fn base(parts: &Parts, state: &WebState) -> (Api, String) {
     let token = parts.extensions.get::<csrf::Token>().map(|t| t.0.clone()).unwrap_or_default();
@@ -114,7 +129,7 @@ impl FromRequestParts<WebState> for Ctx {
     async fn from_request_parts(parts: &mut Parts, state: &WebState) -> Result<Self, Self::Rejection> {
         let uri = parts.uri.clone();
         let (api, csrf) = base(parts, state);
-        let me: Me = api.in_team(None).get("/auth/me").await.map_err(|e| Rejection(e, uri.clone()))?;
+        let me: Me = api.in_team(None).get("/auth/me").await.map_err(|e| Rejection(e, page_uri(parts)))?;
         let chosen = api.team().and_then(|id| me.tenants.iter().find(|t| t.id == id)).or(me.tenants.first()).cloned();
         let api = api.in_team(chosen.as_ref().map(|t| t.id.clone()));
         let language = if me.preferences.language.is_empty() { "en".into() } else { me.preferences.language };

@@ -11,7 +11,7 @@
 
 pub mod assets;
 mod client;
-mod csrf;
+pub(crate) mod csrf;
 mod ctx;
 mod error;
 mod icons;
