@@ -27,7 +27,8 @@ async fn page(c: &reqwest::Client, url: &str) -> (StatusCode, String, Option<Str
 
 async fn sign_in(hub: &common::TestHub, c: &reqwest::Client, email: &str) {
     let (_, html, _) = page(c, &format!("{}/signin", hub.base_url)).await;
-    let form = [("_csrf", csrf_of(&html)), ("email", email.into()), ("password", PASSWORD.into()), ("next", "/".into())];
+    let form =
+        [("_csrf", csrf_of(&html)), ("email", email.into()), ("password", PASSWORD.into()), ("next", "/".into())];
     let r = c.post(format!("{}/signin", hub.base_url)).form(&form).send().await.expect("POST");
     assert_eq!(r.status(), StatusCode::SEE_OTHER, "signed in");
 }
@@ -91,13 +92,19 @@ async fn pages_send_people_to_sign_in_and_back_and_refuse_forged_posts() {
     // The sign-in form goes back to `next`, but never to another site.
     let (_, html, _) = page(&c, &format!("{}/signin?next=//evil.example/", hub.base_url)).await;
     assert!(html.contains("name=\"next\" value=\"/\""), "an outside next becomes /");
-    let form = [("_csrf", csrf_of(&html)), ("email", ana.email.clone()), ("password", PASSWORD.into()), ("next", "/?x=1".into())];
+    let form = [
+        ("_csrf", csrf_of(&html)),
+        ("email", ana.email.clone()),
+        ("password", PASSWORD.into()),
+        ("next", "/?x=1".into()),
+    ];
     let r = c.post(format!("{}/signin", hub.base_url)).form(&form).send().await.expect("POST");
     assert_eq!(r.headers()["location"], "/?x=1");
 
     // Forged posts: a wrong token, or the right token from another site.
     let token = csrf_of(&page(&c, &format!("{}/", hub.base_url)).await.1);
-    let forged = c.post(format!("{}/signout", hub.base_url)).form(&[("_csrf", "0".repeat(32))]).send().await.expect("POST");
+    let forged =
+        c.post(format!("{}/signout", hub.base_url)).form(&[("_csrf", "0".repeat(32))]).send().await.expect("POST");
     assert_eq!(forged.status(), StatusCode::FORBIDDEN);
     let body = forged.text().await.expect("body");
     assert!(body.contains("security token") && body.contains("<html"), "a page that says why: {body}");

@@ -74,7 +74,10 @@ async fn events(
     if context::cookie(&headers, crate::auth::tokens::SESSION_COOKIE).is_some()
         && !crate::web::csrf::same_origin(&headers)
     {
-        return Err(ApiError::Forbidden("cross_origin", "a page on another site may not open this hub's event stream".into()));
+        return Err(ApiError::Forbidden(
+            "cross_origin",
+            "a page on another site may not open this hub's event stream".into(),
+        ));
     }
     let ctx = context::resolve(&state, &headers).await?;
     let access = guard::access(&state, &ctx, q.tenant_id.or(ctx.default_tenant), Role::Viewer).await?;

@@ -39,8 +39,9 @@ pub struct ApiArgs {
     /// Timed requests per case (after 20 warm-up requests).
     #[arg(long, default_value_t = 300)]
     pub requests: usize,
-    /// Which cases to time: `lists` (detections and sessions), `stats` (SPEC 4.8) or `all`.
-    #[arg(long, default_value = "all", value_parser = ["all", "lists", "stats"])]
+    /// Which cases to time: `lists` (detections and sessions), `stats` (SPEC 4.8), `pages` (the
+    /// dashboard's server render time per page) or `all`.
+    #[arg(long, default_value = "all", value_parser = ["all", "lists", "stats", "pages"])]
     pub suite: String,
     /// Where the seeded hub is kept and reused by later runs with the same figures
     /// (default: ~/.cache/birdhub/bench-api-DETECTIONS-SPECIES-SATELLITES-DAYS).
@@ -220,7 +221,7 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
         ),
     ];
     let mut cases: Vec<(String, Vec<String>, &str)> = Vec::new();
-    let lists = args.suite != "stats";
+    let lists = args.suite == "all" || args.suite == "lists";
     for count in [true, false].into_iter().filter(|_| lists) {
         for (name, f) in &filters {
             let suffix = if count { "" } else { "&withCount=false" };
@@ -240,16 +241,20 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
             "id",
         ));
     }
-    if args.suite != "lists" {
-        let sats = get.json(&format!("{base}/satellites?limit=100")).await?;
-        let sats: Vec<String> = sats["satellites"]
-            .as_array()
-            .context("no satellites")?
-            .iter()
-            .filter_map(|s| s["id"].as_str().map(str::to_owned))
-            .collect();
+    let sats = get.json(&format!("{base}/satellites?limit=100")).await?;
+    let sats: Vec<String> = sats["satellites"]
+        .as_array()
+        .context("no satellites")?
+        .iter()
+        .filter_map(|s| s["id"].as_str().map(str::to_owned))
+        .collect();
+    if args.suite == "all" || args.suite == "stats" {
         anyhow::ensure!(sats.len() >= 2, "the stats cases need two satellites");
         cases.extend(super::bench_api_stats::cases(&base, n, &codes, &sats));
+    }
+    if args.suite == "all" || args.suite == "pages" {
+        let http = format!("http://{}", hub.http_addr);
+        cases.extend(super::bench_api_pages::cases(&http, n, &ids, &codes, &sats));
     }
 
     println!(
@@ -258,6 +263,7 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
     );
     let mut worst: Option<(f64, String)> = None;
     let mut worst_stats: Option<(f64, String)> = None;
+    let mut worst_page: Option<(f64, String)> = None;
     for (name, urls, key) in &cases {
         let times = get.time(urls, key).await?;
         let p99 = percentile(&times, 99.0);
@@ -272,6 +278,9 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
         }
         if name.starts_with("/stats") && worst_stats.as_ref().is_none_or(|(w, _)| p99 > *w) {
             worst_stats = Some((p99, name.clone()));
+        }
+        if name.starts_with("page ") && worst_page.as_ref().is_none_or(|(w, _)| p99 > *w) {
+            worst_page = Some((p99, name.clone()));
         }
     }
     println!("\ndatabase:  {}", describe(hub, dir).await?);
@@ -291,6 +300,9 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
         let goal = super::bench_api_stats::GOAL_MS;
         let verdict = if p99 < goal { "under" } else { "OVER" };
         println!("goal:      worst stats p99 {p99:.2} ms ({name}): {verdict} the {goal:.0} ms goal");
+    }
+    if let Some((p99, name)) = worst_page {
+        println!("pages:     worst dashboard page p99 {p99:.2} ms ({name}), server render including its /api reads");
     }
     Ok(())
 }
@@ -317,7 +329,14 @@ impl Getter {
         let mut times = Vec::with_capacity(urls.len());
         for (i, url) in urls.iter().enumerate() {
             let t = Instant::now();
-            let resp = self.client.get(url).bearer_auth(&self.token).send().await?;
+            // The API reads the bearer token; dashboard pages read the session cookie.
+            let resp = self
+                .client
+                .get(url)
+                .bearer_auth(&self.token)
+                .header(reqwest::header::COOKIE, format!("birdhub_session={}", self.token))
+                .send()
+                .await?;
             let status = resp.status();
             let body = resp.bytes().await?;
             let ms = t.elapsed().as_secs_f64() * 1e3;

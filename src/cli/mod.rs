@@ -6,6 +6,7 @@ mod admin;
 mod bench;
 mod bench_alerts;
 mod bench_api;
+mod bench_api_pages;
 mod bench_api_seed;
 mod bench_api_stats;
 mod bench_auth;
