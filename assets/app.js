@@ -122,5 +122,81 @@
     else toast("That did not work (" + xhr.status + ").", "bad");
   });
 
+  // Declarative API forms and buttons, for settings pages:
+  //   <form data-api="PUT /auth/me/profile" data-then="reload|toast" data-result="#box">
+  //   <button data-api="DELETE /api-keys/ID" data-confirm="Revoke this key?">
+  // Field names may be dotted (a.b) for nested JSON; data-type="number|list|json" converts.
+  // With data-result, the answer's fields fill [data-field="path"] inside that box (text, or
+  // the attribute named by data-attr), and the box is shown: how secrets are shown once.
+  function setPath(obj, path, value) {
+    const keys = path.split(".");
+    let o = obj;
+    keys.slice(0, -1).forEach((k) => { o = o[k] = o[k] || {}; });
+    o[keys[keys.length - 1]] = value;
+  }
+  function getPath(obj, path) {
+    return path.split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
+  }
+  function fieldValue(el) {
+    if (el.type === "checkbox") return el.checked;
+    const t = el.dataset.type;
+    if (el.value === "" && t !== "list") return undefined;
+    if (t === "number" || el.type === "number") return Number(el.value);
+    if (t === "list") return el.value.split(/[,\n]/).map((x) => x.trim()).filter(Boolean);
+    if (t === "json") { try { return JSON.parse(el.value); } catch (_) { return el.value; } }
+    return el.value;
+  }
+  function showResult(sel, data) {
+    const box = document.querySelector(sel);
+    if (!box) return;
+    box.querySelectorAll("[data-field]").forEach((el) => {
+      let v = getPath(data, el.dataset.field);
+      if (Array.isArray(v)) v = v.join("\n");
+      if (v === undefined || v === null) v = "";
+      if (el.dataset.attr) el.setAttribute(el.dataset.attr, String(v));
+      else if ("value" in el && el.tagName !== "BUTTON") el.value = String(v);
+      else el.textContent = typeof v === "object" ? JSON.stringify(v, null, 2) : String(v);
+    });
+    box.hidden = false;
+  }
+  async function run(spec, body, opts) {
+    const at = spec.indexOf(" ");
+    const r = await api(spec.slice(0, at), spec.slice(at + 1), body);
+    if (!r.ok) {
+      const msg = (r.data && r.data.message) || "That did not work (" + r.status + ").";
+      if (opts.errorBox) { opts.errorBox.textContent = msg; opts.errorBox.hidden = false; } else toast(msg, "bad");
+      return;
+    }
+    if (opts.errorBox) opts.errorBox.hidden = true;
+    if (opts.result) showResult(opts.result, r.data || {});
+    if (opts.then === "reload") location.reload();
+    else if (opts.then && opts.then.startsWith("/")) location.assign(opts.then);
+    else toast(opts.done || "Saved", "ok");
+  }
+  document.addEventListener("submit", (ev) => {
+    const form = ev.target.closest("form[data-api]");
+    if (!form) return;
+    ev.preventDefault();
+    const body = {};
+    Array.from(form.elements).forEach((el) => {
+      if (!el.name || el.disabled || el.name === "_csrf") return;
+      const v = fieldValue(el);
+      if (v !== undefined) setPath(body, el.name, v);
+    });
+    if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
+    run(form.dataset.api, form.dataset.nobody !== undefined ? undefined : body, {
+      then: form.dataset.then, result: form.dataset.result, done: form.dataset.done,
+      errorBox: form.querySelector(".form-error"),
+    });
+  });
+  document.addEventListener("click", (ev) => {
+    const btn = ev.target.closest("button[data-api]");
+    if (!btn || btn.form && btn.form.dataset.api) return;
+    if (btn.dataset.confirm && !window.confirm(btn.dataset.confirm)) return;
+    let body;
+    if (btn.dataset.body) { try { body = JSON.parse(btn.dataset.body); } catch (_) { body = undefined; } }
+    run(btn.dataset.api, body, { then: btn.dataset.then || "reload", result: btn.dataset.result, done: btn.dataset.done });
+  });
+
   window.bh = { api, toast, ago, refreshTimes, player, meta };
 })();

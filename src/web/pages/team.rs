@@ -1,0 +1,118 @@
+//! Team settings (Admin+): members and their roles, invites, API keys (shown once), and the
+//! team's settings (device policy, languages, thresholds ...), all through `/api`.
+
+use axum::{
+    Router,
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use maud::{Markup, html};
+use serde_json::Value;
+
+use super::widgets;
+use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
+
+pub fn routes() -> Router<WebState> {
+    Router::new().route("/team", get(page))
+}
+
+async fn page(ctx: Ctx) -> Response {
+    match render(&ctx).await {
+        Ok(m) => m.into_response(),
+        Err(e) => e.respond(&ctx.uri),
+    }
+}
+
+const ROLES: [&str; 3] = ["viewer", "member", "admin"];
+
+fn role_select(name: &str, current: &str) -> Markup {
+    html! { select name=(name) { @for r in ROLES { option value=(r) selected[r == current] { (r) } } } }
+}
+
+async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
+    let team = ctx.team_id()?.to_owned();
+    if !ctx.is_admin() {
+        return Err(PageError::Forbidden("Team settings are for the team's admins.".into()));
+    }
+    let (members, invites, keys, settings) = tokio::try_join!(
+        ctx.api.get::<Value>("/auth/members"),
+        ctx.api.get::<Value>("/auth/invites"),
+        ctx.api.get::<Value>("/api-keys"),
+        ctx.api.get::<Value>("/settings/tenant"),
+    )?;
+    let members = members["members"].as_array().cloned().unwrap_or_default();
+    let invites = invites["invites"].as_array().cloned().unwrap_or_default();
+    let keys: Vec<Value> = keys["apiKeys"]
+        .as_array()
+        .map(|k| k.iter().filter(|k| k["revokedAt"].is_null() && k["satelliteId"].is_null()).cloned().collect())
+        .unwrap_or_default();
+    let platform = ctx.user.is_platform_admin;
+    let name = ctx.team.as_ref().map(|t| t.name.clone()).unwrap_or_default();
+    let body = html! {
+        h1 { "Team settings: " (name) }
+        section.card {
+            h2 { "Members" }
+            (widgets::table(&members, &[("Name", "name"), ("Email", "email"), ("Role", "role"), ("Owner", "isOwner"), ("Joined", "joinedAt")], |m| html! {
+                @if platform && !m["isOwner"].as_bool().unwrap_or(false) {
+                    @let id = m["id"].as_str().unwrap_or_default();
+                    form.row data-api=(format!("PUT /admin/members/{id}/role")) data-then="reload" {
+                        label.sr for=(format!("role-{id}")) { "Role" }
+                        (role_select("role", m["role"].as_str().unwrap_or("viewer")))
+                        button type="submit" { "Change" }
+                    }
+                }
+            }))
+            @if !platform { p.muted.small { "A platform admin changes roles and removes members." } }
+        }
+        section.card {
+            h2 { "Invite someone" }
+            form.stack data-api="POST /auth/invites" data-result="#invite-link" data-done="Invite made" {
+                input type="hidden" name="tenantId" value=(team);
+                label { "Role" (role_select("role", "member")) }
+                label { "Their email (optional: only they can use the link)" input type="email" name="email"; }
+                p.error.form-error hidden role="alert" {}
+                div.row { button.primary type="submit" { "Make an invite link" } }
+            }
+            div.notice #invite-link hidden {
+                p { "Send this link. It works once, for 7 days." }
+                input #invite-url type="text" readonly data-field="url" aria-label="Invite link";
+                button type="button" data-copy="#invite-url" { "Copy" }
+            }
+            @if !invites.is_empty() {
+                h3 { "Pending invites" }
+                (widgets::table(&invites, &[("Role", "role"), ("Email", "email"), ("Expires", "expiresAt")], |i| html! {
+                    button.danger type="button" data-api=(format!("DELETE /auth/invites/{}", i["id"].as_str().unwrap_or_default())) { "Revoke" }
+                }))
+            }
+        }
+        section.card {
+            h2 { "API keys" }
+            p.muted.small { "For scripts and other programs. A key acts in this team with its role." }
+            form.stack data-api="POST /api-keys" data-result="#new-key" data-done="Key made" {
+                input type="hidden" name="tenantId" value=(team);
+                label { "Name" input type="text" name="name" required placeholder="e.g. my export script"; }
+                label { "Role" (role_select("role", "viewer")) }
+                p.error.form-error hidden role="alert" {}
+                div.row { button.primary type="submit" { "Make a key" } }
+            }
+            div.notice #new-key hidden {
+                p.error { "Shown once: copy it now." }
+                input #new-key-value type="text" readonly data-field="key" aria-label="The new API key";
+                button type="button" data-copy="#new-key-value" { "Copy" }
+            }
+            @if keys.is_empty() { p.muted { "No keys yet." } }
+            @else {
+                (widgets::table(&keys, &[("Name", "name"), ("Starts with", "keyPrefix"), ("Role", "role"), ("Last used", "lastUsedAt")], |k| html! {
+                    button.danger type="button" data-api=(format!("DELETE /api-keys/{}", k["id"].as_str().unwrap_or_default()))
+                        data-confirm="Revoke this key? Programs using it stop working." { "Revoke" }
+                }))
+            }
+        }
+        section.card {
+            h2 { "Settings" }
+            p.muted.small { "Defaults for every satellite of the team (a satellite's own overrides are on its page), the device policy and the team's languages." }
+            (widgets::settings_form("PUT /settings/tenant", &settings, true))
+        }
+    };
+    Ok(layout::page(ctx, "Team settings", "", &[], body))
+}

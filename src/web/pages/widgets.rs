@@ -1,0 +1,116 @@
+//! Generic pieces for the settings pages: a form for a settings object (one control per value,
+//! nested objects as fieldsets, names dotted for `app.js`'s API forms) and a table of rows.
+
+use maud::{Markup, html};
+use serde_json::Value;
+
+/// A field label from a camelCase key: `deviceReportsEnabled` → "Device reports enabled".
+pub fn label(key: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in key.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push(' ');
+            out.extend(c.to_lowercase());
+        } else if c == '_' {
+            out.push(' ');
+        } else if i == 0 {
+            out.extend(c.to_uppercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Controls for every value of `obj` (`prefix` dotted before each name); read-only when not
+/// `editable`. Secrets the API masks stay masked and are sent only when retyped.
+pub fn fields(prefix: &str, obj: &Value, editable: bool) -> Markup {
+    let Some(map) = obj.as_object() else { return html! {} };
+    html! {
+        @for (key, v) in map {
+            @let name = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+            @let id = format!("f-{}", name.replace('.', "-"));
+            @match v {
+                Value::Bool(b) => label.check { input #(id) type="checkbox" name=(name) checked[*b] disabled[!editable]; (label(key)) },
+                Value::Number(n) => label for=(id) { (label(key)) input #(id) type="number" step="any" name=(name) value=(n.to_string()) disabled[!editable]; },
+                Value::String(s) => label for=(id) { (label(key)) input #(id) type="text" name=(name) value=(s) disabled[!editable]; },
+                Value::Array(items) if items.iter().all(Value::is_string) => label for=(id) {
+                    (label(key)) " (comma-separated)"
+                    input #(id) type="text" data-type="list" name=(name)
+                        value=(items.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")) disabled[!editable];
+                },
+                Value::Object(_) => fieldset { legend { (label(key)) } (fields(&name, v, editable)) },
+                Value::Null => label for=(id) { (label(key)) input #(id) type="text" name=(name) placeholder="not set" disabled[!editable]; },
+                other => label for=(id) {
+                    (label(key))
+                    textarea #(id) data-type="json" name=(name) rows="3" disabled[!editable] { (other.to_string()) }
+                },
+            }
+        }
+    }
+}
+
+/// A settings form that `PUT`s to `api` (e.g. `PUT /settings/tenant`).
+pub fn settings_form(api: &str, obj: &Value, editable: bool) -> Markup {
+    html! {
+        form.stack.settings data-api=(api) data-then="reload" {
+            (fields("", obj, editable))
+            p.error.form-error hidden role="alert" {}
+            @if editable { div.row { button.primary type="submit" { "Save" } } }
+        }
+    }
+}
+
+/// A cell's text for a JSON value.
+pub fn cell(v: &Value) -> String {
+    match v {
+        Value::Null => "—".into(),
+        Value::Bool(true) => "yes".into(),
+        Value::Bool(false) => "no".into(),
+        Value::String(s) => s
+            .get(..19)
+            .filter(|_| s.len() > 19 && s.as_bytes().get(10) == Some(&b'T'))
+            .map_or_else(|| s.clone(), |t| t.replace('T', " ")),
+        other => other.to_string(),
+    }
+}
+
+/// A table of `rows` with `(header, key)` columns and, per row, extra trailing cells.
+pub fn table(rows: &[Value], cols: &[(&str, &str)], actions: impl Fn(&Value) -> Markup) -> Markup {
+    html! {
+        div.table-scroll {
+            table.list {
+                thead { tr { @for (h, _) in cols { th scope="col" { (h) } } th { span.sr { "Actions" } } } }
+                tbody {
+                    @for r in rows {
+                        tr {
+                            @for (_, k) in cols { td { (cell(r.pointer(&format!("/{}", k.replace('.', "/"))).unwrap_or(&Value::Null))) } }
+                            td.row { (actions(r)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_read_like_words() {
+        assert_eq!(label("deviceReportsEnabled"), "Device reports enabled");
+        assert_eq!(label("min_confidence"), "Min confidence");
+    }
+
+    #[test]
+    fn nested_settings_get_dotted_names_and_lists_stay_lists() {
+        let v = serde_json::json!({ "alerts": { "enabled": true }, "languages": ["en", "de"], "name": "x<y" });
+        let html = fields("", &v, true).into_string();
+        assert!(html.contains(r#"name="alerts.enabled""#) && html.contains("checked"));
+        assert!(html.contains(r#"data-type="list""#) && html.contains("en, de"));
+        assert!(html.contains("x&lt;y"), "values are escaped");
+        assert!(fields("", &v, false).into_string().contains("disabled"));
+    }
+}
