@@ -150,7 +150,11 @@ pub fn mapping(len: usize, sample_rate: u32, range: FrequencyRange) -> Result<Ma
 
 /// Draws mono `samples` (nominally in -1..1) at `sample_rate` over `range` as a PNG, with its
 /// pixel mapping. Non-finite samples are drawn as silence rather than poisoning the picture.
-pub fn render(samples: &[f32], sample_rate: u32, range: FrequencyRange) -> Result<(Vec<u8>, Mapping), SpectrogramError> {
+pub fn render(
+    samples: &[f32],
+    sample_rate: u32,
+    range: FrequencyRange,
+) -> Result<(Vec<u8>, Mapping), SpectrogramError> {
     let mapping = mapping(samples.len(), sample_rate, range)?;
     let layout = Layout::new(samples.len(), sample_rate);
     let decibels = stft::decibel_columns(samples, sample_rate, &layout, &mapping)?;

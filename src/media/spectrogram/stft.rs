@@ -8,10 +8,10 @@ const POWER_FLOOR: f32 = 1e-12;
 
 /// What one row reads from a spectrum.
 enum RowSource {
-    /// The loudest of these bins (inclusive), whose centres fall inside the row's band: a row
-    /// wider than a bin must not miss a narrow tone between two row centres.
+    /// The loudest of these bins (inclusive, at least two), whose centres fall inside the row's
+    /// band: a row wider than a bin must not miss a narrow tone between two row centres.
     Loudest(usize, usize),
-    /// Linear interpolation at this fractional bin: rows narrower than a bin.
+    /// Linear interpolation at this fractional bin (the row's centre): rows up to about a bin wide.
     Between(f32),
 }
 
@@ -68,7 +68,9 @@ fn row_sources(bin_hz: f64, bins: usize, mapping: &Mapping) -> Vec<RowSource> {
             // Bins with centre in (bottom, top].
             let first = ((bottom / bin_hz).floor() + 1.0).max(0.0) as usize;
             let final_bin = ((top / bin_hz).floor().max(0.0) as usize).min(last);
-            if first <= final_bin {
+            // A row holding one bin or none reads at its centre, so a row no wider than a bin
+            // is not biased towards the bin at one of its edges.
+            if first < final_bin {
                 RowSource::Loudest(first, final_bin)
             } else {
                 RowSource::Between(((top + bottom) / 2.0 / bin_hz) as f32)
@@ -97,14 +99,20 @@ fn fill_frame(frame: &mut [f32], samples: &[f32], centre: usize, window: &[f32])
     }
 }
 
-/// Linear interpolation between the two bins around a fractional bin `position`.
+/// The level at a fractional bin `position`, from a parabola through the nearest bin and its two
+/// neighbours. Unlike a straight line between two bins, a parabola puts a tone's brightest row at
+/// its true frequency rather than at the nearest bin, which matters when rows are narrower than
+/// bins (a zoomed-in band).
 fn interpolate(bins: &[f32], position: f32) -> f32 {
-    let last = bins.len().saturating_sub(1);
-    let low = (position.floor().max(0.0) as usize).min(last);
-    let high = (low + 1).min(last);
-    let fraction = (position - low as f32).clamp(0.0, 1.0);
-    match (bins.get(low), bins.get(high)) {
-        (Some(a), Some(b)) => a + (b - a) * fraction,
-        _ => POWER_FLOOR.log10() * 10.0,
-    }
+    let Some(last) = bins.len().checked_sub(1) else {
+        return POWER_FLOOR.log10() * 10.0;
+    };
+    let nearest = (position.round().max(0.0) as usize).min(last);
+    let x = (position - nearest as f32).clamp(-0.5, 0.5);
+    let centre = bins[nearest];
+    let below = bins[nearest.saturating_sub(1)];
+    let above = bins[(nearest + 1).min(last)];
+    let slope = (above - below) / 2.0;
+    let curve = (above + below - 2.0 * centre) / 2.0;
+    centre + slope * x + curve * x * x
 }
