@@ -37,7 +37,8 @@ fn head(title: &str, csrf: &str, team: Option<&str>) -> Markup {
     }
 }
 
-/// A signed-in page: `tab` is the highlighted tab's key, `scripts` the page's own assets.
+/// A signed-in page: `tab` is the highlighted tab's key, `scripts` the page's own scripts and
+/// stylesheets (`live.js`, `stats.css`).
 pub fn page(ctx: &Ctx, title: &str, tab: &str, scripts: &[&str], body: Markup) -> Markup {
     let team = ctx.team.as_ref();
     html! {
@@ -89,8 +90,18 @@ pub fn page(ctx: &Ctx, title: &str, tab: &str, scripts: &[&str], body: Markup) -
                         a href=(href) aria-current=[(*key == tab).then_some("page")] { (icons::tab(key)) span { (label) } }
                     }
                 }
-                @for s in scripts { script src=(assets::url(s)) defer {} }
+                (page_assets(scripts))
             }
+        }
+    }
+}
+
+/// A page's own scripts and stylesheets (`.css` names become links).
+fn page_assets(names: &[&str]) -> Markup {
+    html! {
+        @for s in names {
+            @if s.ends_with(".css") { link rel="stylesheet" href=(assets::url(s)); }
+            @else { script src=(assets::url(s)) defer {} }
         }
     }
 }
@@ -109,7 +120,7 @@ pub fn bare_with(title: &str, csrf: &str, scripts: &[&str], body: Markup) -> Mar
             body.bare {
                 header.topbar { a.brand href="/" aria-label="birdhub home" { (icons::bird()) span { "birdhub" } } }
                 (body)
-                @for s in scripts { script src=(assets::url(s)) defer {} }
+                (page_assets(scripts))
             }
         }
     }
