@@ -84,11 +84,22 @@ fn the_warbler_trill_shows_separate_notes_on_a_dark_floor() -> TestResult {
     let notes = bursts(&profile, low, high);
     println!("6-10 kHz profile: peak {peak:.1}, quiet {quiet:.1}, {notes} notes");
     assert!(notes >= 10, "the trill's downsweeps must be separate notes, saw {notes}");
+    // The notes stand out: bright bands over a near-black background in the same rows.
+    assert!(quiet < 10.0, "the gaps between notes must be near black, 10th percentile luma {quiet:.1}");
+    assert!(peak > 60.0, "the notes must be bright, peak band luma {peak:.1}");
+
+    // Above the trill (10.5-12 kHz) there is only noise: most of it black, the rest a dim speckle.
+    let mut above: Vec<f64> = (0..row_of(10_500.0)).flat_map(|row| luma[row * width..(row + 1) * width].to_vec()).collect();
+    above.sort_by(f64::total_cmp);
+    let (above_median, above_p90) = (above[above.len() / 2], above[above.len() * 9 / 10]);
+    println!("10.5-12 kHz noise: median luma {above_median:.1}, 90th percentile {above_p90:.1}");
+    assert!(above_median < 8.0, "the noise floor must be dark, median luma {above_median:.1}");
+    assert!(above_p90 < 45.0, "noise speckle must stay dim, 90th percentile luma {above_p90:.1}");
 
     let mut all = luma.clone();
     all.sort_by(f64::total_cmp);
     let median = all[all.len() / 2];
     println!("median luma {median:.1}");
-    assert!(median < 40.0, "the noise floor must be dark, median luma {median:.1}");
+    assert!(median < 15.0, "the noise floor must be dark, median luma {median:.1}");
     Ok(())
 }
