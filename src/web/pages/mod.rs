@@ -2,13 +2,21 @@
 
 mod auth;
 mod common;
+mod detection;
+mod detections;
 mod forms;
 mod live;
+mod sessions;
 
 use axum::Router;
 
 use super::WebState;
 
 pub fn routes() -> Router<WebState> {
-    Router::new().merge(auth::routes()).merge(live::routes())
+    Router::new()
+        .merge(auth::routes())
+        .merge(live::routes())
+        .merge(detections::routes())
+        .merge(detection::routes())
+        .merge(sessions::routes())
 }
