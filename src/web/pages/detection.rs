@@ -54,9 +54,10 @@ impl Mapping {
     }
 }
 
-/// Keeps only the characters an id can have, so a path cannot smuggle another API route.
-fn clean(id: &str) -> String {
-    id.chars().filter(|c| c.is_ascii_hexdigit() || *c == '-').take(36).collect()
+/// The id as a canonical UUID, so a path cannot smuggle another API route; anything else is
+/// the not-found page, like an unknown id.
+fn clean(id: &str) -> Result<String, PageError> {
+    uuid::Uuid::parse_str(id).map(|u| u.to_string()).map_err(|_| PageError::NotFound("no such detection".into()))
 }
 
 fn respond(ctx: &Ctx, result: Result<Markup, PageError>) -> Response {
@@ -67,13 +68,13 @@ fn respond(ctx: &Ctx, result: Result<Markup, PageError>) -> Response {
 }
 
 async fn detail_page(ctx: Ctx, Path(id): Path<String>) -> Response {
-    let result = detail(&ctx, &clean(&id)).await;
+    let result = async { detail(&ctx, &clean(&id)?).await }.await;
     respond(&ctx, result)
 }
 
 async fn votes_fragment(ctx: Ctx, Path(id): Path<String>) -> Response {
     let result = async {
-        let id = clean(&id);
+        let id = clean(&id)?;
         let raw: Value = ctx.api.get(&format!("/detections/{id}")).await?;
         let (d, tally) = split(raw)?;
         Ok(votes(&ctx, &d, &tally))
@@ -84,7 +85,7 @@ async fn votes_fragment(ctx: Ctx, Path(id): Path<String>) -> Response {
 
 async fn boxes_fragment(ctx: Ctx, Path(id): Path<String>) -> Response {
     let result = async {
-        let id = clean(&id);
+        let id = clean(&id)?;
         let list: Value = ctx.api.get(&format!("/detections/{id}/annotations")).await?;
         let map = mapping(&ctx, &id).await?;
         Ok(boxes(&list, map))
@@ -95,7 +96,7 @@ async fn boxes_fragment(ctx: Ctx, Path(id): Path<String>) -> Response {
 
 async fn comments_fragment(ctx: Ctx, Path(id): Path<String>) -> Response {
     let result = async {
-        let id = clean(&id);
+        let id = clean(&id)?;
         let list: Value = ctx.api.get(&format!("/detections/{id}/comments")).await?;
         Ok(comments(&ctx, &id, &list))
     }
