@@ -54,14 +54,19 @@ async fn open_a_real_detection_play_it_vote_and_annotate_it() {
     b.find("#spectro").await;
     assert_eq!(b.path().await, format!("/detections/{id}"));
     assert!(
-        b.wait_until("const i = document.getElementById('spectro-img'); return i.complete && i.naturalWidth > 1000;", 15).await,
+        b.wait_until(
+            "const i = document.getElementById('spectro-img'); return i.complete && i.naturalWidth > 1000;",
+            15
+        )
+        .await,
         "the spectrogram loads"
     );
 
     // Play: the audio element moves, and so does the playhead.
     b.js("document.getElementById('det-audio').play(); return null;").await;
     assert!(
-        b.wait_until("const a = document.getElementById('det-audio'); return a.currentTime > 0.3 || a.ended;", 15).await,
+        b.wait_until("const a = document.getElementById('det-audio'); return a.currentTime > 0.3 || a.ended;", 15)
+            .await,
         "the audio plays"
     );
     assert!(
@@ -96,7 +101,11 @@ async fn open_a_real_detection_play_it_vote_and_annotate_it() {
     let drag = MouseActions::new("mouse".into())
         .then(PointerAction::MoveTo { duration: None, x: x0, y: y0 })
         .then(PointerAction::Down { button: MOUSE_BUTTON_LEFT })
-        .then(PointerAction::MoveTo { duration: Some(Duration::from_millis(150)), x: (x0 + x1) / 2.0, y: (y0 + y1) / 2.0 })
+        .then(PointerAction::MoveTo {
+            duration: Some(Duration::from_millis(150)),
+            x: (x0 + x1) / 2.0,
+            y: (y0 + y1) / 2.0,
+        })
         .then(PointerAction::MoveTo { duration: Some(Duration::from_millis(150)), x: x1, y: y1 })
         .then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
     b.client.perform_actions(drag).await.expect("drag");
@@ -108,7 +117,8 @@ async fn open_a_real_detection_play_it_vote_and_annotate_it() {
     let list = marks["annotations"].as_array().expect("annotations");
     assert_eq!(list.len(), 1, "{marks}");
     let a = &list[0];
-    let span = b.js("return parseFloat(document.getElementById('spectro').dataset.span);").await.as_f64().expect("span");
+    let span =
+        b.js("return parseFloat(document.getElementById('spectro').dataset.span);").await.as_f64().expect("span");
     let (max_hz, min_hz) = (12_000.0, 0.0);
     let px = |x: f64| (x - left) / width;
     let py = |y: f64| (y - top) / height;

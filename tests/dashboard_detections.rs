@@ -44,8 +44,12 @@ async fn the_list_shows_seeded_detections_and_its_url_filters_narrow_it() {
         assert!(html.contains(name), "the list names {name}");
     }
     assert!(html.contains("1–3 of 3"), "the total is shown");
-    assert!(html.contains(&format!("<option value=\"{orchard}\">Orchard</option>")), "the satellite select lists the team's satellites");
-    for label in ["Satellite", "Species name", "Species code", "Minimum confidence", "Verification", "Sort by", "Per page"] {
+    assert!(
+        html.contains(&format!("<option value=\"{orchard}\">Orchard</option>")),
+        "the satellite select lists the team's satellites"
+    );
+    for label in ["Satellite", "Species name", "Species code", "Min. confidence", "Verification", "Sort by", "Per page"]
+    {
         assert!(html.contains(&format!(">{label}")), "a labelled control for {label}");
     }
     assert!(html.contains("Export this list"), "members and admins get the export links");
@@ -74,7 +78,10 @@ async fn the_list_shows_seeded_detections_and_its_url_filters_narrow_it() {
     assert_eq!(cards(&html), 1);
     assert!(html.contains("American Robin"));
     assert!(html.contains("Page 1 of 3"));
-    assert!(html.contains("href=\"/detections?sortBy=confidence&amp;sortDir=desc&amp;limit=1&amp;offset=1\""), "{html}");
+    assert!(
+        html.contains("href=\"/detections?sortBy=confidence&amp;sortDir=desc&amp;limit=1&amp;offset=1\""),
+        "{html}"
+    );
     let (_, html) = page(&hub, &api, "/detections?sortBy=confidence&sortDir=desc&limit=1&offset=1").await;
     assert!(html.contains("House Wren") && html.contains("Page 2 of 3"));
 
@@ -107,7 +114,14 @@ async fn the_detail_shows_votes_boxes_and_comments_and_viewers_get_no_controls()
     assert!(html.contains("data-max-hz=\"12000\""));
     assert!(html.contains("href=\"/species/turdus-migratorius\""), "links to the species page");
     assert!(html.contains(&format!("href=\"/sessions?satelliteId={garden}\"")), "links to the sessions");
-    for control in ["data-vote=\"confirm\"", "data-vote=\"reject\"", "data-vote=\"unsure\"", "id=\"comment-form\"", "id=\"box-form\"", "id=\"share\""] {
+    for control in [
+        "data-vote=\"confirm\"",
+        "data-vote=\"reject\"",
+        "data-vote=\"unsure\"",
+        "id=\"comment-form\"",
+        "id=\"box-form\"",
+        "id=\"share\"",
+    ] {
         assert!(html.contains(control), "the owner sees {control}");
     }
     assert!(html.contains("Not verified yet"));
@@ -122,7 +136,8 @@ async fn the_detail_shows_votes_boxes_and_comments_and_viewers_get_no_controls()
     assert!(votes.contains(&format!("data-status=\"{consensus}\"")), "the consensus after the vote: {votes}");
 
     // An annotation box from 0.5 to 1.5 s and 3 to 6 kHz sits where the mapping puts it.
-    let body = json!({"vote": "confirm", "timeStartMs": 500, "timeEndMs": 1500, "freqLowHz": 3000.0, "freqHighHz": 6000.0});
+    let body =
+        json!({"vote": "confirm", "timeStartMs": 500, "timeEndMs": 1500, "freqLowHz": 3000.0, "freqHighHz": 6000.0});
     let (status, made) = api.post(&format!("/detections/{robin}/annotate"), body).await;
     assert_eq!(status, 201, "{made}");
     let (_, boxes) = page(&hub, &api, &format!("/detections/{robin}/boxes")).await;
@@ -130,7 +145,8 @@ async fn the_detail_shows_votes_boxes_and_comments_and_viewers_get_no_controls()
     assert!(boxes.contains("left:16.667%;top:50.000%;width:33.333%;height:25.000%"), "{boxes}");
 
     // A comment shows with its author and a delete button for them.
-    let (status, _) = api.post(&format!("/detections/{robin}/comments"), json!({"body": "Heard it by the fence"})).await;
+    let (status, _) =
+        api.post(&format!("/detections/{robin}/comments"), json!({"body": "Heard it by the fence"})).await;
     assert_eq!(status, 201);
     let (_, comments) = page(&hub, &api, &format!("/detections/{robin}/comments")).await;
     assert!(comments.contains("Heard it by the fence") && comments.contains("data-comment="), "{comments}");
@@ -157,7 +173,9 @@ async fn another_teams_detection_is_not_found_and_no_session_goes_to_sign_in() {
     let (_, robin) = seed::heard(&hub, owner.tenant, garden, &ago(&hub, 20), seed::ROBIN, 0.88).await;
 
     let other = hub.login("other@example.com").await;
-    for path in [format!("/detections/{robin}"), format!("/detections/{robin}/votes"), "/detections/not-an-id".to_owned()] {
+    for path in
+        [format!("/detections/{robin}"), format!("/detections/{robin}/votes"), "/detections/not-an-id".to_owned()]
+    {
         let (status, html) = page(&hub, &other, &path).await;
         assert_eq!(status, 404, "{path}: {html}");
         assert!(html.contains("Not found"));

@@ -89,7 +89,8 @@ fn the_warbler_trill_shows_separate_notes_on_a_dark_floor() -> TestResult {
     assert!(peak > 60.0, "the notes must be bright, peak band luma {peak:.1}");
 
     // Above the trill (10.5-12 kHz) there is only noise: most of it black, the rest a dim speckle.
-    let mut above: Vec<f64> = (0..row_of(10_500.0)).flat_map(|row| luma[row * width..(row + 1) * width].to_vec()).collect();
+    let mut above: Vec<f64> =
+        (0..row_of(10_500.0)).flat_map(|row| luma[row * width..(row + 1) * width].to_vec()).collect();
     above.sort_by(f64::total_cmp);
     let (above_median, above_p90) = (above[above.len() / 2], above[above.len() * 9 / 10]);
     println!("10.5-12 kHz noise: median luma {above_median:.1}, 90th percentile {above_p90:.1}");

@@ -118,7 +118,8 @@ async fn mapping(ctx: &Ctx, id: &str) -> Result<Option<Mapping>, PageError> {
     if !answer.ok() {
         return Ok(None);
     }
-    let header = |name: &str| answer.headers.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<f64>().ok());
+    let header =
+        |name: &str| answer.headers.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<f64>().ok());
     Ok((|| {
         Some(Mapping {
             seconds_per_pixel: header("x-spectrogram-seconds-per-pixel").filter(|v| *v > 0.0)?,
@@ -132,7 +133,8 @@ async fn mapping(ctx: &Ctx, id: &str) -> Result<Option<Mapping>, PageError> {
 
 async fn detail(ctx: &Ctx, id: &str) -> Result<Markup, PageError> {
     ctx.team_id()?;
-    let paths = [format!("/detections/{id}"), format!("/detections/{id}/comments"), format!("/detections/{id}/annotations")];
+    let paths =
+        [format!("/detections/{id}"), format!("/detections/{id}/comments"), format!("/detections/{id}/annotations")];
     let (raw, notes, marks) = tokio::try_join!(
         ctx.api.get::<Value>(&paths[0]),
         ctx.api.get::<Value>(&paths[1]),

@@ -107,10 +107,8 @@ async fn list_page(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
 async fn render(ctx: &Ctx, f: Filters) -> Result<Markup, PageError> {
     ctx.team_id()?;
     let path = format!("/detections?{}", f.api_query());
-    let (page, sats) = tokio::try_join!(
-        ctx.api.get::<DetectionPage>(&path),
-        ctx.api.get::<Value>("/satellites?limit=500"),
-    )?;
+    let (page, sats) =
+        tokio::try_join!(ctx.api.get::<DetectionPage>(&path), ctx.api.get::<Value>("/satellites?limit=500"),)?;
     let images = common::images(&ctx.api, page.detections.iter().map(|d| d.species_code.clone())).await?;
     let sats = sats.get("satellites").and_then(Value::as_array).cloned().unwrap_or_default();
     let (limit, offset) = (f.number("limit", DEFAULT_LIMIT).max(1), f.number("offset", 0));
@@ -189,7 +187,7 @@ fn filter_form(f: &Filters, sats: &[Value]) -> Markup {
                 input #f-species type="text" name="species" value=(f.get("species")) placeholder="turdus-migratorius";
             }
             div.field {
-                label for="f-conf" { "Minimum confidence (0–1)" }
+                label for="f-conf" { "Min. confidence" }
                 input #f-conf type="number" name="minConfidence" min="0" max="1" step="0.05" value=(f.get("minConfidence"));
             }
             div.field {
@@ -210,8 +208,8 @@ fn filter_form(f: &Filters, sats: &[Value]) -> Markup {
             div.field {
                 label for="f-dir" { "Order" }
                 select #f-dir name="sortDir" {
-                    option value="desc" selected[sort_dir != "asc"] { "Newest / highest first" }
-                    option value="asc" selected[sort_dir == "asc"] { "Oldest / lowest first" }
+                    option value="desc" selected[sort_dir != "asc"] { "Descending" }
+                    option value="asc" selected[sort_dir == "asc"] { "Ascending" }
                 }
             }
             div.field {

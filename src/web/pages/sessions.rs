@@ -89,7 +89,7 @@ async fn render(ctx: &Ctx, raw: Option<&str>) -> Result<Markup, PageError> {
                                 tr {
                                     td { (text(s, "satellite_name")) }
                                     td { (layout::ago(text(s, "started_at"))) }
-                                    td { (format!("{} min", (n("duration_ms") + 59_999) / 60_000)) }
+                                    td { (length(n("duration_ms"))) }
                                     td.num { (n("chunk_count")) }
                                     td.num {
                                         @if n("detection_count") > 0 {
@@ -116,6 +116,16 @@ async fn render(ctx: &Ctx, raw: Option<&str>) -> Result<Markup, PageError> {
     Ok(layout::page(ctx, "Sessions", "", &["detections.css"], body))
 }
 
+/// "45 s", "12 min" or "2 h 5 min".
+fn length(ms: i64) -> String {
+    let s = (ms.max(0) + 999) / 1000;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min", (s + 59) / 60),
+        _ => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
 /// One row per satellite: a bar for each recorded chunk and a tick for each detection, across
 /// the timeline's range.
 fn timeline_view(t: &Value, sats: &[Value]) -> Markup {
@@ -127,9 +137,12 @@ fn timeline_view(t: &Value, sats: &[Value]) -> Markup {
     let chunks = t.get("chunks").and_then(Value::as_array).cloned().unwrap_or_default();
     let detections = t.get("detections").and_then(Value::as_array).cloned().unwrap_or_default();
     if chunks.is_empty() {
-        return layout::empty("Nothing recorded in the last 24 hours", html! {
-            "Satellites that are online and on schedule show up here as bars."
-        });
+        return layout::empty(
+            "Nothing recorded in the last 24 hours",
+            html! {
+                "Satellites that are online and on schedule show up here as bars."
+            },
+        );
     }
     let names: BTreeMap<&str, &str> = sats.iter().map(|s| (text(s, "id"), text(s, "name"))).collect();
     let mut rows: BTreeMap<&str, (Vec<&Value>, Vec<&Value>)> = BTreeMap::new();
@@ -161,8 +174,8 @@ fn timeline_view(t: &Value, sats: &[Value]) -> Markup {
                 }
             }
             div.tl-axis aria-hidden="true" {
-                span { (from.format("%H:%M")) " UTC" }
-                span { (to.format("%H:%M")) " UTC" }
+                span { (from.format("%b %-d, %H:%M")) " UTC" }
+                span { (to.format("%b %-d, %H:%M")) " UTC" }
             }
         }
         @if t.get("truncated").and_then(Value::as_bool).unwrap_or(false) {
