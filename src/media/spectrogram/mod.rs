@@ -2,9 +2,10 @@
 //!
 //! A chunk becomes a short-time Fourier transform with a Hann window of ~10.7 ms (512 samples at
 //! 48 kHz, scaled with the sample rate) stepping by a quarter window (75% overlap), so the notes
-//! of a fast trill stay apart. Power is shown in decibels over a fixed [`DYNAMIC_RANGE_DB`] below
-//! the chunk's loudest point, painted with a dark-to-bright colour map so the noise floor stays
-//! dark, and encoded as an 8-bit RGB PNG. Pure: the only outputs are the returned values.
+//! of a fast trill stay apart. Power is shown in decibels from just above the chunk's noise floor
+//! (its median level; at most [`DYNAMIC_RANGE_DB`] below the top) to its 99.9th percentile,
+//! painted with a dark-to-bright colour map so the noise floor is black, and encoded as an 8-bit
+//! RGB PNG. Pure: the only outputs are the returned values.
 //!
 //! # Pixel mapping
 //!
@@ -34,8 +35,8 @@ pub const HEIGHT: u32 = 256;
 /// the interesting part.
 pub const DEFAULT_MAX_HZ: f64 = 12_000.0;
 
-/// Shown below the chunk's loudest point; anything quieter is drawn as the darkest colour. Quiet
-/// recordings keep their noise floor dark instead of being stretched bright.
+/// The widest range shown below the picture's top level; anything quieter is drawn as the darkest
+/// colour. Black usually starts higher, just above the noise floor (see `paint::to_levels`).
 pub const DYNAMIC_RANGE_DB: f32 = 70.0;
 
 /// The analysis window's length in seconds: 512 samples at 48 kHz. Short enough to separate the
