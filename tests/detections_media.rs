@@ -72,23 +72,85 @@ async fn audio_streams_whole_and_in_byte_ranges() {
     assert_error(&w.hub.anon().get(&format!("/audio/{}", w.chunk)).await, 401, "unauthenticated");
 }
 
+/// The response's `X-Spectrogram-*` header `name` as a number.
+fn mapping_header(resp: &reqwest::Response, name: &str) -> f64 {
+    let value = resp.headers().get(format!("x-spectrogram-{name}")).unwrap_or_else(|| panic!("header {name}"));
+    value.to_str().expect("ascii").parse().expect("a number")
+}
+
+/// Width, height and the row (0 = top) with the highest mean luminance; the middle one when a
+/// flat peak (8-bit levels in a zoomed-in band) ties several.
+fn brightest_row(png_bytes: &[u8]) -> (u32, u32, usize) {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(png_bytes)).read_info().expect("a valid PNG");
+    let mut buffer = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buffer).expect("a frame");
+    let row_luma = |row: &[u8]| row.chunks(3).map(|p| 0.2126 * f64::from(p[0]) + 0.7152 * f64::from(p[1])).sum::<f64>();
+    let rows: Vec<f64> = buffer[..info.buffer_size()].chunks(info.line_size).map(row_luma).collect();
+    let peak = rows.iter().copied().fold(0.0, f64::max);
+    let tied: Vec<usize> = (0..rows.len()).filter(|&r| rows[r] >= peak * 0.999).collect();
+    (info.width, info.height, tied[tied.len() / 2])
+}
+
 #[tokio::test]
 async fn the_spectrogram_is_a_png_made_once_and_kept() {
     let w = world().await;
     let resp = w.get(&format!("/detections/{}/spectrogram.png", w.detection), None).await;
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()[header::CONTENT_TYPE], "image/png");
+    let seconds_per_pixel = mapping_header(&resp, "seconds-per-pixel");
+    let (min_hz, max_hz) = (mapping_header(&resp, "min-hz"), mapping_header(&resp, "max-hz"));
+    let hz_per_pixel = mapping_header(&resp, "hz-per-pixel");
+    assert_eq!((min_hz, max_hz, hz_per_pixel), (0.0, 12_000.0, 12_000.0 / 256.0));
+    assert_eq!(mapping_header(&resp, "duration-seconds"), 3.0);
+    assert!((seconds_per_pixel - 128.0 / 48_000.0).abs() < 1e-9, "a quarter of a 10.7 ms window");
     let png = resp.bytes().await.expect("png").to_vec();
-    let decoder = png::Decoder::new(std::io::Cursor::new(png.clone()));
-    let reader = decoder.read_info().expect("a valid PNG");
-    let info = reader.info();
-    assert_eq!((info.width, info.height), (600, 256), "3 s at 48 kHz");
-    let cached = w.hub.data_dir.join("objects/spectrograms").join(format!("{}.png", w.chunk));
+    let (width, height, row) = brightest_row(&png);
+    assert_eq!((width, height), (1_125, 256), "3 s at 48 kHz, 128 samples a column");
+    // The seeded chunk is a 382 Hz tone (0.05 rad a sample at 48 kHz): the mapping must find it.
+    let tone_hz = 0.05 * 48_000.0 / (2.0 * std::f64::consts::PI);
+    let tone_row = ((max_hz - tone_hz) / hz_per_pixel).floor();
+    assert!((row as f64 - tone_row).abs() <= 1.0, "brightest row {row}, the headers say {tone_row}");
+
+    let cached = w.hub.data_dir.join("objects/spectrograms/v2").join(format!("{}_0-12000Hz.png", w.chunk));
     assert_eq!(std::fs::read(&cached).expect("kept in the object store"), png);
     let again = w.get(&format!("/detections/{}/spectrogram.png", w.detection), None).await;
+    assert_eq!(mapping_header(&again, "seconds-per-pixel"), seconds_per_pixel, "a kept picture has its mapping too");
     assert_eq!(again.bytes().await.expect("png").to_vec(), png);
     let unknown = w.get(&format!("/detections/{}/spectrogram.png", uuid::Uuid::new_v4()), None).await;
     assert_eq!(unknown.status(), 404);
+}
+
+#[tokio::test]
+async fn the_spectrogram_draws_a_chosen_frequency_band() {
+    let w = world().await;
+    let resp = w.get(&format!("/detections/{}/spectrogram.png?minHz=200&maxHz=600", w.detection), None).await;
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()[header::CONTENT_TYPE], "image/png");
+    let (min_hz, max_hz) = (mapping_header(&resp, "min-hz"), mapping_header(&resp, "max-hz"));
+    let hz_per_pixel = mapping_header(&resp, "hz-per-pixel");
+    assert_eq!((min_hz, max_hz, hz_per_pixel), (200.0, 600.0, 400.0 / 256.0));
+    let png = resp.bytes().await.expect("png").to_vec();
+    let (width, height, row) = brightest_row(&png);
+    assert_eq!((width, height), (1_125, 256));
+    let tone_hz = 0.05 * 48_000.0 / (2.0 * std::f64::consts::PI);
+    let tone_row = ((max_hz - tone_hz) / hz_per_pixel).floor();
+    assert!((row as f64 - tone_row).abs() <= 1.0, "brightest row {row}, the headers say {tone_row}");
+    let kept = std::fs::read_dir(w.hub.data_dir.join("objects/spectrograms/v2")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(kept, 0, "chosen bands are drawn per request, not kept");
+
+    let api = common::Api::with_bearer(&w.hub.base_url, &w.token);
+    for bad in ["minHz=6000&maxHz=5000", "minHz=5000&maxHz=5000", "maxHz=24001", "minHz=-1", "minHz=12000", "maxHz=NaN"]
+    {
+        let got = api.get(&format!("/detections/{}/spectrogram.png?{bad}", w.detection)).await;
+        assert_error(&got, 422, "invalid_frequency_range");
+    }
+    assert_error(
+        &api.get(&format!("/detections/{}/spectrogram.png?minHz=low", w.detection)).await,
+        400,
+        "invalid_query",
+    );
+    let top = w.get(&format!("/detections/{}/spectrogram.png?minHz=12000&maxHz=24000", w.detection), None).await;
+    assert_eq!(top.status(), 200, "up to Nyquist is allowed");
 }
 
 #[tokio::test]

@@ -1,17 +1,24 @@
 //! Listening and looking (SPEC 4.5): `GET /audio/:chunkId` streams a chunk's WAV with
 //! `Content-Length` and byte `Range` support; `GET /detections/:id/spectrogram.png` renders the
-//! detection's chunk as a spectrogram (STFT, 0 to 12 kHz, 80 dB range), made once and then kept
-//! in the object store under `spectrograms/`.
+//! detection's chunk as a spectrogram (10.7 ms STFT frames, 75% overlap, 70 dB range; see
+//! [`crate::media::spectrogram`]) over `?minHz=&maxHz=` (default 0 to 12 kHz). The default range
+//! is made once and then kept in the object store under `spectrograms/v2/` (the key names the
+//! range); other ranges are drawn per request, so chosen ranges cannot fill the disk. Every PNG
+//! comes with its pixel mapping in `X-Spectrogram-*` headers, so the page can place annotation
+//! boxes on the notes.
 
 use super::openapi::{err, tags};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use axum::{
+    body::Body,
     extract::{Request, State},
+    http::{HeaderName, HeaderValue, header},
     response::Response,
 };
+use serde::Deserialize;
 
-use super::{ApiError, Path, detections::find, files::serve_object};
+use super::{ApiError, Path, Query, detections::find, files::serve_object};
 use crate::{
     auth::Viewer,
     ids::{ChunkId, DetectionId, TenantId},
@@ -49,34 +56,90 @@ async fn chunk_audio(
     serve_object(&state.objects, &meta.storage_key, "audio/wav", req).await
 }
 
+/// The frequency band a person asks for; either end may be left out.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SpectrogramQuery {
+    min_hz: Option<f64>,
+    max_hz: Option<f64>,
+}
+
 #[utoipa::path(
     get, path = "/detections/{id}/spectrogram.png", tag = tags::AUDIO,
-    description = "Viewer+. A PNG spectrogram of the detection's audio.",
-    params(("id" = uuid::Uuid, Path, description = "detection id")),
-    responses((status = 200, description = "the spectrogram", content_type = "image/png"), err::Auth, err::NotFound)
+    description = "Viewer+. A PNG spectrogram of the detection's audio chunk, 256 px tall, one column per \
+        ~2.7 ms (a quarter of the 10.7 ms analysis window), dark noise floor. `minHz`/`maxHz` choose the band \
+        (default 0 to 12 kHz or Nyquist; `0 <= minHz < maxHz <= Nyquist`, else 422 `invalid_frequency_range`). \
+        The `X-Spectrogram-*` headers give the pixel mapping: column `c` covers `[c, c+1) * SecondsPerPixel` \
+        seconds from the chunk start; row `r` (0 = top) covers `(MaxHz - (r+1) * HzPerPixel, MaxHz - r * HzPerPixel]`.",
+    params(
+        ("id" = uuid::Uuid, Path, description = "detection id"),
+        ("minHz" = Option<f64>, Query, description = "bottom edge of the picture in Hz (default 0)"),
+        ("maxHz" = Option<f64>, Query, description = "top edge of the picture in Hz (default 12000, or Nyquist if lower)"),
+    ),
+    responses(
+        (status = 200, description = "the spectrogram", content_type = "image/png", headers(
+            ("X-Spectrogram-Seconds-Per-Pixel" = f64, description = "seconds covered by one column"),
+            ("X-Spectrogram-Hz-Per-Pixel" = f64, description = "Hz covered by one row"),
+            ("X-Spectrogram-Min-Hz" = f64, description = "frequency at the bottom edge of the bottom row"),
+            ("X-Spectrogram-Max-Hz" = f64, description = "frequency at the top edge of the top row"),
+            ("X-Spectrogram-Duration-Seconds" = f64, description = "length of the drawn audio"),
+        )),
+        err::BadRequest, err::Auth, err::NotFound, err::Unprocessable
+    )
 )]
 async fn detection_spectrogram(
     State(state): State<AppState>,
     Viewer(access): Viewer,
     Path(id): Path<DetectionId>,
+    Query(q): Query<SpectrogramQuery>,
     req: Request,
 ) -> Result<Response, ApiError> {
     let detection = find(&state, access.tenant_id, id).await?;
     let chunk = detection.audio_chunk_id;
-    let key = format!("spectrograms/{chunk}.png");
-    if state.objects.size(&key).await.is_err() {
-        let meta = chunk_meta(&state, access.tenant_id, chunk).await?;
-        let wav = state.objects.get(&meta.storage_key).await?;
-        let png = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, ApiError> {
-            let decoded = audio::decode_wav(&wav, 60.0).map_err(|e| {
-                ApiError::Unprocessable("unreadable_audio", format!("the stored chunk is unreadable: {e}"))
-            })?;
-            spectrogram::render_png(&decoded.samples, decoded.sample_rate)
-                .map_err(|e| ApiError::Unprocessable("unreadable_audio", format!("no spectrogram: {e}")))
-        })
+    let meta = chunk_meta(&state, access.tenant_id, chunk).await?;
+    let wav = state.objects.get(&meta.storage_key).await?;
+    let decoded = tokio::task::spawn_blocking(move || audio::decode_wav(&wav, 60.0))
         .await
-        .map_err(ApiError::internal)??;
-        state.objects.put(&key, png).await?;
+        .map_err(ApiError::internal)?
+        .map_err(|e| ApiError::Unprocessable("unreadable_audio", format!("the stored chunk is unreadable: {e}")))?;
+    let range = spectrogram::FrequencyRange::choose(q.min_hz, q.max_hz, decoded.sample_rate)
+        .map_err(|e| ApiError::Unprocessable("invalid_frequency_range", e.to_string()))?;
+    let map = spectrogram::mapping(decoded.samples.len(), decoded.sample_rate, range)
+        .map_err(|e| ApiError::Unprocessable("unreadable_audio", format!("no spectrogram: {e}")))?;
+    let is_default = range == spectrogram::FrequencyRange::default_for(decoded.sample_rate);
+    let key = format!("spectrograms/v2/{chunk}_{}-{}Hz.png", range.min_hz, range.max_hz);
+    let mut resp = if is_default && state.objects.size(&key).await.is_ok() {
+        serve_object(&state.objects, &key, spectrogram::CONTENT_TYPE, req).await?
+    } else {
+        let png =
+            tokio::task::spawn_blocking(move || spectrogram::render(&decoded.samples, decoded.sample_rate, range))
+                .await
+                .map_err(ApiError::internal)?
+                .map_err(|e| ApiError::Unprocessable("unreadable_audio", format!("no spectrogram: {e}")))?
+                .0;
+        if is_default {
+            state.objects.put(&key, png).await?;
+            serve_object(&state.objects, &key, spectrogram::CONTENT_TYPE, req).await?
+        } else {
+            let mut resp = Response::new(Body::from(png));
+            let headers = resp.headers_mut();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(spectrogram::CONTENT_TYPE));
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=3600"));
+            resp
+        }
+    };
+    let headers = resp.headers_mut();
+    for (name, value) in [
+        ("x-spectrogram-seconds-per-pixel", map.seconds_per_pixel),
+        ("x-spectrogram-hz-per-pixel", map.hz_per_pixel),
+        ("x-spectrogram-min-hz", map.min_hz),
+        ("x-spectrogram-max-hz", map.max_hz),
+        ("x-spectrogram-duration-seconds", map.duration_seconds),
+    ] {
+        headers.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_str(&value.to_string()).map_err(ApiError::internal)?,
+        );
     }
-    serve_object(&state.objects, &key, spectrogram::CONTENT_TYPE, req).await
+    Ok(resp)
 }

@@ -4,11 +4,14 @@ mod account;
 mod admin;
 mod auth;
 mod common;
+mod detection;
+mod detections;
 mod forms;
 mod live;
 mod recovery;
 mod team;
 mod widgets;
+mod sessions;
 
 use axum::Router;
 
@@ -22,4 +25,7 @@ pub fn routes() -> Router<WebState> {
         .merge(team::routes())
         .merge(admin::routes())
         .merge(recovery::routes())
+        .merge(detections::routes())
+        .merge(detection::routes())
+        .merge(sessions::routes())
 }
