@@ -16,9 +16,9 @@ use serde_json::{Value, json};
 
 use super::{
     common,
-    stats_species::{self, Profile},
     stats::{self, Filters},
     stats_parts::Named,
+    stats_species::{self, Profile},
 };
 use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
 
@@ -179,7 +179,13 @@ async fn species(ctx: &Ctx, code: &str, f: Filters) -> Result<Markup, PageError>
         (stats_species::charts(&p, &f))
         (stats_species::recent(ctx, &p, &sats))
     };
-    Ok(layout::page(ctx, &name, "species", &["vendor/uPlot.min.css", "stats.css", "vendor/uPlot.min.js", "charts.js"], body))
+    Ok(layout::page(
+        ctx,
+        &name,
+        "species",
+        &["vendor/uPlot.min.css", "stats.css", "vendor/uPlot.min.js", "charts.js"],
+        body,
+    ))
 }
 
 /// The cached picture of a species and its credits.
@@ -220,8 +226,10 @@ async fn names(ctx: &Ctx, code: &str) -> Result<Vec<(String, String)>, PageError
     let list = langs["languages"].as_array().cloned().unwrap_or_default();
     let mut out = Vec::new();
     for lang in wanted {
-        let q: String =
-            url::form_urlencoded::Serializer::new(String::new()).append_pair("code", code).append_pair("lang", &lang).finish();
+        let q: String = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("code", code)
+            .append_pair("lang", &lang)
+            .finish();
         let answer = ctx.api.send(Method::GET, &format!("/species/translate?{q}"), None).await?;
         let Some(n) = answer.ok().then(|| answer.body["commonName"].as_str().map(str::to_owned)).flatten() else {
             continue;
@@ -246,7 +254,8 @@ async fn expected(ctx: &Ctx, code: &str) -> Result<stats_species::Expected, Page
     }
     let mut out = Vec::new();
     for s in placed {
-        let answer = ctx.api.send(Method::GET, &format!("/stats/expected-species?satelliteId={}", seg(&s.id)), None).await?;
+        let answer =
+            ctx.api.send(Method::GET, &format!("/stats/expected-species?satelliteId={}", seg(&s.id)), None).await?;
         if !answer.ok() {
             if answer.status.is_server_error() || answer.status.as_u16() == 503 {
                 return Ok(stats_species::Expected::Unavailable(answer.error().1));

@@ -202,7 +202,8 @@ fn compare_form(f: &Filters, sats: &[Sat]) -> Markup {
         return html! {};
     }
     let pick = |name: &str, label: &str, chosen: &str, fallback: usize| {
-        let chosen = if chosen.is_empty() { sats.get(fallback).map(|s| s.id.as_str()).unwrap_or_default() } else { chosen };
+        let chosen =
+            if chosen.is_empty() { sats.get(fallback).map(|s| s.id.as_str()).unwrap_or_default() } else { chosen };
         html! {
             label { (label)
                 select name=(name) {
@@ -233,7 +234,9 @@ async fn part(ctx: Ctx, Path(name): Path<String>, RawQuery(raw): RawQuery) -> Re
     match result {
         Ok(m) => m.into_response(),
         Err(PageError::SignIn) => PageError::SignIn.respond(&ctx.uri),
-        Err(PageError::NotFound(m)) if m.is_empty() => html! { p.error { "There is no such section." } }.into_response(),
+        Err(PageError::NotFound(m)) if m.is_empty() => {
+            html! { p.error { "There is no such section." } }.into_response()
+        }
         Err(PageError::Forbidden(m) | PageError::NotFound(m) | PageError::Invalid(m)) => {
             html! { p.error { (m) } }.into_response()
         }

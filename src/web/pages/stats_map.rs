@@ -47,11 +47,15 @@ fn project(lat: f64, lon: f64, b: (f64, f64, f64, f64)) -> (f64, f64) {
 pub async fn render(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
     let m: Map = ctx.api.get(&format!("/stats/map?{}", f.api())).await?;
     if m.satellites.is_empty() {
-        return Ok(layout::empty("No satellites yet", html! { "Register a satellite; with a position it shows on this map." }));
+        return Ok(layout::empty(
+            "No satellites yet",
+            html! { "Register a satellite; with a position it shows on this map." },
+        ));
     }
     let placed: Vec<(&Marker, f64, f64)> =
         m.satellites.iter().filter_map(|s| Some((s, s.latitude?, s.longitude?))).collect();
-    let unplaced: Vec<&Marker> = m.satellites.iter().filter(|s| s.latitude.is_none() || s.longitude.is_none()).collect();
+    let unplaced: Vec<&Marker> =
+        m.satellites.iter().filter(|s| s.latitude.is_none() || s.longitude.is_none()).collect();
     let body = if placed.is_empty() {
         layout::empty(
             "No satellite has a position yet",

@@ -46,11 +46,7 @@ fn nothing(title: &str, hint: &str) -> Markup {
 
 /// Shading level 0 to 5 of `n` against `max` (the Live grid's classes).
 pub fn level(n: i64, max: i64) -> i64 {
-    if n <= 0 {
-        0
-    } else {
-        1 + ((n as f64 / max.max(1) as f64) * 4.0).ceil().min(4.0) as i64
-    }
+    if n <= 0 { 0 } else { 1 + ((n as f64 / max.max(1) as f64) * 4.0).ceil().min(4.0) as i64 }
 }
 
 /// The section `name`, or a 404 for an unknown name.
@@ -85,7 +81,10 @@ struct Trends {
 async fn trends(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
     let t: Trends = ctx.api.get(&format!("/stats/trends?{}", f.api())).await?;
     if t.total == 0 {
-        return Ok(nothing(&format!("No detections in {}", f.range_words()), "The chart fills in as satellites hear birds."));
+        return Ok(nothing(
+            &format!("No detections in {}", f.range_words()),
+            "The chart fills in as satellites hear birds.",
+        ));
     }
     let spec = json!({
         "type": "line",
@@ -112,7 +111,10 @@ struct Heatmap {
 async fn heatmap(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
     let h: Heatmap = ctx.api.get(&format!("/stats/activity-heatmap?{}", f.api())).await?;
     if h.max == 0 {
-        return Ok(nothing(&format!("No detections in {}", f.range_words()), "Each cell counts the detections of one hour."));
+        return Ok(nothing(
+            &format!("No detections in {}", f.range_words()),
+            "Each cell counts the detections of one hour.",
+        ));
     }
     let weekly = h.days.len() > 92;
     let rows: Vec<(String, Vec<i64>)> = if weekly {
@@ -276,14 +278,18 @@ struct Comparison {
 async fn compare(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
     let sats = stats::satellites(ctx).await?;
     if sats.len() < 2 {
-        return Ok(nothing("Comparing needs two satellites", "Register a second satellite to compare what each one hears."));
+        return Ok(nothing(
+            "Comparing needs two satellites",
+            "Register a second satellite to compare what each one hears.",
+        ));
     }
     let a = if f.a.is_empty() { sats[0].id.clone() } else { f.a.clone() };
     let b = if f.b.is_empty() { sats[1].id.clone() } else { f.b.clone() };
     if a == b {
         return Ok(html! { p.notice { "Pick two different satellites." } });
     }
-    let ids: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("satelliteIds", &format!("{a},{b}")).finish();
+    let ids: String =
+        url::form_urlencoded::Serializer::new(String::new()).append_pair("satelliteIds", &format!("{a},{b}")).finish();
     let days: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("days", &f.days).finish();
     let c: Comparison = ctx.api.get(&format!("/stats/compare?{ids}&{days}")).await?;
     let (Some(sa), Some(sb)) = (c.satellites.first(), c.satellites.get(1)) else {
@@ -338,7 +344,10 @@ struct Migration {
 async fn migration(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
     let m: Migration = ctx.api.get(&format!("/stats/migration?{}", f.api())).await?;
     if m.species.is_empty() {
-        return Ok(nothing(&format!("No species in {}", f.range_words()), "Monthly presence needs detections; a longer range shows the seasons."));
+        return Ok(nothing(
+            &format!("No species in {}", f.range_words()),
+            "Monthly presence needs detections; a longer range shows the seasons.",
+        ));
     }
     let max = m.species.iter().flat_map(|s| s.monthly.iter()).copied().max().unwrap_or(0);
     Ok(html! {
@@ -379,7 +388,10 @@ struct Verification {
 async fn verification(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
     let v: Verification = ctx.api.get(&format!("/stats/verification?{}", f.api())).await?;
     if v.total == 0 {
-        return Ok(nothing(&format!("No detections to review in {}", f.range_words()), "Votes on detections show up here."));
+        return Ok(nothing(
+            &format!("No detections to review in {}", f.range_words()),
+            "Votes on detections show up here.",
+        ));
     }
     let pct = |n: i64| n as f64 * 100.0 / v.total.max(1) as f64;
     Ok(html! {
@@ -417,7 +429,10 @@ struct Leaderboard {
 async fn leaderboard(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
     let l: Leaderboard = ctx.api.get(&format!("/stats/leaderboard?limit=10&{}", f.api())).await?;
     if l.contributors.is_empty() {
-        return Ok(nothing(&format!("No votes in {}", f.range_words()), "Confirm or reject detections to appear here."));
+        return Ok(nothing(
+            &format!("No votes in {}", f.range_words()),
+            "Confirm or reject detections to appear here.",
+        ));
     }
     Ok(html! {
         div.table-scroll {

@@ -7,8 +7,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{
-    stats::{RANGES, Sat},
     stats::Filters,
+    stats::{RANGES, Sat},
     stats_parts::{Named, chart},
 };
 use crate::web::{ctx::Ctx, layout};
@@ -145,7 +145,8 @@ pub fn charts(p: &Profile, f: &Filters) -> Markup {
         "xFormat": "pct",
         "series": [{ "label": "Detections", "values": p.confidence.iter().map(|b| b.detections).collect::<Vec<_>>() }],
     });
-    let peak = p.hourly.iter().enumerate().max_by_key(|(i, n)| (**n, std::cmp::Reverse(*i))).map(|(i, _)| i).unwrap_or(0);
+    let peak =
+        p.hourly.iter().enumerate().max_by_key(|(i, n)| (**n, std::cmp::Reverse(*i))).map(|(i, _)| i).unwrap_or(0);
     let most_sat = p.satellites.iter().map(|s| s.detections).max().unwrap_or(0).max(1);
     html! {
         div.chart-grid {
