@@ -159,11 +159,7 @@ async fn signin_mfa(anon: Anonymous, form: Fields) -> Response {
         let page = password_form(&anon.csrf, &next, "", Some("That sign-in took too long. Start again."));
         return (StatusCode::UNAUTHORIZED, page).into_response();
     }
-    let message = if answer.status == StatusCode::UNAUTHORIZED {
-        "That code is not right. Try the newest one.".to_owned()
-    } else {
-        message
-    };
+    let message = if answer.status == StatusCode::UNAUTHORIZED { "That code is not right. Try the newest one.".to_owned() } else { message };
     (answer.status, mfa_form(&anon.csrf, &next, token, false, Some(&message))).into_response()
 }
 

@@ -53,11 +53,7 @@ struct Grid {
     max_cell: i64,
 }
 
-async fn home(
-    State(state): State<WebState>,
-    anon: Anonymous,
-    ctx: Result<Ctx, super::super::ctx::Rejection>,
-) -> Response {
+async fn home(State(state): State<WebState>, anon: Anonymous, ctx: Result<Ctx, super::super::ctx::Rejection>) -> Response {
     if state.setup.pending() {
         return setup_page(&anon.csrf, ("", ""), None).into_response();
     }
@@ -160,10 +156,7 @@ fn first_steps() -> Markup {
 /// Species as rows, 24 hours as columns, cells shaded by count; a cell opens that hour's list.
 fn activity_grid(ctx: &Ctx, grid: &Grid) -> Markup {
     if grid.species.is_empty() {
-        return layout::empty(
-            "Nothing heard yet today",
-            html! { "The grid fills in hour by hour as birds are detected." },
-        );
+        return layout::empty("Nothing heard yet today", html! { "The grid fills in hour by hour as birds are detected." });
     }
     let max = grid.max_cell.max(1) as f64;
     html! {
