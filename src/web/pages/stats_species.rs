@@ -81,7 +81,7 @@ pub fn expected_here(e: &Expected) -> Markup {
             }
         },
         Expected::Unavailable(why) => html! {
-            p.expected.unknown { "Expected here: unknown. The range model is not available" @if !why.is_empty() { " (" (why) ")" } "." }
+            p.expected.unknown title=(why) { "Expected here: unknown. The range model is not installed on this hub, so it cannot say which species to expect this week." }
         },
         Expected::Places(list) if list.is_empty() => html! {
             p.expected.unknown { "Expected here: unknown. The expected-species check did not answer for any satellite." }
