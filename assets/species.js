@@ -20,6 +20,7 @@
     if (q) url.searchParams.set("q", q); else url.searchParams.delete("q");
     window.history.replaceState(null, "", url);
   }
-  input.addEventListener("input", apply);
+  // "change" and "search" too: clearing the box (its × button, or a script) fires no "input".
+  ["input", "change", "search"].forEach((ev) => input.addEventListener(ev, apply));
   input.form.addEventListener("submit", (e) => { e.preventDefault(); apply(); });
 })();

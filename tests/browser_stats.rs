@@ -68,6 +68,10 @@ async fn species_charts_draw_and_the_stats_pages_render_without_errors() {
     b.fill("#species-q", "wren").await;
     assert!(b.wait_until("return document.querySelectorAll('.species-card:not([hidden])').length === 1", 5).await);
     b.fill("#species-q", "").await;
+    assert!(
+        b.wait_until("return document.querySelectorAll('.species-card:not([hidden])').length === 2", 5).await,
+        "cleared"
+    );
     b.shot("species").await;
     b.close().await;
 }
