@@ -12,6 +12,11 @@ mod recovery;
 mod team;
 mod widgets;
 mod sessions;
+mod species;
+mod stats;
+mod stats_map;
+mod stats_parts;
+mod stats_species;
 
 use axum::Router;
 
@@ -28,4 +33,6 @@ pub fn routes() -> Router<WebState> {
         .merge(detections::routes())
         .merge(detection::routes())
         .merge(sessions::routes())
+        .merge(species::routes())
+        .merge(stats::routes())
 }

@@ -1,0 +1,142 @@
+//! The Stats map: satellite positions as an inline SVG on a plain latitude/longitude projection
+//! (equirectangular, with the longitude scaled by the cosine of the mean latitude so distances
+//! look right). No tiles: the hub has no tile-server setting and fetches nothing from outside.
+
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::{
+    stats::Filters,
+    stats_parts::{Named, species_link},
+};
+use crate::web::{ctx::Ctx, error::PageError, layout};
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Marker {
+    satellite_id: String,
+    name: String,
+    latitude: Option<f64>,
+    longitude: Option<f64>,
+    detections: i64,
+    species: i64,
+    top_species: Option<Named>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Map {
+    satellites: Vec<Marker>,
+}
+
+const W: f64 = 600.0;
+const H: f64 = 360.0;
+const PAD: f64 = 40.0;
+
+/// A point of the drawing for a position, within `bounds` (min lat, max lat, min lon, max lon).
+fn project(lat: f64, lon: f64, b: (f64, f64, f64, f64)) -> (f64, f64) {
+    let (min_lat, max_lat, min_lon, max_lon) = b;
+    let k = ((min_lat + max_lat) / 2.0).to_radians().cos().max(0.05);
+    let span_x = (max_lon - min_lon) * k;
+    let span_y = max_lat - min_lat;
+    let scale = ((W - 2.0 * PAD) / span_x).min((H - 2.0 * PAD) / span_y);
+    let cx = W / 2.0 + ((lon - (min_lon + max_lon) / 2.0) * k) * scale;
+    let cy = H / 2.0 - (lat - (min_lat + max_lat) / 2.0) * scale;
+    (cx, cy)
+}
+
+pub async fn render(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
+    let m: Map = ctx.api.get(&format!("/stats/map?{}", f.api())).await?;
+    if m.satellites.is_empty() {
+        return Ok(layout::empty(
+            "No satellites yet",
+            html! { "Register a satellite; with a position it shows on this map." },
+        ));
+    }
+    let placed: Vec<(&Marker, f64, f64)> =
+        m.satellites.iter().filter_map(|s| Some((s, s.latitude?, s.longitude?))).collect();
+    let unplaced: Vec<&Marker> =
+        m.satellites.iter().filter(|s| s.latitude.is_none() || s.longitude.is_none()).collect();
+    let body = if placed.is_empty() {
+        layout::empty(
+            "No satellite has a position yet",
+            html! { "Set a satellite's latitude and longitude (on the device or its page) to place it here." },
+        )
+    } else {
+        // Bounds with a margin of at least about 1 km, so a single satellite sits in the middle.
+        let lats = placed.iter().map(|p| p.1);
+        let lons = placed.iter().map(|p| p.2);
+        let (mut min_lat, mut max_lat) = lats.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+        let (mut min_lon, mut max_lon) = lons.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+        let m_lat = ((max_lat - min_lat) * 0.1).max(0.01);
+        let m_lon = ((max_lon - min_lon) * 0.1).max(0.01);
+        min_lat -= m_lat;
+        max_lat += m_lat;
+        min_lon -= m_lon;
+        max_lon += m_lon;
+        let bounds = (min_lat, max_lat, min_lon, max_lon);
+        let most = placed.iter().map(|p| p.0.detections).max().unwrap_or(0).max(1) as f64;
+        html! {
+            svg.map viewBox=(format!("0 0 {W} {H}")) role="img" aria-label=(format!("Positions of {} satellites", placed.len())) {
+                rect.map-bg x="0" y="0" width=(W) height=(H) rx="8" {}
+                // A graticule every tenth of the span, for a sense of scale.
+                @for i in 1..10 {
+                    line.map-grid x1=(W * f64::from(i) / 10.0) y1="0" x2=(W * f64::from(i) / 10.0) y2=(H) {}
+                    line.map-grid x1="0" y1=(H * f64::from(i) / 10.0) x2=(W) y2=(H * f64::from(i) / 10.0) {}
+                }
+                @for (s, lat, lon) in &placed {
+                    @let (x, y) = project(*lat, *lon, bounds);
+                    @let r = 6.0 + 14.0 * (s.detections as f64 / most).sqrt();
+                    g.map-marker {
+                        title { (s.name) ": " (s.detections) " detections, " (s.species) " species (" (format!("{lat:.4}, {lon:.4}")) ")" }
+                        circle cx=(format!("{x:.1}")) cy=(format!("{y:.1}")) r=(format!("{r:.1}")) {}
+                        text x=(format!("{x:.1}")) y=(format!("{:.1}", y - r - 6.0)) text-anchor="middle" { (s.name) }
+                    }
+                }
+                text.map-note x=(W - 8.0) y=(H - 8.0) text-anchor="end" {
+                    (format!("{min_lat:.3}…{max_lat:.3} N, {min_lon:.3}…{max_lon:.3} E"))
+                }
+            }
+        }
+    };
+    Ok(html! {
+        (body)
+        div.table-scroll {
+            table.list.nums {
+                thead { tr { th scope="col" { "Satellite" } th scope="col" { "Position" } th scope="col" { "Detections" } th scope="col" { "Species" } th scope="col" { "Most heard" } } }
+                tbody {
+                    @for s in &m.satellites {
+                        tr {
+                            td { a href=(format!("/satellites/{}", s.satellite_id)) { (s.name) } }
+                            td { @match (s.latitude, s.longitude) {
+                                (Some(la), Some(lo)) => (format!("{la:.4}, {lo:.4}")),
+                                _ => span.muted { "not set" },
+                            } }
+                            td.n { (s.detections) }
+                            td.n { (s.species) }
+                            td { @if let Some(t) = &s.top_species { (species_link(ctx, t)) } @else { span.muted { "–" } } }
+                        }
+                    }
+                }
+            }
+        }
+        @if !unplaced.is_empty() && !placed.is_empty() {
+            p.muted.small { (unplaced.len()) " satellite(s) without a position are not drawn." }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_projection_keeps_points_inside_and_north_up() {
+        let b = (50.0, 51.0, 4.0, 5.0);
+        let (x1, y1) = project(50.1, 4.1, b);
+        let (x2, y2) = project(50.9, 4.9, b);
+        assert!(x1 < x2 && y1 > y2, "east is right, north is up");
+        for (x, y) in [(x1, y1), (x2, y2)] {
+            assert!((0.0..=W).contains(&x) && (0.0..=H).contains(&y));
+        }
+    }
+}
