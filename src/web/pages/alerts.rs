@@ -274,10 +274,10 @@ fn rules_card(ctx: &Ctx, rules: &[Rule], channels: &[Channel], names: &HashMap<&
                                 td.num { (r.cooldown_minutes) " min" }
                                 td { @match &r.last_fired_at { Some(t) => (layout::ago(t)), None => span.muted { "never" } } }
                                 @if ctx.is_admin() {
-                                    td.row {
+                                    td { div.row.nowrap {
                                         button type="button" data-edit-rule=(r.id) { "Edit" }
                                         @if r.system_key.is_none() { button.danger type="button" data-delete-rule=(r.id) data-name=(r.name) { "Delete" } }
-                                    }
+                                    } }
                                 }
                             }
                         }
