@@ -17,7 +17,7 @@ async fn page(hub: &TestHub, api: &Api, path: &str) -> (StatusCode, String) {
 }
 
 /// The card of one satellite on the list.
-fn card<'a>(html: &'a str, id: SatelliteId) -> &'a str {
+fn card(html: &str, id: SatelliteId) -> &str {
     let start = html.find(&format!("data-id=\"{id}\"")).expect("the satellite's card");
     let rest = &html[start..];
     &rest[..rest.find("</article>").unwrap_or(rest.len())]
@@ -81,7 +81,18 @@ async fn satellites_pages_show_state_respect_roles_and_hide_other_teams() {
     // The detail page: state, schedule, config beside the team defaults, the device buttons.
     let (status, html) = page(&hub, &api, &format!("/satellites/{garden}")).await;
     assert_eq!(status, 200, "{html}");
-    for text in ["Garden Pi", "online", "Schedule", "Configuration", "Team default", "Request update", "Fetch logs", "Rotate API key", "act-delete", "Listen live"] {
+    for text in [
+        "Garden Pi",
+        "online",
+        "Schedule",
+        "Configuration",
+        "Team default",
+        "Request update",
+        "Fetch logs",
+        "Rotate API key",
+        "act-delete",
+        "Listen live",
+    ] {
         assert!(html.contains(text), "the detail page shows {text:?}");
     }
     assert!(html.contains("no position"), "no sun times without a position");
@@ -133,7 +144,8 @@ async fn the_qr_route_needs_the_pages_csrf_token_and_draws_an_svg() {
     assert_eq!(right.headers()["content-type"], "image/svg+xml");
     let svg = right.text().await.expect("svg");
     assert!(svg.starts_with("<svg") && svg.contains("<path d=\"M"), "{svg}");
-    let too_long = api.client.post(&url).header("x-csrf-token", &token).body("x".repeat(3000)).send().await.expect("post");
+    let too_long =
+        api.client.post(&url).header("x-csrf-token", &token).body("x".repeat(3000)).send().await.expect("post");
     assert_eq!(too_long.status(), 422, "more than 2 KB is refused");
 }
 

@@ -110,11 +110,27 @@ async fn page(ctx: &Ctx, r: &Range) -> Result<Markup, PageError> {
         (Some(f), Some(t)) => format!("{f} to {t}"),
     };
     let links: [(&str, &str, String); 5] = [
-        ("Detections (CSV)", "every field, one row per detection; opens in a spreadsheet", format!("/api/export/detections?format=csv&{query}")),
+        (
+            "Detections (CSV)",
+            "every field, one row per detection; opens in a spreadsheet",
+            format!("/api/export/detections?format=csv&{query}"),
+        ),
         ("Detections (JSON)", "the same rows as JSON", format!("/api/export/detections?format=json&{query}")),
-        ("eBird checklist", "eBird Record Format, one checklist per day", format!("/api/export/checklist?groupBy=day&{query}")),
-        ("iNaturalist observations", "bulk-import CSV, one observation per species and day", format!("/api/export/observation?groupBy=day&{query}")),
-        ("Recordings (ZIP)", "WAVs with metadata.csv, at most 500 recordings", format!("/api/export/recording?{query}")),
+        (
+            "eBird checklist",
+            "eBird Record Format, one checklist per day",
+            format!("/api/export/checklist?groupBy=day&{query}"),
+        ),
+        (
+            "iNaturalist observations",
+            "bulk-import CSV, one observation per species and day",
+            format!("/api/export/observation?groupBy=day&{query}"),
+        ),
+        (
+            "Recordings (ZIP)",
+            "WAVs with metadata.csv, at most 500 recordings",
+            format!("/api/export/recording?{query}"),
+        ),
     ];
     let mail_or_hook: Vec<_> = channels.channels.iter().filter(|c| c.kind == "email" || c.kind == "webhook").collect();
     let channel_name = |id: &Option<String>| {

@@ -52,7 +52,11 @@ pub struct Telemetry {
 
 /// The last day of telemetry; an empty list when the API has none for it.
 pub async fn telemetry(api: &Api, id: &str) -> Result<Vec<Point>, PageError> {
-    Ok(api.get_opt::<Telemetry>(&format!("/satellites/{id}/telemetry?hours=24")).await?.map(|t| t.points).unwrap_or_default())
+    Ok(api
+        .get_opt::<Telemetry>(&format!("/satellites/{id}/telemetry?hours=24"))
+        .await?
+        .map(|t| t.points)
+        .unwrap_or_default())
 }
 
 /// Online / offline with the heartbeat state beside it.
@@ -139,10 +143,17 @@ fn fmt_count(v: f64) -> String {
 /// What the filter kept and dropped, from the last heartbeat's counters.
 pub fn filter_bar(s: &Sat) -> Markup {
     let f = s.filter_stats.as_ref();
-    let other = ["rejectedAmphibian", "rejectedInsect", "rejectedAnthropogenic", "rejectedHumanVoice", "rejectedOtherAnimal", "rejectedOther"]
-        .iter()
-        .map(|k| num(f, k))
-        .sum::<f64>();
+    let other = [
+        "rejectedAmphibian",
+        "rejectedInsect",
+        "rejectedAnthropogenic",
+        "rejectedHumanVoice",
+        "rejectedOtherAnimal",
+        "rejectedOther",
+    ]
+    .iter()
+    .map(|k| num(f, k))
+    .sum::<f64>();
     stacked(
         "Filter: chunks sent and dropped",
         &[
@@ -222,7 +233,6 @@ pub fn sparklines(s: &Sat, points: &[Point]) -> Markup {
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -134,7 +134,13 @@ async fn detail(ctx: &Ctx, raw_id: &str) -> Result<Markup, PageError> {
 
 fn uptime(s: i64) -> String {
     let (d, h, m) = (s / 86_400, (s % 86_400) / 3600, (s % 3600) / 60);
-    if d > 0 { format!("{d} d {h} h") } else if h > 0 { format!("{h} h {m} min") } else { format!("{m} min") }
+    if d > 0 {
+        format!("{d} d {h} h")
+    } else if h > 0 {
+        format!("{h} h {m} min")
+    } else {
+        format!("{m} min")
+    }
 }
 
 fn actions(ctx: &Ctx, sat: &Sat) -> Markup {

@@ -204,7 +204,8 @@ async fn qr_svg(ctx: Ctx, headers: HeaderMap, body: Body) -> Response {
         return PageError::Forbidden("This request was not sent from this hub's own page.".into()).respond(&ctx.uri);
     }
     let Ok(bytes) = axum::body::to_bytes(body, MAX_QR_TEXT).await else {
-        return PageError::Invalid(format!("The text for a QR code must be at most {MAX_QR_TEXT} bytes.")).respond(&ctx.uri);
+        return PageError::Invalid(format!("The text for a QR code must be at most {MAX_QR_TEXT} bytes."))
+            .respond(&ctx.uri);
     };
     let Ok(text) = std::str::from_utf8(&bytes) else {
         return PageError::Invalid("The text for a QR code must be UTF-8.".into()).respond(&ctx.uri);
