@@ -36,8 +36,10 @@
     // Today's numbers, at most once every 2 s.
     clearTimeout(countsTimer);
     countsTimer = setTimeout(() => {
-      const today = document.getElementById("today");
-      if (today && window.htmx) window.htmx.trigger(today, "refresh");
+      ["today", "grid", "sats"].forEach((id) => {
+        const el = document.getElementById(id);
+        if (el && window.htmx) window.htmx.trigger(el, "refresh");
+      });
     }, 2000);
   }
 

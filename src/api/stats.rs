@@ -136,7 +136,11 @@ async fn activity(
     params(StatsQuery),
     responses((status = 200, description = "the statistics", body = overview::DailyGrid), err::BadRequest, err::Auth)
 )]
-async fn daily_activity(State(s): State<AppState>, Viewer(a): Viewer, Query(q): Query<StatsQuery>) -> Answer<overview::DailyGrid> {
+async fn daily_activity(
+    State(s): State<AppState>,
+    Viewer(a): Viewer,
+    Query(q): Query<StatsQuery>,
+) -> Answer<overview::DailyGrid> {
     Ok(axum::Json(overview::daily_grid(&ctx(&s, &a), &q.filters()).await?))
 }
 

@@ -48,7 +48,12 @@ pub async fn create_first_account(store: &Store, new: FirstAccount) -> Result<Cr
         .await
         .map_err(|e| FirstRunError::Hash(e.to_string()))?
         .map_err(|e| FirstRunError::Hash(e.to_string()))?;
-    let user = store::users::NewUser { email: email.clone(), name: name.clone(), password_hash: hash, is_platform_admin: true };
+    let user = store::users::NewUser {
+        email: email.clone(),
+        name: name.clone(),
+        password_hash: hash,
+        is_platform_admin: true,
+    };
     let team = format!("{name}'s team");
     super::in_tx(store, move |tx| {
         if store::users::count(tx)? > 0 {

@@ -124,6 +124,7 @@ impl Api {
         if !answer.ok() {
             return Err(PageError::from_answer(&answer));
         }
-        serde_json::from_value(answer.body).map_err(|e| PageError::Internal(anyhow::anyhow!("unexpected API answer: {e}")))
+        serde_json::from_value(answer.body)
+            .map_err(|e| PageError::Internal(anyhow::anyhow!("unexpected API answer: {e}")))
     }
 }

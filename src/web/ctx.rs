@@ -84,9 +84,10 @@ impl Ctx {
 
     /// The current team's id, or a "join a team first" page.
     pub fn team_id(&self) -> Result<&str, PageError> {
-        self.team.as_ref().map(|t| t.id.as_str()).ok_or_else(|| {
-            PageError::NotFound("You are not in a team yet. Ask a team admin for an invite.".into())
-        })
+        self.team
+            .as_ref()
+            .map(|t| t.id.as_str())
+            .ok_or_else(|| PageError::NotFound("You are not in a team yet. Ask a team admin for an invite.".into()))
     }
 }
 

@@ -42,7 +42,10 @@ impl PageError {
         match self {
             Self::SignIn => {
                 let next = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-                let to = format!("/signin?next={}", url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>());
+                let to = format!(
+                    "/signin?next={}",
+                    url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
+                );
                 let mut r = Redirect::to(&to).into_response();
                 // htmx follows this header instead of swapping a sign-in page into a fragment.
                 if let Ok(v) = to.parse() {

@@ -10,7 +10,9 @@ fn svg(paths: &str) -> Markup {
 }
 
 pub fn bird() -> Markup {
-    svg(r#"<path d="M16 7h.01"/><path d="M3.4 18H12a8 8 0 0 0 8-8V7a4 4 0 0 0-7.3-2.3L2 20"/><path d="m20 7 2 .5-2 .5"/><path d="M10 18v3"/><path d="M14 17.8V21"/><path d="M7.5 18A6 6 0 0 1 13 12"/>"#)
+    svg(
+        r#"<path d="M16 7h.01"/><path d="M3.4 18H12a8 8 0 0 0 8-8V7a4 4 0 0 0-7.3-2.3L2 20"/><path d="m20 7 2 .5-2 .5"/><path d="M10 18v3"/><path d="M14 17.8V21"/><path d="M7.5 18A6 6 0 0 1 13 12"/>"#,
+    )
 }
 
 pub fn user() -> Markup {
@@ -28,7 +30,9 @@ pub fn copy() -> Markup {
 /// The icon of a main tab.
 pub fn tab(key: &str) -> Markup {
     svg(match key {
-        "live" => r#"<circle cx="12" cy="12" r="2"/><path d="M16.2 7.8a6 6 0 0 1 0 8.4M7.8 16.2a6 6 0 0 1 0-8.4M19 5a10 10 0 0 1 0 14M5 19A10 10 0 0 1 5 5"/>"#,
+        "live" => {
+            r#"<circle cx="12" cy="12" r="2"/><path d="M16.2 7.8a6 6 0 0 1 0 8.4M7.8 16.2a6 6 0 0 1 0-8.4M19 5a10 10 0 0 1 0 14M5 19A10 10 0 0 1 5 5"/>"#
+        }
         "detections" => r#"<path d="M3 12h2l3-8 4 16 3-8h6"/>"#,
         "species" => r#"<path d="M16 7h.01"/><path d="M3.4 18H12a8 8 0 0 0 8-8V7a4 4 0 0 0-7.3-2.3L2 20"/>"#,
         "stats" => r#"<path d="M3 3v18h18"/><path d="M7 15l4-4 3 3 5-6"/>"#,

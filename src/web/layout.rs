@@ -15,7 +15,7 @@ pub const TABS: [(&str, &str, &str); 6] = [
     ("alerts", "Alerts", "/alerts"),
 ];
 
-const ERRORS_JS: &str = "window.__bhErrors=[];addEventListener('error',function(e){var t=e.target;__bhErrors.push(t&&t!==window&&(t.src||t.href)?'failed to load '+(t.src||t.href):String(e.message))},true);addEventListener('unhandledrejection',function(e){__bhErrors.push('unhandled: '+String(e.reason))});";
+const ERRORS_JS: &str = "window.__bhErrors=[];addEventListener('error',function(e){var t=e.target;__bhErrors.push(t&&t!==window&&(t.src||t.href)?'failed to load '+(t.src||t.href):String(e.message))},true);addEventListener('unhandledrejection',function(e){__bhErrors.push('unhandled: '+String(e.reason))});var ce=console.error;console.error=function(){__bhErrors.push('console.error: '+[].map.call(arguments,String).join(' '));return ce.apply(console,arguments)};";
 
 fn head(title: &str, csrf: &str, team: Option<&str>) -> Markup {
     html! {

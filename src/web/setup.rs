@@ -47,6 +47,22 @@ impl SetupCode {
         self.code.lock().map(|c| c.is_some()).unwrap_or(false)
     }
 
+    /// Whether the first-run page should show: a code is pending and the hub still has no
+    /// account (one made with `birdhub admin create-user` meanwhile spends the code).
+    pub async fn still_needed(&self, store: &crate::store::Store) -> bool {
+        if !self.pending() {
+            return false;
+        }
+        match crate::usecases::first_run::needs_setup(store).await {
+            Ok(true) => true,
+            Ok(false) => {
+                self.spend();
+                false
+            }
+            Err(_) => false,
+        }
+    }
+
     /// Constant-time check of a typed code (case and dashes ignored).
     pub fn matches(&self, typed: &str) -> bool {
         let norm = |s: &str| s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_uppercase();

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
 pub mod api;
+pub mod browser;
 pub mod images;
 pub mod mosq;
 pub mod paho;

@@ -49,7 +49,7 @@ pub fn query_value(query: Option<&str>, key: &str) -> String {
 }
 
 async fn signin_page(State(state): State<WebState>, anon: Anonymous, RawQuery(q): RawQuery) -> Response {
-    if state.setup.pending() {
+    if state.setup.still_needed(&state.app.store).await {
         return Redirect::to("/").into_response();
     }
     let next = query_value(q.as_deref(), "next");
@@ -159,7 +159,11 @@ async fn signin_mfa(anon: Anonymous, form: Fields) -> Response {
         let page = password_form(&anon.csrf, &next, "", Some("That sign-in took too long. Start again."));
         return (StatusCode::UNAUTHORIZED, page).into_response();
     }
-    let message = if answer.status == StatusCode::UNAUTHORIZED { "That code is not right. Try the newest one.".to_owned() } else { message };
+    let message = if answer.status == StatusCode::UNAUTHORIZED {
+        "That code is not right. Try the newest one.".to_owned()
+    } else {
+        message
+    };
     (answer.status, mfa_form(&anon.csrf, &next, token, false, Some(&message))).into_response()
 }
 

@@ -21,6 +21,8 @@ pub fn routes() -> Router<WebState> {
     Router::new()
         .route("/", get(home))
         .route("/live/today", get(today_fragment))
+        .route("/live/grid", get(grid_fragment))
+        .route("/live/satellites", get(satellites_fragment))
         .route("/live/card/{id}", get(card_fragment))
 }
 
@@ -53,8 +55,12 @@ struct Grid {
     max_cell: i64,
 }
 
-async fn home(State(state): State<WebState>, anon: Anonymous, ctx: Result<Ctx, super::super::ctx::Rejection>) -> Response {
-    if state.setup.pending() {
+async fn home(
+    State(state): State<WebState>,
+    anon: Anonymous,
+    ctx: Result<Ctx, super::super::ctx::Rejection>,
+) -> Response {
+    if state.setup.still_needed(&state.app.store).await {
         return setup_page(&anon.csrf, ("", ""), None).into_response();
     }
     let ctx = match ctx {
@@ -80,13 +86,7 @@ async fn live(ctx: &Ctx) -> Result<Markup, PageError> {
     let body = html! {
         (today)
         @if sat_list.is_empty() { (first_steps()) }
-        section.card {
-            div.card-head {
-                h2 { "Today, hour by hour" }
-                a.more href="/detections" { "All detections" }
-            }
-            (activity_grid(ctx, &grid))
-        }
+        (grid_card(ctx, &grid))
         section.card {
             div.card-head {
                 h2 { "Live" span.live-dot #live-state title="connecting" {} }
@@ -99,10 +99,31 @@ async fn live(ctx: &Ctx) -> Result<Markup, PageError> {
                 div #feed-empty { (layout::empty("No detections yet", html! { "When a satellite hears a bird, it shows up here at once." })) }
             }
         }
-        section.card {
+        @if !sat_list.is_empty() { (satellites_card(&sat_list)) }
+    };
+    Ok(layout::page(ctx, "Live", "live", &["live.js"], body))
+}
+
+/// The daily activity grid (refreshed by `live.js` after new detections).
+fn grid_card(ctx: &Ctx, grid: &Grid) -> Markup {
+    html! {
+        section.card #grid hx-get="/live/grid" hx-trigger="refresh" hx-swap="outerHTML" {
+            div.card-head {
+                h2 { "Today, hour by hour" }
+                a.more href="/detections" { "All detections" }
+            }
+            (activity_grid(ctx, grid))
+        }
+    }
+}
+
+/// The satellites and their online state (refreshed every minute and after new detections).
+fn satellites_card(list: &[Value]) -> Markup {
+    html! {
+        section.card #sats hx-get="/live/satellites" hx-trigger="refresh, every 60s" hx-swap="outerHTML" {
             h2 { "Satellites" }
             ul.sat-list {
-                @for s in &sat_list {
+                @for s in list {
                     @let online = s.get("is_online").and_then(Value::as_bool).unwrap_or(false);
                     li {
                         span.dot.(if online { "on" } else { "off" }) title=(if online { "online" } else { "offline" }) {}
@@ -114,8 +135,7 @@ async fn live(ctx: &Ctx) -> Result<Markup, PageError> {
                 }
             }
         }
-    };
-    Ok(layout::page(ctx, "Live", "live", &["live.js"], body))
+    }
 }
 
 /// The row of today's numbers (refreshed by `live.js` after each new detection).
@@ -156,14 +176,17 @@ fn first_steps() -> Markup {
 /// Species as rows, 24 hours as columns, cells shaded by count; a cell opens that hour's list.
 fn activity_grid(ctx: &Ctx, grid: &Grid) -> Markup {
     if grid.species.is_empty() {
-        return layout::empty("Nothing heard yet today", html! { "The grid fills in hour by hour as birds are detected." });
+        return layout::empty(
+            "Nothing heard yet today",
+            html! { "The grid fills in hour by hour as birds are detected." },
+        );
     }
     let max = grid.max_cell.max(1) as f64;
     html! {
         div.grid-scroll {
             table.activity {
                 caption.sr { "Detections per species and hour today" }
-                thead { tr { th scope="col" { "Species" } @for h in 0..24 { th scope="col" { (format!("{h:02}")) } } th scope="col" { "Total" } } }
+                thead { tr { th scope="col" { "Species" } @for h in 0..24 { th.(if h % 6 == 0 { "major" } else { "minor" }) scope="col" { (format!("{h:02}")) } } th scope="col" { "Total" } } }
                 tbody {
                     @for row in grid.species.iter().take(30) {
                         @let name = common::common_name(ctx, &row.species_code, &row.common_name);
@@ -192,6 +215,21 @@ fn activity_grid(ctx: &Ctx, grid: &Grid) -> Markup {
 async fn today_fragment(ctx: Ctx) -> Response {
     match today(&ctx).await {
         Ok(m) => m.into_response(),
+        Err(e) => e.respond(&ctx.uri),
+    }
+}
+
+async fn grid_fragment(ctx: Ctx) -> Response {
+    match ctx.api.get::<Grid>("/stats/daily-activity").await {
+        Ok(g) => grid_card(&ctx, &g).into_response(),
+        Err(e) => e.respond(&ctx.uri),
+    }
+}
+
+async fn satellites_fragment(ctx: Ctx) -> Response {
+    match ctx.api.get::<Value>("/satellites?limit=100").await {
+        Ok(v) => satellites_card(v.get("satellites").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default())
+            .into_response(),
         Err(e) => e.respond(&ctx.uri),
     }
 }
