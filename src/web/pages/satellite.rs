@@ -43,6 +43,12 @@ struct ConfigAnswer {
     overrides: Map<String, Value>,
 }
 
+/// `GET /api/settings/tenant`: `{tenantId, settings}`.
+#[derive(Debug, Deserialize)]
+struct TeamSettings {
+    settings: Map<String, Value>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Window {
@@ -99,7 +105,7 @@ async fn detail(ctx: &Ctx, raw_id: &str) -> Result<Markup, PageError> {
     let (config_path, schedule_path) = (format!("/satellites/{id}/config"), format!("/satellites/{id}/schedule"));
     let (config, team, schedule, points) = tokio::try_join!(
         ctx.api.get::<ConfigAnswer>(&config_path),
-        ctx.api.get::<Map<String, Value>>("/settings/tenant"),
+        ctx.api.get::<TeamSettings>("/settings/tenant"),
         ctx.api.get::<Schedule>(&schedule_path),
         sat_parts::telemetry(&ctx.api, &id),
     )?;
@@ -127,7 +133,7 @@ async fn detail(ctx: &Ctx, raw_id: &str) -> Result<Markup, PageError> {
         }
         (actions(ctx, &sat))
         (schedule_card(&schedule))
-        (config_card(ctx, &sat, &config, &team))
+        (config_card(ctx, &sat, &config, &team.settings))
     };
     Ok(layout::page(ctx, &sat.name, "satellites", &["sats.css", "satellite.js"], body))
 }
@@ -226,7 +232,10 @@ fn schedule_card(s: &Schedule) -> Markup {
                 @if d.windows.is_empty() { p.muted.small { "No recording window." } }
                 ul.windows {
                     @for w in &d.windows {
-                        li { span.mono { (hm(&w.start)) "–" (hm(&w.end)) } " " span.muted.small { (reference(&w.reference)) } }
+                        li {
+                            @if w.reference == "allDay" { "all day" }
+                            @else { span.mono { (hm(&w.start)) "–" (hm(&w.end)) } " " span.muted.small { (reference(&w.reference)) } }
+                        }
                     }
                     @for u in &d.unresolved { li.muted.small { "Not resolved: " (u.reason) } }
                 }
@@ -276,7 +285,7 @@ fn config_card(ctx: &Ctx, sat: &Sat, config: &ConfigAnswer, team: &Map<String, V
                                             @if let Some(v) = own { strong.mono { (shown(Some(v))) } } @else { span.muted { "team default" } }
                                         } @else if boolean {
                                             select #(format!("ov-{key}")) name=(key) data-kind="bool" {
-                                                option value="" selected[own.is_none()] { "team default" }
+                                                option value="" selected[own.is_none()] { "default" }
                                                 option value="true" selected[own == Some(&Value::Bool(true))] { "on" }
                                                 option value="false" selected[own == Some(&Value::Bool(false))] { "off" }
                                             }
