@@ -57,7 +57,11 @@ async fn register_a_satellite_and_test_a_webhook_channel_in_a_browser() {
     b.find("button[data-test]").await;
     b.click("button[data-test]").await;
     assert!(
-        b.wait_until("const t = document.querySelector('.test-result'); return !!t && t.textContent.includes('HTTP 200');", 15).await,
+        b.wait_until(
+            "const t = document.querySelector('.test-result'); return !!t && t.textContent.includes('HTTP 200');",
+            15
+        )
+        .await,
         "the page shows the receiver's answer: {}",
         b.text(".test-result").await
     );
