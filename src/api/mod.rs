@@ -29,6 +29,7 @@ mod satellite_config;
 mod satellite_live;
 mod satellite_remote;
 mod satellite_schedule;
+mod satellite_telemetry;
 pub mod satellites;
 mod scheduled_exports;
 mod session;
@@ -83,6 +84,7 @@ fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
         .merge(satellites::router())
         .merge(satellite_config::router())
         .merge(satellite_schedule::router())
+        .merge(satellite_telemetry::router())
         .merge(satellite_remote::router())
         .merge(satellite_live::router())
         .merge(detections::router())

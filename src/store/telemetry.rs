@@ -51,3 +51,26 @@ pub fn count(conn: &Connection, satellite: SatelliteId) -> Result<u64> {
     let n: i64 = conn.query_row("SELECT count(*) FROM telemetry WHERE satellite_id = ?1", [satellite], |r| r.get(0))?;
     Ok(n.max(0) as u64)
 }
+
+/// The samples of `satellite` recorded at or after `since`, oldest first, at most `limit`.
+pub fn since(conn: &Connection, satellite: SatelliteId, since: Timestamp, limit: i64) -> Result<Vec<Sample>> {
+    let mut stmt = conn.prepare(
+        "SELECT recorded_at, battery_level, storage_free_bytes, cpu_temp, network_latency_ms, packet_loss_pct,
+                uptime_seconds
+         FROM (SELECT * FROM telemetry WHERE satellite_id = ?1 AND recorded_at >= ?2
+               ORDER BY recorded_at DESC LIMIT ?3)
+         ORDER BY recorded_at",
+    )?;
+    let rows = stmt.query_map(params![satellite, since, limit], |r| {
+        Ok(Sample {
+            recorded_at: r.get(0)?,
+            battery_level: r.get(1)?,
+            storage_free_bytes: r.get(2)?,
+            cpu_temp: r.get(3)?,
+            network_latency_ms: r.get(4)?,
+            packet_loss_pct: r.get(5)?,
+            uptime_seconds: r.get(6)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}

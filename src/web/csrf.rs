@@ -42,7 +42,7 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
 }
 
 /// Whether a form post may act: the field matches the cookie and the origin is ours.
-pub fn verify(headers: &HeaderMap, field: &str) -> bool {
+pub(crate) fn verify(headers: &HeaderMap, field: &str) -> bool {
     let Some(cookie) = crate::auth::context::cookie(headers, COOKIE) else { return false };
     let same = cookie.len() == field.len() && bool::from(cookie.as_bytes().ct_eq(field.as_bytes()));
     same && same_origin(headers)

@@ -17,6 +17,7 @@ mod error;
 mod icons;
 mod layout;
 mod pages;
+mod qr;
 pub mod setup;
 
 use std::sync::Arc;

@@ -2,21 +2,26 @@
 
 mod account;
 mod admin;
+mod alerts;
 mod auth;
 mod common;
 mod detection;
 mod detections;
+mod exports;
 mod forms;
 mod live;
 mod recovery;
-mod team;
-mod widgets;
+mod sat_parts;
+mod satellite;
+mod satellites;
 mod sessions;
 mod species;
 mod stats;
 mod stats_map;
 mod stats_parts;
 mod stats_species;
+mod team;
+mod widgets;
 
 use axum::Router;
 
@@ -35,4 +40,8 @@ pub fn routes() -> Router<WebState> {
         .merge(sessions::routes())
         .merge(species::routes())
         .merge(stats::routes())
+        .merge(satellites::routes())
+        .merge(satellite::routes())
+        .merge(alerts::routes())
+        .merge(exports::routes())
 }

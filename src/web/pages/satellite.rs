@@ -1,0 +1,314 @@
+//! One satellite (`/satellites/{id}`): online state, version and update state, telemetry
+//! sparklines, outbox and filter bars, its config beside the team defaults, today's schedule with
+//! sunrise and sunset, and the device actions (update, logs, live audio, rename, key, delete) that
+//! `satellite.js` sends through `/api`. Who may act is the API's device rule (`can_manage`).
+
+use axum::{
+    Router,
+    extract::Path,
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use maud::{Markup, html};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::sat_parts::{self, Sat};
+use crate::web::{WebState, ctx::Ctx, error::PageError, icons, layout};
+
+pub fn routes() -> Router<WebState> {
+    Router::new().route("/satellites/{id}", get(detail_page))
+}
+
+/// The overrides a satellite may have, with a label and whether it is on/off.
+const SETTINGS: [(&str, &str, bool); 12] = [
+    ("filter_enabled", "Sound filter on the device", true),
+    ("filter_min_rms", "Filter: minimum loudness (RMS)", false),
+    ("classifier_min_bird_prob", "Filter: minimum bird probability", false),
+    ("outbox_soft_size_mb", "Outbox soft limit (MB)", false),
+    ("outbox_hard_size_mb", "Outbox hard limit (MB)", false),
+    ("outbox_max_age_hours", "Outbox maximum age (hours)", false),
+    ("heartbeat_interval_sec", "Heartbeat interval (s)", false),
+    ("drop_amphibian_at_satellite", "Drop amphibians on the device", true),
+    ("drop_insect_at_satellite", "Drop insects on the device", true),
+    ("drop_anthropogenic_at_satellite", "Drop human-made noise on the device", true),
+    ("drop_human_voice_at_satellite", "Drop human voices on the device", true),
+    ("drop_other_animal_at_satellite", "Drop other animals on the device", true),
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigAnswer {
+    config_locked: bool,
+    overrides: Map<String, Value>,
+}
+
+/// `GET /api/settings/tenant`: `{tenantId, settings}`.
+#[derive(Debug, Deserialize)]
+struct TeamSettings {
+    settings: Map<String, Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Window {
+    start: String,
+    end: String,
+    reference: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Unresolved {
+    reason: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Day {
+    date: String,
+    sunrise: Option<String>,
+    sunset: Option<String>,
+    polar: Option<String>,
+    windows: Vec<Window>,
+    unresolved: Vec<Unresolved>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Schedule {
+    timezone: Option<String>,
+    profile_type: String,
+    recording_now: bool,
+    days: Vec<Day>,
+}
+
+async fn detail_page(ctx: Ctx, Path(id): Path<String>) -> Response {
+    match detail(&ctx, &id).await {
+        Ok(m) => m.into_response(),
+        Err(e) => e.respond(&ctx.uri),
+    }
+}
+
+/// `HH:MM` of an RFC 3339 local time.
+fn hm(t: &str) -> &str {
+    t.get(11..16).unwrap_or(t)
+}
+
+async fn detail(ctx: &Ctx, raw_id: &str) -> Result<Markup, PageError> {
+    ctx.team_id()?;
+    let id: String = raw_id.chars().filter(|c| c.is_ascii_hexdigit() || *c == '-').take(36).collect();
+    if id.len() != raw_id.len() || id.is_empty() {
+        return Err(PageError::NotFound("There is no such satellite in this team.".into()));
+    }
+    let sat: Sat = ctx.api.get(&format!("/satellites/{id}")).await?;
+    let (config_path, schedule_path) = (format!("/satellites/{id}/config"), format!("/satellites/{id}/schedule"));
+    let (config, team, schedule, points) = tokio::try_join!(
+        ctx.api.get::<ConfigAnswer>(&config_path),
+        ctx.api.get::<TeamSettings>("/settings/tenant"),
+        ctx.api.get::<Schedule>(&schedule_path),
+        sat_parts::telemetry(&ctx.api, &id),
+    )?;
+    let body = html! {
+        section.card #sat data-id=(sat.id) data-name=(sat.name) {
+            div.card-head {
+                h1 #sat-title { (sat.name) }
+                (sat_parts::state(&sat))
+            }
+            dl.facts {
+                div { dt { "Last seen" } dd { (sat_parts::last_seen(&sat)) } }
+                div { dt { "Version" } dd #sat-version { (sat_parts::version(&sat)) } }
+                div { dt { "Kind" } dd { (if sat.kind == "mobile" { "Android app" } else { "Raspberry Pi" }) } }
+                div { dt { "Uptime" } dd { (sat.uptime_seconds.map(uptime).unwrap_or_else(|| "–".into())) } }
+                div { dt { "Position" } dd {
+                    @match sat.latitude.zip(sat.longitude) {
+                        Some((la, lo)) => span.mono { (format!("{la:.4}, {lo:.4}")) },
+                        None => span.muted { "not set" },
+                    }
+                } }
+                @if let Some(by) = &sat.registered_by_name { div { dt { "Registered by" } dd { (by) } } }
+            }
+            (sat_parts::sparklines(&sat, &points))
+            div.bars { (sat_parts::outbox_bar(&sat)) (sat_parts::filter_bar(&sat)) }
+        }
+        (actions(ctx, &sat))
+        (schedule_card(&schedule))
+        (config_card(ctx, &sat, &config, &team.settings))
+    };
+    Ok(layout::page(ctx, &sat.name, "satellites", &["sats.css", "satellite.js"], body))
+}
+
+fn uptime(s: i64) -> String {
+    let (d, h, m) = (s / 86_400, (s % 86_400) / 3600, (s % 3600) / 60);
+    if d > 0 {
+        format!("{d} d {h} h")
+    } else if h > 0 {
+        format!("{h} h {m} min")
+    } else {
+        format!("{m} min")
+    }
+}
+
+fn actions(ctx: &Ctx, sat: &Sat) -> Markup {
+    let manage = sat.can_manage;
+    html! {
+        section.card {
+            h2 { "Device" }
+            @if !manage && !ctx.can_edit() {
+                p.muted { "You can look but not change this satellite (viewer)." }
+            } @else if !manage {
+                p.muted.small { "Only whoever registered this satellite, or a team admin, may change it. You may listen live." }
+            }
+            div.row.actions {
+                @if manage {
+                    button type="button" #act-update { "Request update" }
+                    button type="button" #act-logs { "Fetch logs" }
+                }
+                @if ctx.can_edit() {
+                    button type="button" #act-live aria-pressed="false" { (icons::play()) span { "Listen live" } }
+                }
+                @if manage {
+                    button type="button" #act-rename { "Rename" }
+                    button type="button" #act-rotate { "Rotate API key" }
+                    button.danger type="button" #act-delete { "Delete" }
+                }
+            }
+            p.small.muted #live-note hidden {}
+            div #key-result hidden {
+                p.notice { strong { "Shown once." } " The new API key (the old ones stop working): " }
+                div.secret { span.secret-label { "API key" } code #new-key {} button type="button" data-copy="#new-key" { (icons::copy()) "Copy" } }
+            }
+            div #logs-box hidden {
+                h3 { "Logs" span.muted.small #logs-state {} }
+                pre.logs #logs tabindex="0" {}
+            }
+            @if manage {
+                dialog #rename-dialog {
+                    form.stack method="dialog" #rename-form {
+                        h2 { "Rename satellite" }
+                        label { "New name" input #rename-name required maxlength="100" value=(sat.name); }
+                        div.error #rename-error role="alert" hidden {}
+                        div.row { button.primary type="submit" value="ok" { "Rename" } button type="button" data-close { "Cancel" } }
+                    }
+                }
+                dialog #delete-dialog {
+                    form.stack method="dialog" #delete-form {
+                        h2 { "Delete " (sat.name) "?" }
+                        p { "Its MQTT login and API keys stop working at once. Its recordings and detections stay with the team." }
+                        div.error #delete-error role="alert" hidden {}
+                        div.row { button.danger type="submit" value="ok" { "Delete" } button type="button" data-close { "Cancel" } }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn schedule_card(s: &Schedule) -> Markup {
+    html! {
+        section.card {
+            div.card-head {
+                h2 { "Schedule" }
+                span.badge.(if s.recording_now { "ok" } else { "idle" }) { (if s.recording_now { "recording now" } else { "not recording now" }) }
+            }
+            p.small.muted { "Profile: " (s.profile_type.replace('_', " ")) @if let Some(tz) = &s.timezone { " · times in " (tz) } }
+            @if let Some(today) = s.days.first() {
+                div.sun {
+                    @match today.polar.as_deref() {
+                        Some("day") => span { "The sun does not set today." },
+                        Some("night") => span { "The sun does not rise today." },
+                        _ => {
+                            span { "Sunrise " strong.mono { (today.sunrise.as_deref().map(hm).unwrap_or("–")) } }
+                            span { "Sunset " strong.mono { (today.sunset.as_deref().map(hm).unwrap_or("–")) } }
+                        }
+                    }
+                }
+                @if today.sunrise.is_none() && today.polar.is_none() {
+                    p.small.muted { "No sun times: the satellite has no position. Re-register it with latitude and longitude." }
+                }
+            }
+            @for d in &s.days {
+                h3 { (d.date) }
+                @if d.windows.is_empty() { p.muted.small { "No recording window." } }
+                ul.windows {
+                    @for w in &d.windows {
+                        li {
+                            @if w.reference == "allDay" { "all day" }
+                            @else { span.mono { (hm(&w.start)) "–" (hm(&w.end)) } " " span.muted.small { (reference(&w.reference)) } }
+                        }
+                    }
+                    @for u in &d.unresolved { li.muted.small { "Not resolved: " (u.reason) } }
+                }
+            }
+        }
+    }
+}
+
+fn reference(r: &str) -> &str {
+    match r {
+        "sunrise" => "around sunrise",
+        "sunset" => "around sunset",
+        "allDay" => "all day",
+        _ => "fixed times",
+    }
+}
+
+fn shown(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => "–".into(),
+        Some(Value::Bool(b)) => (if *b { "on" } else { "off" }).into(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn config_card(ctx: &Ctx, sat: &Sat, config: &ConfigAnswer, team: &Map<String, Value>) -> Markup {
+    let editable = sat.can_manage && (!config.config_locked || ctx.is_admin());
+    html! {
+        section.card {
+            div.card-head {
+                h2 { "Configuration" }
+                @if config.config_locked { span.badge.rare title="only an admin may change it" { "locked by an admin" } }
+            }
+            p.small.muted { "Empty means the satellite follows the team's setting. Team defaults are in " a href="/team" { "team settings" } "." }
+            form #config-form {
+                div.table-scroll {
+                    table.list.config {
+                        thead { tr { th scope="col" { "Setting" } th scope="col" { "Team default" } th scope="col" { "This satellite" } } }
+                        tbody {
+                            @for (key, label, boolean) in SETTINGS {
+                                @let own = config.overrides.get(key).filter(|v| !v.is_null());
+                                tr {
+                                    th scope="row" { label for=(format!("ov-{key}")) { (label) } }
+                                    td.mono { (shown(team.get(key))) }
+                                    td {
+                                        @if !editable {
+                                            @if let Some(v) = own { strong.mono { (shown(Some(v))) } } @else { span.muted { "team default" } }
+                                        } @else if boolean {
+                                            select #(format!("ov-{key}")) name=(key) data-kind="bool" {
+                                                option value="" selected[own.is_none()] { "default" }
+                                                option value="true" selected[own == Some(&Value::Bool(true))] { "on" }
+                                                option value="false" selected[own == Some(&Value::Bool(false))] { "off" }
+                                            }
+                                        } @else {
+                                            input #(format!("ov-{key}")) name=(key) data-kind="number" type="number" step="any"
+                                                value=(own.map(|v| v.to_string()).unwrap_or_default()) placeholder=(shown(team.get(key)));
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                @if editable {
+                    @if ctx.is_admin() {
+                        label.check { input type="checkbox" #config-locked checked[config.config_locked]; "Lock: only admins may change this configuration" }
+                    }
+                    div.error #config-error role="alert" hidden {}
+                    div.row { button.primary type="submit" { "Save and push to the satellite" } }
+                } @else if sat.can_manage {
+                    p.small.muted { "An admin locked this configuration." }
+                }
+            }
+        }
+    }
+}
