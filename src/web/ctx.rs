@@ -20,7 +20,6 @@ pub const TEAM_COOKIE: &str = "bh_team";
 #[serde(rename_all = "camelCase")]
 pub struct MeUser {
     pub id: String,
-    pub email: String,
     pub name: String,
     pub is_platform_admin: bool,
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use axum::{
     extract::{FromRequest, Request},
-    http::{HeaderMap, header},
+    http::header,
     response::{IntoResponse, Redirect, Response},
 };
 
@@ -16,7 +16,6 @@ const MAX_FORM: usize = 64 * 1024;
 
 /// A posted `application/x-www-form-urlencoded` form whose CSRF token was checked.
 pub struct Fields {
-    pub headers: HeaderMap,
     map: HashMap<String, String>,
 }
 
@@ -48,7 +47,7 @@ impl<S: Send + Sync> FromRequest<S> for Fields {
             )
             .respond(&uri));
         }
-        Ok(Self { headers: parts.headers, map })
+        Ok(Self { map })
     }
 }
 
