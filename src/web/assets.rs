@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 #[derive(Embed)]
 #[folder = "assets/"]
 #[exclude = "*.sh"]
+#[exclude = "screenshots/*"]
 struct Files;
 
 /// One embedded file, ready to serve.

@@ -57,6 +57,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
                 label {
                     "Language of species names"
                     select name="language" {
+                        @if languages.is_empty() { option value="en" { "English (the model's label files are not installed)" } }
                         @for l in &languages {
                             @let code = l["code"].as_str().unwrap_or_default();
                             option value=(code) selected[prefs["language"].as_str() == Some(code)] {

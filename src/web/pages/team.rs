@@ -52,6 +52,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
         h1 { "Team settings: " (name) }
         section.card {
             h2 { "Members" }
+            @if members.is_empty() { p.muted { "No members yet besides the hub's platform admins. Invite someone below." } }
             (widgets::table(&members, &[("Name", "name"), ("Email", "email"), ("Role", "role"), ("Owner", "isOwner"), ("Joined", "joinedAt")], |m| html! {
                 @if platform && !m["isOwner"].as_bool().unwrap_or(false) {
                     @let id = m["id"].as_str().unwrap_or_default();
@@ -111,7 +112,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
         section.card {
             h2 { "Settings" }
             p.muted.small { "Defaults for every satellite of the team (a satellite's own overrides are on its page), the device policy and the team's languages." }
-            (widgets::settings_form("PUT /settings/tenant", &settings, true))
+            (widgets::settings_form("PUT /settings/tenant", &settings["settings"], true))
         }
     };
     Ok(layout::page(ctx, "Team settings", "", &[], body))
