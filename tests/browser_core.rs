@@ -6,7 +6,6 @@ mod common;
 
 use std::time::Duration;
 
-use base64::Engine;
 use chrono::{DateTime, Utc};
 use common::{PASSWORD, browser::Browser, sat};
 use serde_json::json;
@@ -65,17 +64,7 @@ async fn sign_in_with_totp_watch_a_real_detection_arrive_play_it_and_sign_out() 
     b.js("window.__sameLoad = true; return null;").await;
     assert!(!b.has("#feed .det-card").await, "no detections yet");
     let client = sat::connect(&hub, &r).await;
-    let wav = sat::warbler_wav();
-    let msg = json!({
-        "chunkId": uuid::Uuid::new_v4().to_string(),
-        "satelliteId": r.id,
-        "tenantId": r.tenant,
-        "recordedAt": Utc::now().to_rfc3339(),
-        "durationMs": 3000,
-        "sampleRate": 48_000,
-        "audio": base64::engine::general_purpose::STANDARD.encode(&wav),
-    });
-    client.publish(&r.topic("audio"), msg.to_string()).await;
+    client.publish(&r.topic("audio"), sat::warbler_message_now(&r)).await;
     assert!(
         b.wait_until("return !!document.querySelector('#feed .det-card');", 30).await,
         "the detection arrives on the Live page"

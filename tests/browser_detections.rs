@@ -8,8 +8,6 @@ mod common;
 
 use std::time::Duration;
 
-use base64::Engine;
-use chrono::Utc;
 use common::{PASSWORD, browser::Browser, sat};
 use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
 use serde_json::{Value, json};
@@ -21,16 +19,7 @@ async fn open_a_real_detection_play_it_vote_and_annotate_it() {
     let api = hub.login(&user.email).await;
     let r = sat::register(&api, json!({ "name": "Garden", "kind": "satellite" })).await;
     let client = sat::connect(&hub, &r).await;
-    let msg = json!({
-        "chunkId": uuid::Uuid::new_v4().to_string(),
-        "satelliteId": r.id,
-        "tenantId": r.tenant,
-        "recordedAt": Utc::now().to_rfc3339(),
-        "durationMs": 3000,
-        "sampleRate": 48_000,
-        "audio": base64::engine::general_purpose::STANDARD.encode(sat::warbler_wav()),
-    });
-    client.publish(&r.topic("audio"), msg.to_string()).await;
+    client.publish(&r.topic("audio"), sat::warbler_message_now(&r)).await;
     let mut detection = Value::Null;
     for _ in 0..300 {
         let (_, list) = api.get("/detections?limit=5").await;

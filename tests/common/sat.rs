@@ -168,3 +168,17 @@ pub fn warbler_wav() -> Vec<u8> {
     let samples = audio::to_model_rate(audio::decode_wav(&bytes, 60.0).expect("decode")).expect("resample");
     audio::encode_wav_i16(&samples[144_000..288_000], 48_000)
 }
+
+/// An `audio` message of the warbler recording, recorded now (so it counts as today's).
+pub fn warbler_message_now(r: &Registered) -> String {
+    json!({
+        "chunkId": uuid::Uuid::new_v4().to_string(),
+        "satelliteId": r.id,
+        "tenantId": r.tenant,
+        "recordedAt": chrono::Utc::now().to_rfc3339(),
+        "durationMs": 3000,
+        "sampleRate": 48_000,
+        "audio": base64::engine::general_purpose::STANDARD.encode(warbler_wav()),
+    })
+    .to_string()
+}
