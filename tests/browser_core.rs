@@ -6,20 +6,8 @@ mod common;
 
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
-use common::{PASSWORD, browser::Browser, sat};
+use common::{PASSWORD, browser::Browser, oathtool, sat};
 use serde_json::json;
-
-/// The TOTP code `oathtool` computes for `key` (base32) at `at`.
-fn oathtool(key: &str, at: DateTime<Utc>) -> String {
-    let now = at.format("%Y-%m-%d %H:%M:%S UTC").to_string();
-    let out = std::process::Command::new("oathtool")
-        .args(["--totp", "-b", key, "--now", &now])
-        .output()
-        .expect("oathtool runs (apt-get install oathtool; .ci/run installs it)");
-    assert!(out.status.success(), "oathtool: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_with_totp_watch_a_real_detection_arrive_play_it_and_sign_out() {

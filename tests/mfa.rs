@@ -5,21 +5,9 @@
 
 mod common;
 
-use chrono::{DateTime, Utc};
-use common::{PASSWORD, TestHub, assert_error};
+use common::{PASSWORD, TestHub, assert_error, oathtool};
 use reqwest::{StatusCode, header::HeaderMap};
 use serde_json::{Value, json};
-
-/// The TOTP code `oathtool` computes for `key` (base32) at `at`.
-fn oathtool(key: &str, at: DateTime<Utc>) -> String {
-    let now = at.format("%Y-%m-%d %H:%M:%S UTC").to_string();
-    let out = std::process::Command::new("oathtool")
-        .args(["--totp", "-b", key, "--now", &now])
-        .output()
-        .expect("oathtool runs (apt-get install oathtool; .ci/run installs it)");
-    assert!(out.status.success(), "oathtool: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 /// A browser: its own cookie jar, and the raw headers of each answer.
 struct Browser {

@@ -229,3 +229,14 @@ pub async fn wait_healthy(url: &str) {
     }
     panic!("hub at {url} never became healthy");
 }
+
+/// The TOTP code `oathtool` computes for `key` (base32) at `at`.
+pub fn oathtool(key: &str, at: chrono::DateTime<chrono::Utc>) -> String {
+    let now = at.format("%Y-%m-%d %H:%M:%S UTC").to_string();
+    let out = std::process::Command::new("oathtool")
+        .args(["--totp", "-b", key, "--now", &now])
+        .output()
+        .expect("oathtool runs (apt-get install oathtool; .ci/run installs it)");
+    assert!(out.status.success(), "oathtool: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}

@@ -75,16 +75,15 @@ async fn home(
 
 async fn live(ctx: &Ctx) -> Result<Markup, PageError> {
     ctx.team_id()?;
-    let (today, grid, recent, sats) = tokio::try_join!(
-        today(ctx),
+    let ((dash, open_alerts), grid, recent, sat_list) = tokio::try_join!(
+        today_counts(ctx),
         ctx.api.get::<Grid>("/stats/daily-activity"),
         ctx.api.get::<DetectionPage>("/detections?limit=20&sortBy=date&sortDir=desc"),
-        ctx.api.get::<Value>("/satellites?limit=100"),
+        satellites(ctx),
     )?;
     let images = common::images(&ctx.api, recent.detections.iter().map(|d| d.species_code.clone())).await?;
-    let sat_list = sats.get("satellites").and_then(Value::as_array).cloned().unwrap_or_default();
     let body = html! {
-        (today)
+        (today_row(&dash, open_alerts, &sat_list))
         @if sat_list.is_empty() { (first_steps()) }
         (grid_card(ctx, &grid))
         section.card {
@@ -138,17 +137,25 @@ fn satellites_card(list: &[Value]) -> Markup {
     }
 }
 
-/// The row of today's numbers (refreshed by `live.js` after each new detection).
-async fn today(ctx: &Ctx) -> Result<Markup, PageError> {
-    let (dash, sats, alerts) = tokio::try_join!(
+/// The team's satellites (`GET /api/satellites`, up to 100).
+async fn satellites(ctx: &Ctx) -> Result<Vec<Value>, PageError> {
+    let v = ctx.api.get::<Value>("/satellites?limit=100").await?;
+    Ok(v.get("satellites").and_then(Value::as_array).cloned().unwrap_or_default())
+}
+
+/// Today's counts and the number of open alerts.
+async fn today_counts(ctx: &Ctx) -> Result<(Dashboard, i64), PageError> {
+    let (dash, alerts) = tokio::try_join!(
         ctx.api.get::<Dashboard>("/stats/dashboard"),
-        ctx.api.get::<Value>("/satellites?limit=100"),
         ctx.api.get::<Value>("/alerts?acknowledged=false&limit=1"),
     )?;
-    let list = sats.get("satellites").and_then(Value::as_array).cloned().unwrap_or_default();
+    Ok((dash, alerts.get("total").and_then(Value::as_i64).unwrap_or(0)))
+}
+
+/// The row of today's numbers (refreshed by `live.js` after each new detection).
+fn today_row(dash: &Dashboard, open_alerts: i64, list: &[Value]) -> Markup {
     let online = list.iter().filter(|s| s.get("is_online").and_then(Value::as_bool).unwrap_or(false)).count();
-    let open_alerts = alerts.get("total").and_then(Value::as_i64).unwrap_or(0);
-    Ok(html! {
+    html! {
         section.numbers #today hx-get="/live/today" hx-trigger="refresh" hx-swap="outerHTML" {
             a.number href="/species" { span.n { (dash.today.species) } span.l { "species today" } }
             a.number href="/detections" { span.n { (dash.today.detections) } span.l { "detections today" } }
@@ -157,7 +164,7 @@ async fn today(ctx: &Ctx) -> Result<Markup, PageError> {
                 span.n { (open_alerts) } span.l { "open alerts" }
             }
         }
-    })
+    }
 }
 
 fn first_steps() -> Markup {
@@ -213,8 +220,8 @@ fn activity_grid(ctx: &Ctx, grid: &Grid) -> Markup {
 }
 
 async fn today_fragment(ctx: Ctx) -> Response {
-    match today(&ctx).await {
-        Ok(m) => m.into_response(),
+    match tokio::try_join!(today_counts(&ctx), satellites(&ctx)) {
+        Ok(((dash, open_alerts), list)) => today_row(&dash, open_alerts, &list).into_response(),
         Err(e) => e.respond(&ctx.uri),
     }
 }
@@ -227,9 +234,8 @@ async fn grid_fragment(ctx: Ctx) -> Response {
 }
 
 async fn satellites_fragment(ctx: Ctx) -> Response {
-    match ctx.api.get::<Value>("/satellites?limit=100").await {
-        Ok(v) => satellites_card(v.get("satellites").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default())
-            .into_response(),
+    match satellites(&ctx).await {
+        Ok(list) => satellites_card(&list).into_response(),
         Err(e) => e.respond(&ctx.uri),
     }
 }
