@@ -98,6 +98,17 @@ impl AppState {
         }
     }
 
+    /// The handles the public-page use cases take.
+    pub fn public_ctx(&self) -> crate::usecases::public_page::Ctx<'_> {
+        crate::usecases::public_page::Ctx {
+            store: &self.store,
+            labels: &self.names,
+            cache: &self.cache,
+            now: self.clock.now(),
+            per_minute: self.settings.http.public_page_per_minute,
+        }
+    }
+
     /// The hub's public addresses (see [`crate::links`]).
     pub fn links(&self) -> &PublicLinks {
         self.links.get(&self.settings)

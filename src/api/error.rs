@@ -86,7 +86,12 @@ impl IntoResponse for ApiError {
             tracing::error!(error = ?e, "internal error");
         }
         let (status, code, message) = self.parts();
-        (status, Json(ErrorBody { code: code.into(), message })).into_response()
+        let mut resp = (status, Json(ErrorBody { code: code.into(), message })).into_response();
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            // Every limit here counts over a minute at most.
+            resp.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from_static("60"));
+        }
+        resp
     }
 }
 

@@ -24,6 +24,7 @@ mod mfa_login;
 mod mobile;
 pub mod openapi;
 mod origin;
+mod public;
 mod request_log;
 mod satellite_config;
 mod satellite_live;
@@ -90,6 +91,7 @@ fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
         .merge(detections::router())
         .merge(detection_notes::router())
         .merge(share::router())
+        .merge(public::router())
         .merge(exports::router())
         .merge(species::router())
         .merge(species_images::router())

@@ -68,6 +68,7 @@ pub mod tags {
     pub const ADMIN: &str = "admin";
     pub const WEBSOCKET: &str = "websocket";
     pub const DOCS: &str = "docs";
+    pub const PUBLIC: &str = "public";
 }
 
 /// The refusals a route can answer with, each a status with the `{code, message}` body.
@@ -171,6 +172,7 @@ pub mod err {
         (name = "admin", description = "SPEC 4.13: platform administration"),
         (name = "websocket", description = "SPEC 4.14: the real-time event stream"),
         (name = "docs", description = "This document and its docs page"),
+        (name = "public", description = "A team's public page, when its admins turn it on (no credentials; not in the SPEC)"),
     )
 )]
 struct Base;

@@ -71,18 +71,28 @@ async fn proxy(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let picture = images::picture(&state.store, &state.names, &q.code).await?;
+    send_picture(&state, &picture, &headers, CACHE_CONTROL).await
+}
+
+/// The picture's bytes with its credits, or 304 when the client's copy is current.
+pub(super) async fn send_picture(
+    state: &AppState,
+    picture: &Picture,
+    headers: &HeaderMap,
+    cache_control: &'static str,
+) -> Result<Response, ApiError> {
     let etag = format!("\"{}\"", picture.sha256.get(..32).unwrap_or(&picture.sha256));
     let fresh = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).is_some_and(|v| matches(v, &etag));
     let (status, body) = if fresh {
         (StatusCode::NOT_MODIFIED, Body::empty())
     } else {
-        (StatusCode::OK, Body::from(images::picture_bytes(&state.objects, &picture).await?))
+        (StatusCode::OK, Body::from(images::picture_bytes(&state.objects, picture).await?))
     };
     let mut resp = Response::builder().status(status).body(body).map_err(ApiError::internal)?;
     let h = resp.headers_mut();
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(CACHE_CONTROL));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache_control));
     h.insert(header::ETAG, value(&etag));
-    credit_headers(h, &picture);
+    credit_headers(h, picture);
     if !fresh {
         h.insert(header::CONTENT_TYPE, value(&picture.content_type));
         h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));

@@ -378,3 +378,20 @@ impl From<LiveError> for ApiError {
         }
     }
 }
+
+impl From<crate::usecases::public_page::PublicError> for ApiError {
+    fn from(e: crate::usecases::public_page::PublicError) -> Self {
+        use crate::usecases::public_page::PublicError;
+        let m = e.to_string();
+        match e {
+            PublicError::NotFound => Self::NotFound("public_page_not_found", m),
+            PublicError::SpeciesNotFound(_) => Self::NotFound("species_not_found", m),
+            PublicError::AudioNotShared => Self::Forbidden("audio_not_shared", m),
+            PublicError::DetectionNotFound(_) => Self::NotFound("detection_not_found", m),
+            PublicError::NoImage(_) => Self::NotFound("image_not_cached", m),
+            PublicError::RateLimited => Self::TooManyRequests(m),
+            PublicError::Store(e) => e.into(),
+            PublicError::Stats(m) => Self::Unprocessable("invalid_query", m),
+        }
+    }
+}

@@ -158,6 +158,8 @@ pub(super) async fn start_hub(base: &Settings, data: &Path) -> anyhow::Result<ap
     s.mqtt.bind = "127.0.0.1:0".parse()?;
     s.mqtt.ws_bind = "127.0.0.1:0".parse()?;
     s.inference.model_dir = data.join("no-model").display().to_string();
+    // The bench is the only client: the public page's per-address limit would stop it.
+    s.http.public_page_per_minute = 0;
     app::start(s).await
 }
 
@@ -255,6 +257,9 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
     if args.suite == "all" || args.suite == "pages" {
         let http = format!("http://{}", hub.http_addr);
         cases.extend(super::bench_api_pages::cases(&http, n, &ids, &codes, &sats));
+        let team =
+            get.json(&format!("{base}/settings/tenant")).await?["tenantId"].as_str().unwrap_or_default().to_owned();
+        cases.extend(super::bench_api_pages::public_cases(hub, &http, n, &team, &codes).await?);
     }
 
     println!(

@@ -73,6 +73,9 @@ pub struct HttpSettings {
     /// Advertise the hub on the LAN as `_birdhub._tcp` (mDNS/DNS-SD, [`crate::mdns`]) so the app
     /// and satellites find it without an IP address; `BIRDHUB_HTTP__MDNS=false` turns it off.
     pub mdns: bool,
+    /// Requests per minute one client address may make to teams' public pages (`/public/...`
+    /// and `/api/public/...`); beyond it they answer 429. 0 turns the limit off.
+    pub public_page_per_minute: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -210,6 +213,7 @@ impl Default for Settings {
                 trust_proxy: false,
                 public_url: String::new(),
                 mdns: true,
+                public_page_per_minute: 120,
             },
             mqtt: MqttSettings {
                 bind: SocketAddr::from(([0, 0, 0, 0], 1883)),

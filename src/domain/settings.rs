@@ -104,6 +104,13 @@ pub struct TenantSettings {
     pub secondary_language: Option<String>,
     /// Every member must sign in with a second factor; those without one enrol at their next login.
     pub mfa_required: bool,
+    /// A read-only page at `/public/<team id>` for anyone, without sign-in: today's species,
+    /// the newest detections, species pages and the station map ([`crate::usecases::public_page`]).
+    pub public_page_enabled: bool,
+    /// The public page plays (and so lets anyone download) the detections' recordings.
+    pub public_page_audio: bool,
+    /// The public page's map shows the stations' exact positions, not rounded to about 1 km.
+    pub public_page_exact_locations: bool,
 }
 
 impl Default for TenantSettings {
@@ -126,6 +133,9 @@ impl Default for TenantSettings {
             primary_language: "en".into(),
             secondary_language: None,
             mfa_required: false,
+            public_page_enabled: false,
+            public_page_audio: false,
+            public_page_exact_locations: false,
         }
     }
 }
@@ -167,6 +177,8 @@ impl StoredSettings for TenantSettings {
             "drop_human_voice_at_satellite" => Some(Value::from(true)),
             // Sign-in keeps its second factor.
             "mfa_required" => Some(Value::from(true)),
+            // Nothing is shown to strangers that the team did not choose to show.
+            "public_page_enabled" | "public_page_audio" | "public_page_exact_locations" => Some(Value::from(false)),
             _ => None,
         }
     }

@@ -58,6 +58,7 @@ pub mod mfa;
 pub mod mobile_releases;
 pub mod monitor;
 pub mod passkeys;
+pub mod public_page;
 pub mod satellite_live;
 pub mod satellite_remote;
 pub mod satellite_schedule;

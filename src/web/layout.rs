@@ -126,6 +126,30 @@ pub fn bare_with(title: &str, csrf: &str, scripts: &[&str], body: Markup) -> Mar
     }
 }
 
+/// A page of a team's public site: the team's name leads to `home`; no tabs, no account.
+pub fn public(title: &str, team: &str, home: &str, scripts: &[&str], body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title, "", None))
+            body.public {
+                header.topbar {
+                    a.brand href=(home) aria-label=(format!("{team}: today's birds")) { (icons::bird()) span { (team) } }
+                    span.public-tag { "Public page" }
+                }
+                main #main { (body) }
+                footer.public-foot {
+                    p {
+                        "Shared from a birdhub station. "
+                        "Species are the classifier's suggestions (BirdNET, CC BY-NC-SA 4.0), not all checked by a person."
+                    }
+                }
+                (page_assets(scripts))
+            }
+        }
+    }
+}
+
 /// Confidence as a bar plus a number (`0.87` → 87 %).
 pub fn confidence(c: f64, calibrated: bool) -> Markup {
     let pct = (c * 100.0).round().clamp(0.0, 100.0);

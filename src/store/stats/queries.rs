@@ -12,7 +12,7 @@ use super::{super::Result, Scope, rows};
 pub fn by_satellite_species(conn: &Connection, scope: &Scope) -> Result<Vec<(String, String, i64)>> {
     let sql = format!(
         "SELECT satellite_id, species_code, sum(c) AS c FROM {}
-         GROUP BY satellite_id, species_code HAVING c > 0 ORDER BY satellite_id, species_code",
+         GROUP BY satellite_id, species_code HAVING sum(c) > 0 ORDER BY satellite_id, species_code",
         scope.cells()
     );
     rows(conn, &sql, &scope.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
@@ -98,7 +98,7 @@ pub fn verdicts(conn: &Connection, scope: &Scope) -> Result<BTreeMap<String, [i6
 pub fn by_species_month(conn: &Connection, scope: &Scope) -> Result<Vec<(String, String, i64)>> {
     let sql = format!(
         "SELECT species_code, month, sum(c) AS c FROM {}
-         GROUP BY species_code, month HAVING c > 0 ORDER BY species_code, month",
+         GROUP BY species_code, month HAVING sum(c) > 0 ORDER BY species_code, month",
         scope.cells()
     );
     rows(conn, &sql, &scope.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))

@@ -36,7 +36,7 @@ pub fn by_day_hour_satellite(conn: &Connection, scope: &Scope) -> Result<Vec<(St
              SELECT day, hour, satellite_id, {} AS c FROM stats_hourly
              WHERE tenant_id = :t AND day BETWEEN :from AND :to AND (:sat IS NULL OR satellite_id = :sat)
              UNION ALL {})
-         GROUP BY day, hour, satellite_id HAVING c > 0 ORDER BY day, hour, satellite_id",
+         GROUP BY day, hour, satellite_id HAVING sum(c) > 0 ORDER BY day, hour, satellite_id",
         scope.column(),
         scope.rejected("day, hour, satellite_id")
     );
@@ -50,7 +50,7 @@ pub fn species_day_hour(conn: &Connection, scope: &Scope, code: &str) -> Result<
              SELECT day, hour, {} AS c FROM stats_species_hourly
              WHERE tenant_id = :t AND species_code = :code AND day BETWEEN :from AND :to
              UNION ALL SELECT day, hour, c FROM ({}) WHERE species_code = :code)
-         GROUP BY day, hour HAVING c > 0 ORDER BY day, hour",
+         GROUP BY day, hour HAVING sum(c) > 0 ORDER BY day, hour",
         scope.column(),
         scope.rejected("day, hour, species_code")
     );
@@ -107,7 +107,7 @@ pub fn species_hour(conn: &Connection, scope: &Scope) -> Result<Vec<(String, u8,
              SELECT species_code, hour, {} AS c FROM stats_species_hourly
              WHERE tenant_id = :t AND day BETWEEN :from AND :to
              UNION ALL SELECT species_code, hour, c FROM ({}))
-         GROUP BY species_code, hour HAVING c > 0 ORDER BY species_code, hour",
+         GROUP BY species_code, hour HAVING sum(c) > 0 ORDER BY species_code, hour",
         scope.column(),
         scope.rejected("day, hour, species_code")
     );

@@ -126,3 +126,50 @@ pub fn card(ctx: &Ctx, d: &Detection, image: Option<&String>) -> Markup {
         }
     }
 }
+
+/// One species' row of the hour grid.
+pub struct GridLine<'a> {
+    pub code: &'a str,
+    pub name: String,
+    pub scientific: &'a str,
+    /// Detections per local hour, 0 to 23.
+    pub hourly: &'a [i64],
+    pub total: i64,
+}
+
+/// Species as rows, 24 hours as columns, cells shaded by count (at most 30 rows). A species
+/// links to `species_href`; a cell links to `cell_href` when given.
+pub fn hour_grid(
+    lines: &[GridLine],
+    max_cell: i64,
+    species_href: impl Fn(&str) -> String,
+    cell_href: Option<impl Fn(&str) -> String>,
+) -> Markup {
+    let max = max_cell.max(1) as f64;
+    html! {
+        div.grid-scroll {
+            table.activity {
+                caption.sr { "Detections per species and hour today" }
+                thead { tr { th scope="col" { "Species" } @for h in 0..24 { th.(if h % 6 == 0 { "major" } else { "minor" }) scope="col" { (format!("{h:02}")) } } th scope="col" { "Total" } } }
+                tbody {
+                    @for row in lines.iter().take(30) {
+                        tr {
+                            th scope="row" { a href=(species_href(row.code)) title=(row.scientific) { (row.name) } }
+                            @for (h, n) in row.hourly.iter().enumerate() {
+                                @let level = if *n == 0 { 0 } else { 1 + ((*n as f64 / max) * 4.0).ceil().min(4.0) as i64 };
+                                td.(format!("l{level}")) {
+                                    @if *n > 0 {
+                                        @let tip = format!("{}: {n} at {h:02}:00", row.name);
+                                        @if let Some(href) = &cell_href { a href=(href(row.code)) title=(tip) { (n) } }
+                                        @else { span title=(tip) { (n) } }
+                                    }
+                                }
+                            }
+                            td.total { (row.total) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -188,35 +188,23 @@ fn activity_grid(ctx: &Ctx, grid: &Grid) -> Markup {
             html! { "The grid fills in hour by hour as birds are detected." },
         );
     }
-    let max = grid.max_cell.max(1) as f64;
-    html! {
-        div.grid-scroll {
-            table.activity {
-                caption.sr { "Detections per species and hour today" }
-                thead { tr { th scope="col" { "Species" } @for h in 0..24 { th.(if h % 6 == 0 { "major" } else { "minor" }) scope="col" { (format!("{h:02}")) } } th scope="col" { "Total" } } }
-                tbody {
-                    @for row in grid.species.iter().take(30) {
-                        @let name = common::common_name(ctx, &row.species_code, &row.common_name);
-                        tr {
-                            th scope="row" {
-                                a href=(format!("/species/{}", row.species_code)) title=(row.scientific_name) { (name) }
-                            }
-                            @for (h, n) in row.hourly.iter().enumerate() {
-                                @let level = if *n == 0 { 0 } else { 1 + ((*n as f64 / max) * 4.0).ceil().min(4.0) as i64 };
-                                td.(format!("l{level}")) {
-                                    @if *n > 0 {
-                                        a href=(format!("/detections?species={}", row.species_code))
-                                            title=(format!("{name}: {n} at {h:02}:00")) { (n) }
-                                    }
-                                }
-                            }
-                            td.total { (row.total) }
-                        }
-                    }
-                }
-            }
-        }
-    }
+    let lines: Vec<common::GridLine> = grid
+        .species
+        .iter()
+        .map(|row| common::GridLine {
+            code: &row.species_code,
+            name: common::common_name(ctx, &row.species_code, &row.common_name),
+            scientific: &row.scientific_name,
+            hourly: &row.hourly,
+            total: row.total,
+        })
+        .collect();
+    common::hour_grid(
+        &lines,
+        grid.max_cell,
+        |code| format!("/species/{code}"),
+        Some(|code: &str| format!("/detections?species={code}")),
+    )
 }
 
 async fn today_fragment(ctx: Ctx) -> Response {

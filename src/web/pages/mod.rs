@@ -10,6 +10,7 @@ mod detections;
 mod exports;
 mod forms;
 mod live;
+mod public;
 mod recovery;
 mod sat_parts;
 mod satellite;
@@ -44,4 +45,5 @@ pub fn routes() -> Router<WebState> {
         .merge(satellite::routes())
         .merge(alerts::routes())
         .merge(exports::routes())
+        .merge(public::routes())
 }

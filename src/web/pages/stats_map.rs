@@ -44,6 +44,54 @@ fn project(lat: f64, lon: f64, b: (f64, f64, f64, f64)) -> (f64, f64) {
     (cx, cy)
 }
 
+/// A station to draw.
+pub struct Pin<'a> {
+    pub name: &'a str,
+    pub lat: f64,
+    pub lon: f64,
+    /// Sizes the marker.
+    pub detections: i64,
+    pub species: i64,
+}
+
+/// The positions as an SVG drawing, coordinates written with `decimals` places.
+pub fn draw(placed: &[Pin], decimals: usize) -> Markup {
+    // Bounds with a margin of at least about 1 km, so a single station sits in the middle.
+    let (mut min_lat, mut max_lat) = placed.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.lat), b.max(p.lat)));
+    let (mut min_lon, mut max_lon) = placed.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.lon), b.max(p.lon)));
+    let m_lat = ((max_lat - min_lat) * 0.1).max(0.01);
+    let m_lon = ((max_lon - min_lon) * 0.1).max(0.01);
+    min_lat -= m_lat;
+    max_lat += m_lat;
+    min_lon -= m_lon;
+    max_lon += m_lon;
+    let bounds = (min_lat, max_lat, min_lon, max_lon);
+    let most = placed.iter().map(|p| p.detections).max().unwrap_or(0).max(1) as f64;
+    let d = decimals;
+    html! {
+        svg.map viewBox=(format!("0 0 {W} {H}")) role="img" aria-label=(format!("Positions of {} stations", placed.len())) {
+            rect.map-bg x="0" y="0" width=(W) height=(H) rx="8" {}
+            // A graticule every tenth of the span, for a sense of scale.
+            @for i in 1..10 {
+                line.map-grid x1=(W * f64::from(i) / 10.0) y1="0" x2=(W * f64::from(i) / 10.0) y2=(H) {}
+                line.map-grid x1="0" y1=(H * f64::from(i) / 10.0) x2=(W) y2=(H * f64::from(i) / 10.0) {}
+            }
+            @for p in placed {
+                @let (x, y) = project(p.lat, p.lon, bounds);
+                @let r = 6.0 + 14.0 * (p.detections as f64 / most).sqrt();
+                g.map-marker {
+                    title { (p.name) ": " (p.detections) " detections, " (p.species) " species (" (format!("{:.d$}, {:.d$}", p.lat, p.lon)) ")" }
+                    circle cx=(format!("{x:.1}")) cy=(format!("{y:.1}")) r=(format!("{r:.1}")) {}
+                    text x=(format!("{x:.1}")) y=(format!("{:.1}", y - r - 6.0)) text-anchor="middle" { (p.name) }
+                }
+            }
+            text.map-note x=(W - 8.0) y=(H - 8.0) text-anchor="end" {
+                (format!("{min_lat:.3}…{max_lat:.3} N, {min_lon:.3}…{max_lon:.3} E"))
+            }
+        }
+    }
+}
+
 pub async fn render(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
     let m: Map = ctx.api.get(&format!("/stats/map?{}", f.api())).await?;
     if m.satellites.is_empty() {
@@ -62,41 +110,17 @@ pub async fn render(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
             html! { "Set a satellite's latitude and longitude (on the device or its page) to place it here." },
         )
     } else {
-        // Bounds with a margin of at least about 1 km, so a single satellite sits in the middle.
-        let lats = placed.iter().map(|p| p.1);
-        let lons = placed.iter().map(|p| p.2);
-        let (mut min_lat, mut max_lat) = lats.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
-        let (mut min_lon, mut max_lon) = lons.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
-        let m_lat = ((max_lat - min_lat) * 0.1).max(0.01);
-        let m_lon = ((max_lon - min_lon) * 0.1).max(0.01);
-        min_lat -= m_lat;
-        max_lat += m_lat;
-        min_lon -= m_lon;
-        max_lon += m_lon;
-        let bounds = (min_lat, max_lat, min_lon, max_lon);
-        let most = placed.iter().map(|p| p.0.detections).max().unwrap_or(0).max(1) as f64;
-        html! {
-            svg.map viewBox=(format!("0 0 {W} {H}")) role="img" aria-label=(format!("Positions of {} satellites", placed.len())) {
-                rect.map-bg x="0" y="0" width=(W) height=(H) rx="8" {}
-                // A graticule every tenth of the span, for a sense of scale.
-                @for i in 1..10 {
-                    line.map-grid x1=(W * f64::from(i) / 10.0) y1="0" x2=(W * f64::from(i) / 10.0) y2=(H) {}
-                    line.map-grid x1="0" y1=(H * f64::from(i) / 10.0) x2=(W) y2=(H * f64::from(i) / 10.0) {}
-                }
-                @for (s, lat, lon) in &placed {
-                    @let (x, y) = project(*lat, *lon, bounds);
-                    @let r = 6.0 + 14.0 * (s.detections as f64 / most).sqrt();
-                    g.map-marker {
-                        title { (s.name) ": " (s.detections) " detections, " (s.species) " species (" (format!("{lat:.4}, {lon:.4}")) ")" }
-                        circle cx=(format!("{x:.1}")) cy=(format!("{y:.1}")) r=(format!("{r:.1}")) {}
-                        text x=(format!("{x:.1}")) y=(format!("{:.1}", y - r - 6.0)) text-anchor="middle" { (s.name) }
-                    }
-                }
-                text.map-note x=(W - 8.0) y=(H - 8.0) text-anchor="end" {
-                    (format!("{min_lat:.3}…{max_lat:.3} N, {min_lon:.3}…{max_lon:.3} E"))
-                }
-            }
-        }
+        let pins: Vec<Pin> = placed
+            .iter()
+            .map(|(s, lat, lon)| Pin {
+                name: &s.name,
+                lat: *lat,
+                lon: *lon,
+                detections: s.detections,
+                species: s.species,
+            })
+            .collect();
+        draw(&pins, 4)
     };
     Ok(html! {
         (body)

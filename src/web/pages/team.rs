@@ -29,6 +29,47 @@ fn role_select(name: &str, current: &str) -> Markup {
     html! { select name=(name) { @for r in ROLES { option value=(r) selected[r == current] { (r) } } } }
 }
 
+/// The public page: off by default; once on, its link to share.
+fn public_card(ctx: &Ctx, team: &str, s: &Value) -> Markup {
+    let on = |k: &str| s[k].as_bool().unwrap_or(false);
+    let url = format!("{}/public/{team}", ctx.api_state().links().http_base.trim_end_matches('/'));
+    html! {
+        section.card #public-page {
+            h2 { "Public page" }
+            p.muted.small {
+                "A read-only page for anyone with its link, without an account: today's species hour by hour, "
+                "the newest detections, a page per species and the station map. It never shows members, "
+                "satellites' settings or credentials, or detections voted down."
+            }
+            form.stack data-api="PUT /settings/tenant" data-then="reload" data-done="Saved" {
+                label.check { input #pp-on type="checkbox" name="public_page_enabled" checked[on("public_page_enabled")]; "Turn on the public page" }
+                label.check {
+                    input #pp-audio type="checkbox" name="public_page_audio" checked[on("public_page_audio")];
+                    "Let visitors play the recordings (anyone with the link can then download them)"
+                }
+                label.check {
+                    input #pp-exact type="checkbox" name="public_page_exact_locations" checked[on("public_page_exact_locations")];
+                    "Show the stations' exact positions (otherwise rounded to about 1 km)"
+                }
+                p.error.form-error hidden role="alert" {}
+                div.row { button.primary type="submit" { "Save" } }
+            }
+            @if on("public_page_enabled") {
+                div.notice {
+                    p { "The public page is on. Share this link:" }
+                    input #public-url type="text" readonly value=(url) aria-label="Public page link";
+                    div.row {
+                        button type="button" data-copy="#public-url" { "Copy" }
+                        a.button href=(format!("/public/{team}")) target="_blank" rel="noopener" { "Open it" }
+                    }
+                }
+            } @else {
+                p.muted.small { "The page is off: its link answers \"No public page here\"." }
+            }
+        }
+    }
+}
+
 async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
     let team = ctx.team_id()?.to_owned();
     if !ctx.is_admin() {
@@ -46,6 +87,11 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
         .as_array()
         .map(|k| k.iter().filter(|k| k["revokedAt"].is_null() && k["satelliteId"].is_null()).cloned().collect())
         .unwrap_or_default();
+    // The public page's switches have their own card.
+    let mut general = settings["settings"].clone();
+    if let Some(map) = general.as_object_mut() {
+        map.retain(|k, _| !k.starts_with("public_page_"));
+    }
     let platform = ctx.user.is_platform_admin;
     let name = ctx.team.as_ref().map(|t| t.name.clone()).unwrap_or_default();
     let body = html! {
@@ -112,8 +158,9 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
         section.card {
             h2 { "Settings" }
             p.muted.small { "Defaults for every satellite of the team (a satellite's own overrides are on its page), the device policy and the team's languages." }
-            (widgets::settings_form("PUT /settings/tenant", &settings["settings"], true))
+            (widgets::settings_form("PUT /settings/tenant", &general, true))
         }
+        (public_card(ctx, &team, &settings["settings"]))
     };
     Ok(layout::page(ctx, "Team settings", "", &[], body))
 }

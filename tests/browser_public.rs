@@ -1,0 +1,76 @@
+//! A team's public page in a real browser (headless chromium), as a friend without an account
+//! opens it: today's species, the hour grid, the station map and the feed, a recording that
+//! plays, and a species page whose charts draw; screenshots at phone and desktop widths and no
+//! script errors.
+
+mod common;
+
+use common::{browser::Browser, seed};
+use serde_json::json;
+
+fn minutes_ago(hub: &common::TestHub, m: i64) -> String {
+    let now = hub.state().clock.now();
+    let since_midnight =
+        i64::from(chrono::Timelike::num_seconds_from_midnight(&now.with_timezone(&chrono::Local))) / 60;
+    let m = m.min(since_midnight.max(1) - 1).max(0);
+    (now - chrono::Duration::minutes(m)).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+const PIXELS: &str = "var n=0;document.querySelectorAll('canvas').forEach(function(c){var d=c.getContext('2d').getImageData(0,0,c.width,c.height).data;for(var i=3;i<d.length;i+=4){if(d[i]>0)n++}});return n;";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_friend_opens_the_public_page_plays_a_bird_and_reads_its_species_page() {
+    let hub = common::spawn_hub().await;
+    let owner = hub.user("owner@example.org", false).await;
+    let t = owner.tenant;
+    hub.sql(|c| c.execute("UPDATE tenants SET name = 'Hazel Lane garden' WHERE id = ?1", [t.to_string()]))
+        .expect("renamed");
+    let garden = seed::satellite(&hub, t, "Garden").await;
+    let hedge = seed::satellite(&hub, t, "Hedge").await;
+    for (sat, lat, lon) in [(garden, 52.518_7, 13.404_9), (hedge, 52.531_2, 13.421_5)] {
+        hub.state()
+            .store
+            .call(move |c| birdhub::store::satellites::set_location(c, t, sat, lat, lon))
+            .await
+            .expect("located");
+    }
+    for (m, conf) in [(2, 0.91), (30, 0.84), (70, 0.77), (200, 0.88)] {
+        seed::heard(&hub, t, garden, &minutes_ago(&hub, m), seed::ROBIN, conf).await;
+    }
+    for m in [12, 95] {
+        seed::heard(&hub, t, hedge, &minutes_ago(&hub, m), seed::WREN, 0.7).await;
+    }
+    seed::heard(&hub, t, hedge, &minutes_ago(&hub, 40), seed::WARBLER, 0.66).await;
+    let api = hub.login(&owner.email).await;
+    let (status, body) =
+        api.put("/settings/tenant", json!({ "public_page_enabled": true, "public_page_audio": true })).await;
+    assert_eq!(status, 200, "{body}");
+
+    // No sign-in anywhere in this browser.
+    let b = Browser::start(hub.http_addr.port(), "public").await;
+    b.goto(&format!("/public/{t}")).await;
+    assert!(b.text("h1").await.contains("Hazel Lane garden"));
+    assert_eq!(b.js("return document.querySelectorAll('.species-tiles li').length;").await, json!(3));
+    assert!(b.text(".numbers").await.contains("7"), "seven detections today");
+    assert!(b.has("svg.map .map-marker").await, "the stations are drawn");
+    assert!(b.has("table.activity").await);
+    assert!(!b.has("nav.tabs").await && !b.has("details.account").await, "no signed-in chrome");
+    b.click("#recent .det-card button.play").await;
+    assert!(
+        b.wait_until("return window.bh.player.currentTime > 0 || window.bh.player.ended;", 15).await,
+        "the recording plays"
+    );
+    b.assert_no_js_errors().await;
+    b.shot("public-today").await;
+    let fits = b.js("return document.documentElement.scrollWidth <= window.innerWidth;").await;
+    assert_eq!(fits.as_bool(), Some(true), "nothing overflows the phone's width");
+
+    b.click(&format!(".species-tiles a[href$='/species/{}']", seed::ROBIN.0)).await;
+    assert!(b.wait_until("return document.querySelectorAll('.chart canvas').length === 2", 10).await, "two charts");
+    assert!(b.text("h1").await.contains("American Robin"));
+    assert!(b.js(PIXELS).await.as_i64().unwrap_or(0) > 1000, "the charts drew");
+    assert!(b.text("main").await.contains("Per station") || b.text("main").await.contains("Recently heard"));
+    b.assert_no_js_errors().await;
+    b.shot("public-species").await;
+    b.close().await;
+}
