@@ -64,6 +64,9 @@ async fn every_page_renders_in_a_browser_without_errors_and_stays_under_150_kb()
         first.get_or_insert(d);
     }
     let det = first.expect("a detection");
+    let (status, _) =
+        hub.login(&ana.email).await.put("/settings/tenant", serde_json::json!({ "public_page_enabled": true })).await;
+    assert_eq!(status, 200, "the public page is on");
 
     // A cookie client for the weights.
     let c = reqwest::Client::builder().cookie_store(true).redirect(Policy::none()).build().expect("client");
@@ -93,6 +96,8 @@ async fn every_page_renders_in_a_browser_without_errors_and_stays_under_150_kb()
         ("team", "/team".into()),
         ("account", "/account".into()),
         ("admin", "/admin".into()),
+        ("public", format!("/public/{}", ana.tenant)),
+        ("public-species", format!("/public/{}/species/{}", ana.tenant, seed::ROBIN.0)),
     ];
 
     println!(

@@ -1,7 +1,7 @@
-//! A team's public page in a real browser (headless chromium), as a friend without an account
-//! opens it: today's species, the hour grid, the station map and the feed, a recording that
-//! plays, and a species page whose charts draw; screenshots at phone and desktop widths and no
-//! script errors.
+//! A team's public page in a real browser (headless chromium): the owner turns it on in Team
+//! settings and signs out, then a friend without an account opens it: today's species, the hour
+//! grid, the station map and the feed, a recording that plays, and a species page whose charts
+//! draw; screenshots at phone and desktop widths and no script errors.
 
 mod common;
 
@@ -41,13 +41,24 @@ async fn a_friend_opens_the_public_page_plays_a_bird_and_reads_its_species_page(
         seed::heard(&hub, t, hedge, &minutes_ago(&hub, m), seed::WREN, 0.7).await;
     }
     seed::heard(&hub, t, hedge, &minutes_ago(&hub, 40), seed::WARBLER, 0.66).await;
-    let api = hub.login(&owner.email).await;
-    let (status, body) =
-        api.put("/settings/tenant", json!({ "public_page_enabled": true, "public_page_audio": true })).await;
-    assert_eq!(status, 200, "{body}");
-
-    // No sign-in anywhere in this browser.
+    // The owner turns the page on in Team settings, copies the link and signs out.
     let b = Browser::start(hub.http_addr.port(), "public").await;
+    b.sign_in(&owner.email, common::PASSWORD, None).await;
+    b.goto("/team").await;
+    assert!(b.text("#public-page").await.contains("The page is off"));
+    b.click("#pp-on").await;
+    b.click("#pp-audio").await;
+    b.click("#public-page button[type='submit']").await;
+    b.find("#public-url").await;
+    let link = b.js("return document.querySelector('#public-url').value;").await;
+    assert!(link.as_str().is_some_and(|l| l.ends_with(&format!("/public/{t}"))), "{link}");
+    b.assert_no_js_errors().await;
+    b.shot("team-public-on").await;
+    b.click("details.account summary").await;
+    b.click("details.account form[action='/signout'] button").await;
+    b.find("form[action='/signin']").await;
+
+    // A friend, with no account, opens the link.
     b.goto(&format!("/public/{t}")).await;
     assert!(b.text("h1").await.contains("Hazel Lane garden"));
     assert_eq!(b.js("return document.querySelectorAll('.species-tiles li').length;").await, json!(3));
@@ -72,5 +83,63 @@ async fn a_friend_opens_the_public_page_plays_a_bird_and_reads_its_species_page(
     assert!(b.text("main").await.contains("Per station") || b.text("main").await.contains("Recently heard"));
     b.assert_no_js_errors().await;
     b.shot("public-species").await;
+    b.close().await;
+}
+
+/// A tile server on 127.0.0.1 that answers every `/{z}/{x}/{y}.png` with a small PNG and keeps
+/// the paths it was asked for.
+async fn tile_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use axum::{http::Uri, response::IntoResponse};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let app = axum::Router::new().fallback(move |uri: Uri| {
+        let log = log.clone();
+        async move {
+            log.lock().expect("lock").push(uri.path().to_owned());
+            ([(axum::http::header::CONTENT_TYPE, "image/png")], common::images::robin_png()).into_response()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind tiles");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (base, seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_tile_server_configured_the_station_map_loads_its_tiles() {
+    let (tiles, seen) = tile_server().await;
+    let template = format!("{tiles}/{{z}}/{{x}}/{{y}}.png");
+    let hub = common::spawn_hub_with(move |s| {
+        s.http.map_tiles = template;
+        s.http.map_attribution = "© Test Tiles".into();
+    })
+    .await;
+    let owner = hub.user("owner@example.org", false).await;
+    let t = owner.tenant;
+    let garden = seed::satellite(&hub, t, "Garden").await;
+    hub.state()
+        .store
+        .call(move |c| birdhub::store::satellites::set_location(c, t, garden, 52.518_7, 13.404_9))
+        .await
+        .expect("located");
+    seed::heard(&hub, t, garden, &minutes_ago(&hub, 3), seed::ROBIN, 0.9).await;
+    let api = hub.login(&owner.email).await;
+    let (status, _) = api.put("/settings/tenant", json!({ "public_page_enabled": true })).await;
+    assert_eq!(status, 200);
+
+    let b = Browser::start(hub.http_addr.port(), "public-tiles").await;
+    b.goto(&format!("/public/{t}")).await;
+    assert!(b.has("svg.map.tiled image").await);
+    assert!(b.text("svg.map").await.contains("© Test Tiles"), "the provider's credit is on the map");
+    assert!(
+        b.wait_until(&format!("return performance.getEntriesByType('resource').filter(function(e){{return e.name.indexOf('{tiles}/13/')===0}}).length >= 4;"), 10).await,
+        "the browser loaded the tiles at zoom 13 (rounded positions)"
+    );
+    let asked = seen.lock().expect("lock").clone();
+    assert!(asked.iter().any(|p| p == "/13/4400/2686.png"), "the tiles around Berlin: {asked:?}");
+    b.assert_no_js_errors().await;
+    b.shot("public-tiles").await;
     b.close().await;
 }

@@ -297,3 +297,32 @@ async fn species_pictures_show_on_the_public_page_with_their_credits() {
     let (_, html) = page(&hub, &format!("/public/{t}")).await;
     assert!(html.contains(&format!("src=\"{image}\"")), "today's tiles show it too");
 }
+
+#[tokio::test]
+async fn station_maps_have_no_tiles_unless_a_tile_server_is_configured() {
+    let w = world(0).await;
+    set(&w, json!({ "public_page_enabled": true })).await;
+    let (_, html) = page(&w.hub, &format!("/public/{}", w.tenant)).await;
+    assert!(html.contains("svg class=\"map plain\"") && !html.contains("<image"), "no tiles by default");
+    let hub = common::spawn_hub_with(|s| {
+        s.http.map_tiles = "https://tiles.example.org/{z}/{x}/{y}.png".into();
+        s.http.map_attribution = "© Example Tiles".into();
+    })
+    .await;
+    let owner = hub.user("owner@example.org", false).await;
+    let t = owner.tenant;
+    let garden = seed::satellite(&hub, t, "Garden").await;
+    hub.state()
+        .store
+        .call(move |c| birdhub::store::satellites::set_location(c, t, garden, 52.518_73, 13.404_94))
+        .await
+        .expect("located");
+    let api = hub.login(&owner.email).await;
+    let r = api.client.get(format!("{}/stats/part/map", hub.base_url)).send().await.expect("map");
+    let html = r.text().await.expect("body");
+    assert!(
+        html.contains("<image href=\"https://tiles.example.org/16/35208/21493.png\""),
+        "zoom 16 tiles around the garden: {html}"
+    );
+    assert!(html.contains("© Example Tiles"));
+}

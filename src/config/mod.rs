@@ -76,6 +76,11 @@ pub struct HttpSettings {
     /// Requests per minute one client address may make to teams' public pages (`/public/...`
     /// and `/api/public/...`); beyond it they answer 429. 0 turns the limit off.
     pub public_page_per_minute: u32,
+    /// A slippy-map tile server for the station maps (`https://tile.example.org/{z}/{x}/{y}.png`);
+    /// empty: the maps are drawn without tiles and nothing is fetched.
+    pub map_tiles: String,
+    /// The credit the tile server requires, shown on the map ("© OpenStreetMap contributors").
+    pub map_attribution: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -214,6 +219,8 @@ impl Default for Settings {
                 public_url: String::new(),
                 mdns: true,
                 public_page_per_minute: 120,
+                map_tiles: String::new(),
+                map_attribution: String::new(),
             },
             mqtt: MqttSettings {
                 bind: SocketAddr::from(([0, 0, 0, 0], 1883)),
@@ -292,6 +299,19 @@ impl Settings {
             return bad("log_level", "is not a valid filter (try info, debug or birdhub=debug)");
         }
         self.validate_species_images()?;
+        let tiles = self.http.map_tiles.trim();
+        if !tiles.is_empty() {
+            if url::Url::parse(&tiles.replace(['{', '}'], "")).map_or(true, |u| !matches!(u.scheme(), "http" | "https"))
+            {
+                return bad("http.map_tiles", "must be empty or an http(s) URL template");
+            }
+            if !["{z}", "{x}", "{y}"].iter().all(|p| tiles.contains(p)) {
+                return bad("http.map_tiles", "must contain {z}, {x} and {y}");
+            }
+            if self.http.map_attribution.trim().is_empty() {
+                return bad("http.map_attribution", "must name the tile provider when http.map_tiles is set");
+            }
+        }
         let weather = self.weather.provider_url.trim();
         if !weather.is_empty()
             && url::Url::parse(weather).map_or(true, |u| !matches!(u.scheme(), "http" | "https") || !u.has_host())

@@ -196,3 +196,27 @@ fn mdns_is_on_by_default_and_turned_off_by_env_or_file() {
     let s = Settings::load(&Sources { config_file: Some(f.path().into()), ..Default::default() }).expect("load");
     assert!(!s.http.mdns);
 }
+
+#[test]
+fn map_tiles_need_a_template_and_a_credit() {
+    assert!(Settings::default().http.map_tiles.is_empty(), "no tiles unless configured");
+    for bad in [
+        "[http]\nmap_tiles = \"ftp://x/{z}/{x}/{y}\"\nmap_attribution = \"c\"\n",
+        "[http]\nmap_tiles = \"https://t.example/{z}/{x}.png\"\nmap_attribution = \"c\"\n",
+        "[http]\nmap_tiles = \"https://t.example/{z}/{x}/{y}.png\"\n",
+    ] {
+        let f = file(bad);
+        let err = Settings::load(&Sources { config_file: Some(f.path().into()), ..Default::default() })
+            .expect_err(bad)
+            .to_string();
+        assert!(err.contains("http.map_"), "{err}");
+    }
+    let f = file("[http]\nmap_tiles = \"https://t.example/{z}/{x}/{y}.png\"\nmap_attribution = \"© T\"\n");
+    assert_eq!(
+        Settings::load(&Sources { config_file: Some(f.path().into()), ..Default::default() })
+            .expect("valid")
+            .http
+            .map_attribution,
+        "© T"
+    );
+}

@@ -10,6 +10,7 @@ mod detections;
 mod exports;
 mod forms;
 mod live;
+mod map_tiles;
 mod public;
 mod recovery;
 mod sat_parts;

@@ -14,7 +14,7 @@ use axum::{
 use maud::{Markup, html};
 use serde_json::json;
 
-use super::{common, stats_map, stats_parts::chart};
+use super::{common, map_tiles, stats_map, stats_parts::chart};
 use crate::{
     auth::ClientIp,
     usecases::public_page::{self, Heard, PublicError, SpeciesView, Team, Today},
@@ -73,7 +73,7 @@ async fn today_page(State(state): State<WebState>, Path(team): Path<String>, par
     let result = async {
         let team = admit(&state, parts, &team).await?;
         let view = public_page::today(state.app.public_ctx(), &team).await?;
-        Ok::<_, PublicError>(today_html(&team, &view))
+        Ok::<_, PublicError>(today_html(&team, &view, map_tiles::Tiles::of(&state.app.settings.http)))
     }
     .await;
     result.map_or_else(refused, IntoResponse::into_response)
@@ -111,7 +111,7 @@ fn species_href(team: &Team, code: &str) -> String {
     format!("/public/{}/species/{code}", team.id)
 }
 
-fn today_html(team: &Team, v: &Today) -> Markup {
+fn today_html(team: &Team, v: &Today, tiles: Option<map_tiles::Tiles>) -> Markup {
     let online = v.stations.iter().filter(|s| s.online).count();
     let lines: Vec<common::GridLine> = v
         .species
@@ -159,7 +159,7 @@ fn today_html(team: &Team, v: &Today) -> Markup {
             }
         }
         (recent_card(team, v))
-        (stations_card(v))
+        (stations_card(v, tiles))
     };
     layout::public(&format!("Birds at {}", v.team_name), &v.team_name, &home(team), &["stats.css", "public.css"], body)
 }
@@ -201,7 +201,7 @@ fn heard_card(team: &Team, d: &Heard, image: Option<&String>) -> Markup {
     }
 }
 
-fn stations_card(v: &Today) -> Markup {
+fn stations_card(v: &Today, tiles: Option<map_tiles::Tiles>) -> Markup {
     let pins: Vec<stats_map::Pin> = v
         .stations
         .iter()
@@ -222,7 +222,7 @@ fn stations_card(v: &Today) -> Markup {
             @if v.stations.is_empty() {
                 (layout::empty("No stations yet", html! { "The team has not set up a recording station." }))
             } @else {
-                @if !pins.is_empty() { (stats_map::draw(&pins, decimals)) }
+                @if !pins.is_empty() { (stats_map::draw(&pins, decimals, tiles, if v.exact_locations { 16 } else { 13 })) }
                 @if !v.exact_locations && !pins.is_empty() { p.muted.small { "Positions are rounded to about a kilometre." } }
                 ul.sat-list {
                     @for s in &v.stations {

@@ -1,11 +1,13 @@
 //! The Stats map: satellite positions as an inline SVG on a plain latitude/longitude projection
 //! (equirectangular, with the longitude scaled by the cosine of the mean latitude so distances
-//! look right). No tiles: the hub has no tile-server setting and fetches nothing from outside.
+//! look right), or on map tiles when `http.map_tiles` names a tile server ([`super::map_tiles`]).
+//! Without that setting nothing is fetched from outside.
 
 use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::{
+    map_tiles::{self, Tiles, View},
     stats::Filters,
     stats_parts::{Named, species_link},
 };
@@ -54,9 +56,13 @@ pub struct Pin<'a> {
     pub species: i64,
 }
 
-/// The positions as an SVG drawing, coordinates written with `decimals` places.
-pub fn draw(placed: &[Pin], decimals: usize) -> Markup {
-    // Bounds with a margin of at least about 1 km, so a single station sits in the middle.
+/// The positions as an SVG drawing, coordinates written with `decimals` places; on map tiles
+/// (Web Mercator, zoomed in at most to `max_zoom`) when a tile server is configured.
+pub fn draw(placed: &[Pin], decimals: usize, tiles: Option<Tiles>, max_zoom: u8) -> Markup {
+    let points: Vec<(f64, f64)> = placed.iter().map(|p| (p.lat, p.lon)).collect();
+    let view = tiles.map(|_| View::fit(&points, W, H, PAD, max_zoom));
+    // Without tiles: a plain projection with a margin of at least about 1 km, so a single
+    // station sits in the middle.
     let (mut min_lat, mut max_lat) = placed.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.lat), b.max(p.lat)));
     let (mut min_lon, mut max_lon) = placed.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.lon), b.max(p.lon)));
     let m_lat = ((max_lat - min_lat) * 0.1).max(0.01);
@@ -66,18 +72,24 @@ pub fn draw(placed: &[Pin], decimals: usize) -> Markup {
     min_lon -= m_lon;
     max_lon += m_lon;
     let bounds = (min_lat, max_lat, min_lon, max_lon);
+    let at = |lat: f64, lon: f64| view.map_or_else(|| project(lat, lon, bounds), |v| v.project(lat, lon));
     let most = placed.iter().map(|p| p.detections).max().unwrap_or(0).max(1) as f64;
     let d = decimals;
     html! {
-        svg.map viewBox=(format!("0 0 {W} {H}")) role="img" aria-label=(format!("Positions of {} stations", placed.len())) {
+        svg.map.(if tiles.is_some() { "tiled" } else { "plain" }) viewBox=(format!("0 0 {W} {H}")) role="img" aria-label=(format!("Positions of {} stations", placed.len())) {
+            defs { clipPath #map-clip { rect x="0" y="0" width=(W) height=(H) rx="8" {} } }
             rect.map-bg x="0" y="0" width=(W) height=(H) rx="8" {}
-            // A graticule every tenth of the span, for a sense of scale.
-            @for i in 1..10 {
-                line.map-grid x1=(W * f64::from(i) / 10.0) y1="0" x2=(W * f64::from(i) / 10.0) y2=(H) {}
-                line.map-grid x1="0" y1=(H * f64::from(i) / 10.0) x2=(W) y2=(H * f64::from(i) / 10.0) {}
+            @if let (Some(t), Some(v)) = (tiles, view.as_ref()) {
+                (map_tiles::layer(t, v))
+            } @else {
+                // A graticule every tenth of the span, for a sense of scale.
+                @for i in 1..10 {
+                    line.map-grid x1=(W * f64::from(i) / 10.0) y1="0" x2=(W * f64::from(i) / 10.0) y2=(H) {}
+                    line.map-grid x1="0" y1=(H * f64::from(i) / 10.0) x2=(W) y2=(H * f64::from(i) / 10.0) {}
+                }
             }
             @for p in placed {
-                @let (x, y) = project(p.lat, p.lon, bounds);
+                @let (x, y) = at(p.lat, p.lon);
                 @let r = 6.0 + 14.0 * (p.detections as f64 / most).sqrt();
                 g.map-marker {
                     title { (p.name) ": " (p.detections) " detections, " (p.species) " species (" (format!("{:.d$}, {:.d$}", p.lat, p.lon)) ")" }
@@ -85,8 +97,12 @@ pub fn draw(placed: &[Pin], decimals: usize) -> Markup {
                     text x=(format!("{x:.1}")) y=(format!("{:.1}", y - r - 6.0)) text-anchor="middle" { (p.name) }
                 }
             }
-            text.map-note x=(W - 8.0) y=(H - 8.0) text-anchor="end" {
-                (format!("{min_lat:.3}…{max_lat:.3} N, {min_lon:.3}…{max_lon:.3} E"))
+            @if let Some(t) = tiles {
+                (map_tiles::credit(t, H))
+            } @else {
+                text.map-note x=(W - 8.0) y=(H - 8.0) text-anchor="end" {
+                    (format!("{min_lat:.3}…{max_lat:.3} N, {min_lon:.3}…{max_lon:.3} E"))
+                }
             }
         }
     }
@@ -120,7 +136,7 @@ pub async fn render(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
                 species: s.species,
             })
             .collect();
-        draw(&pins, 4)
+        draw(&pins, 4, Tiles::of(&ctx.api_state().settings.http), 16)
     };
     Ok(html! {
         (body)

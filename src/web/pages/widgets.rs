@@ -33,6 +33,12 @@ pub fn fields(prefix: &str, obj: &Value, editable: bool) -> Markup {
             @match v {
                 Value::Bool(b) => label.check { input #(id) type="checkbox" name=(name) checked[*b] disabled[!editable]; (label(key)) },
                 Value::Number(n) => label for=(id) { (label(key)) input #(id) type="number" step="any" name=(name) value=(n.to_string()) disabled[!editable]; },
+                Value::String(s) if choices(key).is_some() => label for=(id) {
+                    (label(key))
+                    select #(id) name=(name) disabled[!editable] {
+                        @for (value, text) in choices(key).unwrap_or_default() { option value=(value) selected[value == s] { (text) } }
+                    }
+                },
                 Value::String(s) => label for=(id) { (label(key)) input #(id) type="text" name=(name) value=(s) disabled[!editable]; },
                 Value::Array(items) if items.iter().all(Value::is_string) => label for=(id) {
                     (label(key)) " (comma-separated)"
@@ -47,6 +53,16 @@ pub fn fields(prefix: &str, obj: &Value, editable: bool) -> Markup {
                 },
             }
         }
+    }
+}
+
+/// The allowed values of a setting that is a choice, with their words.
+fn choices(key: &str) -> Option<&'static [(&'static str, &'static str)]> {
+    match key {
+        "device_policy" => {
+            Some(&[("members", "Members register satellites"), ("admins", "Only admins register satellites")])
+        }
+        _ => None,
     }
 }
 
@@ -112,5 +128,7 @@ mod tests {
         assert!(html.contains(r#"data-type="list""#) && html.contains("en, de"));
         assert!(html.contains("x&lt;y"), "values are escaped");
         assert!(fields("", &v, false).into_string().contains("disabled"));
+        let policy = fields("", &serde_json::json!({ "device_policy": "admins" }), true).into_string();
+        assert!(policy.contains("<select") && policy.contains(r#"<option value="admins" selected>"#), "{policy}");
     }
 }
