@@ -27,13 +27,8 @@ async fn a_friend_opens_the_public_page_plays_a_bird_and_reads_its_species_page(
         .expect("renamed");
     let garden = seed::satellite(&hub, t, "Garden").await;
     let hedge = seed::satellite(&hub, t, "Hedge").await;
-    for (sat, lat, lon) in [(garden, 52.518_7, 13.404_9), (hedge, 52.531_2, 13.421_5)] {
-        hub.state()
-            .store
-            .call(move |c| birdhub::store::satellites::set_location(c, t, sat, lat, lon))
-            .await
-            .expect("located");
-    }
+    seed::place(&hub, t, garden, 52.518_7, 13.404_9).await;
+    seed::place(&hub, t, hedge, 52.531_2, 13.421_5).await;
     for (m, conf) in [(2, 0.91), (30, 0.84), (70, 0.77), (200, 0.88)] {
         seed::heard(&hub, t, garden, &minutes_ago(&hub, m), seed::ROBIN, conf).await;
     }
@@ -119,11 +114,7 @@ async fn with_a_tile_server_configured_the_station_map_loads_its_tiles() {
     let owner = hub.user("owner@example.org", false).await;
     let t = owner.tenant;
     let garden = seed::satellite(&hub, t, "Garden").await;
-    hub.state()
-        .store
-        .call(move |c| birdhub::store::satellites::set_location(c, t, garden, 52.518_7, 13.404_9))
-        .await
-        .expect("located");
+    seed::place(&hub, t, garden, 52.518_7, 13.404_9).await;
     seed::heard(&hub, t, garden, &minutes_ago(&hub, 3), seed::ROBIN, 0.9).await;
     let api = hub.login(&owner.email).await;
     let (status, _) = api.put("/settings/tenant", json!({ "public_page_enabled": true })).await;

@@ -39,11 +39,7 @@ async fn world(per_minute: u32) -> World {
     let owner = hub.user("owner@example.org", false).await;
     let t = owner.tenant;
     let garden = seed::satellite(&hub, t, "Garden").await;
-    hub.state()
-        .store
-        .call(move |c| birdhub::store::satellites::set_location(c, t, garden, 52.518_73, 13.404_94))
-        .await
-        .expect("located");
+    seed::place(&hub, t, garden, 52.518_73, 13.404_94).await;
     let mut robins = Vec::new();
     for m in [5, 20] {
         robins.push(seed::heard(&hub, t, garden, &today_ago(&hub, m), seed::ROBIN, 0.9).await.1);
@@ -312,11 +308,7 @@ async fn station_maps_have_no_tiles_unless_a_tile_server_is_configured() {
     let owner = hub.user("owner@example.org", false).await;
     let t = owner.tenant;
     let garden = seed::satellite(&hub, t, "Garden").await;
-    hub.state()
-        .store
-        .call(move |c| birdhub::store::satellites::set_location(c, t, garden, 52.518_73, 13.404_94))
-        .await
-        .expect("located");
+    seed::place(&hub, t, garden, 52.518_73, 13.404_94).await;
     let api = hub.login(&owner.email).await;
     let r = api.client.get(format!("{}/stats/part/map", hub.base_url)).send().await.expect("map");
     let html = r.text().await.expect("body");

@@ -113,3 +113,8 @@ pub async fn heard(
     let d = detection(hub, tenant, sat, c, at, species, confidence).await;
     (c, d)
 }
+
+/// Gives satellite `sat` a position.
+pub async fn place(hub: &TestHub, tenant: TenantId, sat: SatelliteId, lat: f64, lon: f64) {
+    hub.state().store.call(move |c| store::satellites::set_location(c, tenant, sat, lat, lon)).await.expect("located");
+}
