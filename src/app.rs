@@ -121,6 +121,11 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         tasks.spawn(async move { ("live-sessions", jobs::live_sessions::run(st, stop).await) });
     }
     if mode != Mode::Api {
+        // Beside ingest, which wakes it when the disk runs short.
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("audio-retention", jobs::audio_retention::run(st, stop).await) });
+    }
+    if mode != Mode::Api {
         // One monitor per data dir: in split mode the dispatcher runs it.
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(async move { ("satellite-monitor", jobs::satellite_monitor::run(st, stop).await) });
@@ -224,7 +229,15 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
     let outbound = crate::usecases::alert_delivery::Outbound::new(&store, &secrets, &mailer, &clock);
     let images = crate::usecases::species_images::Images::new(&settings.species_images);
     let weather = crate::usecases::weather::Provider::new(&settings.weather);
+    let disk = crate::usecases::audio_retention::DiskGuard::new(
+        crate::usecases::audio_retention::Policy {
+            keep_audio_days: settings.retention.keep_audio_days,
+            min_free_bytes: settings.retention.min_free_disk_mb.saturating_mul(1_048_576),
+        },
+        &settings.data_dir,
+    );
     Ok(AppState {
+        disk,
         range: crate::inference::range::Shared::new(&settings.inference.model_dir),
         names,
         alerts,

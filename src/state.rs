@@ -66,6 +66,8 @@ pub struct AppState {
     pub logs: crate::mqtt::logs::LogRequests,
     /// Live-audio sessions and their watching WebSockets (in memory).
     pub live: crate::mqtt::live::LiveSessions,
+    /// Audio retention's policy and free-space check, shared by ingest and its job.
+    pub disk: crate::usecases::audio_retention::DiskGuard,
 }
 
 impl AppState {

@@ -38,13 +38,28 @@ async fn chunk_meta(state: &AppState, tenant: TenantId, chunk: ChunkId) -> Resul
         .call(move |c| store::chunks::meta(c, tenant, chunk))
         .await?
         .ok_or_else(|| ApiError::NotFound("chunk_not_found", "no such audio chunk in this team".into()))
+        .and_then(|m| match m.audio_expired_at {
+            Some(at) => Err(expired(at)),
+            None => Ok(m),
+        })
+}
+
+/// 410 for audio that retention deleted.
+pub fn expired(at: crate::time::Timestamp) -> ApiError {
+    ApiError::Gone(
+        "audio_expired",
+        format!(
+            "audio expired: retention deleted this recording on {} to keep the disk from filling; the detection is kept",
+            at.to_string().get(..10).unwrap_or_default()
+        ),
+    )
 }
 
 #[utoipa::path(
     get, path = "/audio/{chunk_id}", tag = tags::AUDIO,
     description = "Viewer+. Streams the WAV of a stored chunk; supports `Range` for seeking.",
     params(("chunk_id" = uuid::Uuid, Path, description = "chunk id")),
-    responses((status = 200, description = "the WAV", content_type = "audio/wav"), (status = 206, description = "a byte range", content_type = "audio/wav"), err::Auth, err::NotFound)
+    responses((status = 200, description = "the WAV", content_type = "audio/wav"), (status = 206, description = "a byte range", content_type = "audio/wav"), err::Auth, err::NotFound, err::Gone)
 )]
 async fn chunk_audio(
     State(state): State<AppState>,
@@ -84,7 +99,7 @@ struct SpectrogramQuery {
             ("X-Spectrogram-Max-Hz" = f64, description = "frequency at the top edge of the top row"),
             ("X-Spectrogram-Duration-Seconds" = f64, description = "length of the drawn audio"),
         )),
-        err::BadRequest, err::Auth, err::NotFound, err::Unprocessable
+        err::BadRequest, err::Auth, err::NotFound, err::Gone, err::Unprocessable
     )
 )]
 async fn detection_spectrogram(

@@ -22,6 +22,8 @@ pub enum ApiError {
     NotFound(&'static str, String),
     /// 405: the path exists, the method does not.
     MethodNotAllowed,
+    /// 410: it existed and was deliberately removed (audio given up by retention).
+    Gone(&'static str, String),
     /// 409: conflicts with what exists.
     Conflict(&'static str, String),
     /// 413: the body is over the limit.
@@ -65,6 +67,7 @@ impl ApiError {
                 (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this method is not allowed on this path".into())
             }
             Conflict(c, m) => (StatusCode::CONFLICT, c, m.clone()),
+            Gone(c, m) => (StatusCode::GONE, c, m.clone()),
             PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", m.clone()),
             UnsupportedMediaType(m) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", m.clone()),
             Unprocessable(c, m) => (StatusCode::UNPROCESSABLE_ENTITY, c, m.clone()),

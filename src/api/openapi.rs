@@ -110,6 +110,11 @@ pub mod err {
     #[response(status = 404)]
     pub struct NotFound(ErrorBody);
 
+    /// It existed and was removed on purpose (`audio_expired`: retention deleted the recording).
+    #[derive(IntoResponses)]
+    #[response(status = 410)]
+    pub struct Gone(ErrorBody);
+
     /// Conflicts with what exists (a duplicate, a state that forbids it).
     #[derive(IntoResponses)]
     #[response(status = 409)]

@@ -37,6 +37,9 @@ async fn create(
     find(&state, access.tenant_id, id).await?;
     let expires = state.clock.now() + chrono::Duration::days(share::SHARE_DAYS);
     let token = share::sign(state.settings.security.jwt_secret.expose(), id, expires.timestamp());
+    // Retention keeps the audio of a shared detection while its link works.
+    let until = crate::time::Timestamp(expires);
+    state.store.call(move |c| store::audio_retention::shared_until(c, id, until)).await?;
     let base = super::session::base_url(&state);
     Ok(axum::Json(json!({
         "token": token,
@@ -96,5 +99,8 @@ async fn shared_audio(
     req: Request,
 ) -> Result<Response, ApiError> {
     let d = shared(&state, id, &token).await?;
+    if let Some(at) = d.audio_expired_at {
+        return Err(super::audio::expired(at));
+    }
     serve_object(&state.objects, &d.storage_key, "audio/wav", req).await
 }

@@ -28,7 +28,13 @@ async fn status(
     PlatformAdmin(_admin): PlatformAdmin,
 ) -> Result<axum::Json<SystemStatus>, ApiError> {
     let (registry, this) = (state.registry(), state.this_process());
-    let sources =
-        Sources { store: &state.store, registry: &registry, this: &this, cache: &state.cache, objects: &state.objects };
+    let sources = Sources {
+        store: &state.store,
+        registry: &registry,
+        this: &this,
+        cache: &state.cache,
+        objects: &state.objects,
+        retention: state.disk.policy,
+    };
     Ok(axum::Json(system_status::gather(sources, state.clock.now()).await?))
 }

@@ -55,6 +55,7 @@ pub struct Settings {
     pub cache: CacheSettings,
     pub species_images: SpeciesImageSettings,
     pub weather: WeatherSettings,
+    pub retention: RetentionSettings,
     pub releases: ReleaseSettings,
 }
 
@@ -185,6 +186,17 @@ pub struct WeatherSettings {
     pub timeout_secs: u64,
 }
 
+/// Audio retention ([`crate::usecases::audio_retention`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetentionSettings {
+    /// Audio of plain chunks (nothing verified, rare or annotated) older than this is deleted.
+    pub keep_audio_days: u32,
+    /// Below this much free disk, audio is deleted oldest first and, when that is not enough,
+    /// ingest refuses chunks with `disk_full`.
+    pub min_free_disk_mb: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReleaseSettings {
@@ -254,6 +266,7 @@ impl Default for Settings {
                 max_attempts: 10,
             },
             weather: WeatherSettings { provider_url: String::new(), timeout_secs: 10 },
+            retention: RetentionSettings { keep_audio_days: 30, min_free_disk_mb: 1024 },
             releases: ReleaseSettings {
                 max_apk_bytes: 200 * 1024 * 1024,
                 hub_version: String::new(),
@@ -325,6 +338,9 @@ impl Settings {
             return bad("weather.timeout_secs", "must be 1 to 120 seconds");
         }
         self.validate_releases()?;
+        if !(1..=36_500).contains(&self.retention.keep_audio_days) {
+            return bad("retention.keep_audio_days", "must be 1 to 36500 days");
+        }
         let key = self.security.mfa_encryption_key.expose();
         if !key.is_empty() && (key.len() != 64 || hex::decode(key).is_err()) {
             return bad("security.mfa_encryption_key", "must be 64 hex characters (32 bytes)");

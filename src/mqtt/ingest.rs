@@ -160,7 +160,10 @@ impl Ingest {
             wav,
         };
         let s = &self.state;
-        match chunks::store_chunk(&s.store, &s.objects, &s.clock, upload).await.map_err(|e| Refused(e.to_string()))? {
+        match chunks::store_chunk(&s.store, &s.objects, &s.clock, &s.disk, upload)
+            .await
+            .map_err(|e| Refused(e.to_string()))?
+        {
             chunks::Stored::New => s.job_signal.notify(),
             chunks::Stored::Duplicate => {} // a retry of a chunk we already hold
         }

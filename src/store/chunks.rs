@@ -81,15 +81,24 @@ pub struct ChunkMeta {
     pub duration_ms: i64,
     pub sample_rate: i64,
     pub storage_key: String,
+    /// Retention deleted the audio at this time.
+    pub audio_expired_at: Option<crate::time::Timestamp>,
 }
 
 /// The chunk `id` of `tenant`, if any.
 pub fn meta(conn: &Connection, tenant: TenantId, id: ChunkId) -> Result<Option<ChunkMeta>> {
     Ok(conn
         .query_row(
-            "SELECT duration_ms, sample_rate, storage_key FROM audio_chunks WHERE id = ?1 AND tenant_id = ?2",
+            "SELECT duration_ms, sample_rate, storage_key, audio_expired_at FROM audio_chunks WHERE id = ?1 AND tenant_id = ?2",
             params![id, tenant],
-            |r| Ok(ChunkMeta { duration_ms: r.get(0)?, sample_rate: r.get(1)?, storage_key: r.get(2)? }),
+            |r| {
+                Ok(ChunkMeta {
+                    duration_ms: r.get(0)?,
+                    sample_rate: r.get(1)?,
+                    storage_key: r.get(2)?,
+                    audio_expired_at: r.get(3)?,
+                })
+            },
         )
         .optional()?)
 }

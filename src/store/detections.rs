@@ -59,6 +59,8 @@ pub struct Stored {
     pub verification_status: String,
     pub storage_key: String,
     pub created_at: Timestamp,
+    /// When retention deleted the chunk's audio ("audio expired"); `null` while it plays.
+    pub audio_expired_at: Option<Timestamp>,
     /// The team's isotonic calibration of `confidence` for this model (SPEC 4.10); `null` until
     /// a curve has been fitted. Filled per page by [`super::detection_list`], never per row.
     pub calibrated_confidence: Option<f64>,
@@ -67,7 +69,8 @@ pub struct Stored {
 pub(super) const SELECT: &str =
     "SELECT d.id, d.tenant_id, d.satellite_id, s.name, d.audio_chunk_id, d.model_id, d.species_code,
         d.scientific_name, d.common_name, d.confidence, d.detected_at, d.start_ms, d.end_ms, d.is_rare, d.rare_reason,
-        d.is_first_of_day, d.is_first_of_season, d.expected_here, d.verification_status, c.storage_key, d.created_at
+        d.is_first_of_day, d.is_first_of_season, d.expected_here, d.verification_status, c.storage_key, d.created_at,
+        c.audio_expired_at
      FROM detections d JOIN satellites s ON s.id = d.satellite_id JOIN audio_chunks c ON c.id = d.audio_chunk_id";
 
 pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
@@ -93,6 +96,7 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
         verification_status: r.get(18)?,
         storage_key: r.get(19)?,
         created_at: r.get(20)?,
+        audio_expired_at: r.get(21)?,
         calibrated_confidence: None,
     })
 }

@@ -10,6 +10,7 @@ pub mod alert_rules;
 pub mod alerts;
 pub mod annotations;
 pub mod api_keys;
+pub mod audio_retention;
 pub mod audit;
 pub mod calibration;
 pub mod chunks;

@@ -1,6 +1,7 @@
 //! What a satellite does most: hand over a chunk of audio. The WAV is checked (mono, readable,
 //! its rate and length as announced), written durably to disk, and its row and inference job are
 //! committed together; only then is the chunk acknowledged `stored`. A retried chunk is stored once.
+//! A disk under retention's minimum refuses new chunks with `disk_full` (the satellite keeps them).
 //! The MQTT ingest calls this; an HTTP upload would call the same function.
 
 use crate::{
@@ -56,6 +57,9 @@ pub enum ChunkError {
     DurationMismatch { announced: i64, actual: i64 },
     #[error("the hub could not store the chunk ({0}); send it again")]
     NotStored(String),
+    /// The disk is under its minimum and retention could not make room (`disk_full: ...`).
+    #[error("{0}")]
+    DiskFull(#[from] super::audio_retention::DiskFull),
 }
 
 impl From<store::Error> for ChunkError {
@@ -80,6 +84,7 @@ pub async fn store_chunk(
     store: &Store,
     objects: &ObjectStore,
     clock: &Clock,
+    disk: &super::audio_retention::DiskGuard,
     up: Upload,
 ) -> Result<Stored, ChunkError> {
     let bad_location = |(lat, lon): (f64, f64)| !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lon);
@@ -105,6 +110,8 @@ pub async fn store_chunk(
     if store.call(move |c| store::chunks::exists(c, chunk)).await? {
         return Ok(Stored::Duplicate);
     }
+    // Never a half-written file: refused before writing when the disk cannot take it.
+    disk.room_for_chunk(store, objects, clock).await?;
     let (tenant, satellite) = (up.tenant, up.satellite);
     let key = format!("audio/{tenant}/{satellite}/{}/{chunk}.wav", up.recorded_at.at().format("%Y-%m-%d"));
     let size = objects.put(&key, up.wav).await?;

@@ -282,7 +282,8 @@ async fn feed(ctx: Ctx<'_>, team: &Team, species: Option<&str>) -> Result<Vec<He
         .map(|d| {
             let Named { common_name, .. } = names.name(&d.species_code);
             Heard {
-                audio_url: team.audio.then(|| format!("/api/public/{}/audio/{}", team.id, d.id)),
+                audio_url: (team.audio && d.audio_expired_at.is_none())
+                    .then(|| format!("/api/public/{}/audio/{}", team.id, d.id)),
                 id: d.id.to_string(),
                 species_code: d.species_code,
                 common_name,
@@ -402,7 +403,7 @@ pub async fn audio(ctx: Ctx<'_>, team: &Team, raw_id: &str) -> Result<String, Pu
         store::Error::NotFound => gone(),
         other => PublicError::Store(other),
     })?;
-    if d.verification_status == "rejected" || d.storage_key.is_empty() {
+    if d.verification_status == "rejected" || d.audio_expired_at.is_some() {
         return Err(gone());
     }
     Ok(d.storage_key)

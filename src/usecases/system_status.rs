@@ -23,7 +23,6 @@ use crate::{
     store::{
         self, Store,
         jobs::QueueStats,
-        species_images::Totals as ImageTotals,
         system::{DatabaseFacts, Totals},
     },
     time::Timestamp,
@@ -118,8 +117,22 @@ pub struct ObjectStorage {
     pub audio_bytes: u64,
     pub audio_chunks: u64,
     pub image_bytes: u64,
+    /// Audio retention: what it gave up so far and its policy.
+    pub retention: RetentionStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionStatus {
+    /// Bytes of audio retention deleted (the rows are kept, marked "audio expired").
+    pub reclaimed_bytes: u64,
+    pub expired_chunks: u64,
+    pub keep_audio_days: u32,
+    pub min_free_bytes: u64,
+    /// Free space is under the minimum: ingest refuses new chunks until retention makes room.
+    pub below_minimum: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -156,6 +169,7 @@ pub struct Sources<'a> {
     pub this: &'a ThisProcess,
     pub cache: &'a Cache,
     pub objects: &'a ObjectStore,
+    pub retention: super::audio_retention::Policy,
 }
 
 pub async fn gather(src: Sources<'_>, now: DateTime<Utc>) -> Result<SystemStatus, StatusError> {
@@ -163,10 +177,15 @@ pub async fn gather(src: Sources<'_>, now: DateTime<Utc>) -> Result<SystemStatus
     let facts: DatabaseFacts = src.store.call(|c| store::system::database(c)).await?;
     let latency_ms = started.elapsed().as_secs_f64() * 1e3;
     let stamp = Timestamp(now);
-    let (totals, queue, images): (Totals, QueueStats, ImageTotals) = src
+    let (totals, queue, images, expired) = src
         .store
         .call(move |c| {
-            Ok((store::system::totals(c, stamp)?, store::jobs::stats(c, None)?, store::species_images::totals(c)?))
+            Ok((
+                store::system::totals(c, stamp)?,
+                store::jobs::stats(c, None)?,
+                store::species_images::totals(c)?,
+                store::audio_retention::totals(c)?,
+            ))
         })
         .await?;
     let services = src.registry.list(now, src.this.entry().await).await.map_err(StatusError::Registry)?;
@@ -182,7 +201,7 @@ pub async fn gather(src: Sources<'_>, now: DateTime<Utc>) -> Result<SystemStatus
         },
         cache: CacheStatus { status: Health::Ok, kind: "in-memory", entries, max_entries },
         mqtt: broker(&services, src.this.service),
-        object_storage: object_storage(src.objects, &totals, images.cached_bytes).await,
+        object_storage: object_storage(src.objects, &totals, images.cached_bytes, expired, src.retention).await,
     };
     let by_status: std::collections::BTreeMap<String, u64> =
         images.by_status.iter().map(|(s, n)| (s.as_str().to_owned(), *n)).collect();
@@ -229,7 +248,13 @@ fn broker(services: &[Listed], me: Service) -> Broker {
     }
 }
 
-async fn object_storage(objects: &ObjectStore, totals: &Totals, image_bytes: u64) -> ObjectStorage {
+async fn object_storage(
+    objects: &ObjectStore,
+    totals: &Totals,
+    image_bytes: u64,
+    expired: store::audio_retention::Totals,
+    policy: super::audio_retention::Policy,
+) -> ObjectStorage {
     let objects = objects.clone();
     let space = tokio::task::spawn_blocking(move || objects.disk_space()).await;
     let (status, free, total, error) = match space {
@@ -242,10 +267,18 @@ async fn object_storage(objects: &ObjectStore, totals: &Totals, image_bytes: u64
         kind: "filesystem",
         free_bytes: free,
         total_bytes: total,
-        used_bytes: totals.audio_bytes + image_bytes,
-        audio_bytes: totals.audio_bytes,
+        // Audio on disk: what retention deleted is no longer counted.
+        used_bytes: expired.audio_bytes.max(0) as u64 + image_bytes,
+        audio_bytes: expired.audio_bytes.max(0) as u64,
         audio_chunks: totals.audio_chunks,
         image_bytes,
+        retention: RetentionStatus {
+            reclaimed_bytes: expired.reclaimed_bytes.max(0) as u64,
+            expired_chunks: expired.expired_chunks.max(0) as u64,
+            keep_audio_days: policy.keep_audio_days,
+            min_free_bytes: policy.min_free_bytes,
+            below_minimum: free.is_some_and(|f| f < policy.min_free_bytes),
+        },
         error,
     }
 }

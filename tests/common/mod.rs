@@ -163,6 +163,8 @@ pub fn test_settings(data_dir: &std::path::Path) -> Settings {
     s.log_level = "warn".into();
     // No mDNS daemon per test hub; tests/mdns.rs turns it on where it is the subject.
     s.http.mdns = false;
+    // A full development disk must not refuse test chunks; tests/retention.rs sets its own.
+    s.retention.min_free_disk_mb = 0;
     // No classifier unless a test asks for one (`with_model`): most tests do not need it.
     s.inference.model_dir = data_dir.join("no-model").display().to_string();
     s

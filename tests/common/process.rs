@@ -25,6 +25,8 @@ pub fn serve(dir: &Path, http: u16, mqtt: u16) -> Child {
         .env("BIRDHUB_MQTT__WS_BIND", "127.0.0.1:0")
         .env("BIRDHUB_INFERENCE__MODEL_DIR", &model.path)
         .env("BIRDHUB_LOG_LEVEL", "warn")
+        // Retention's free-space minimum is not what these tests are about (tests/retention.rs).
+        .env("BIRDHUB_RETENTION__MIN_FREE_DISK_MB", "0")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -33,6 +33,9 @@ pub struct Detection {
     pub expected_here: Option<bool>,
     pub verification_status: String,
     pub calibrated_confidence: Option<f64>,
+    /// Retention deleted the recording ("audio expired").
+    #[serde(default)]
+    pub audio_expired_at: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -101,6 +104,9 @@ pub fn badges(d: &Detection) -> Markup {
 
 /// The play button: `app.js` plays `/api/audio/{chunk}` in one shared player.
 pub fn play(d: &Detection, label: &str) -> Markup {
+    if d.audio_expired_at.is_some() {
+        return html! { span.expired.small.muted title="retention deleted the recording to keep the disk from filling" { "audio expired" } };
+    }
     html! {
         button.play type="button" data-audio=(format!("/api/audio/{}", d.audio_chunk_id))
             data-start=(d.start_ms) aria-label=(format!("Play {label}")) { (icons::play()) }
