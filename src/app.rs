@@ -315,8 +315,18 @@ pub async fn run(settings: Settings) -> anyhow::Result<()> {
     tokio::spawn(async move {
         shutdown_signal().await;
         tracing::info!("stop requested; shutting down");
+        crate::systemd::notify("STOPPING=1");
         stop.cancel();
     });
+    // Under systemd (`Type=notify`): listening now, and alive while the database answers.
+    let status = format!("STATUS=serving HTTP on {}\nREADY=1", hub.http_addr);
+    if crate::systemd::notify(&status) {
+        tracing::info!("told systemd the hub is ready");
+    }
+    if let Some(every) = crate::systemd::watchdog_interval() {
+        tracing::info!(seconds = every.as_secs_f64(), "systemd watchdog on");
+        tokio::spawn(crate::systemd::watchdog(hub.state.store.clone(), every, hub.shutdown.clone()));
+    }
     let result = hub.wait().await;
     tracing::info!("birdhub stopped");
     result

@@ -50,6 +50,7 @@ pub mod objects;
 pub mod satellite;
 pub mod state;
 pub mod store;
+pub mod systemd;
 pub mod time;
 pub mod usecases;
 pub mod web;

@@ -14,6 +14,11 @@ pub fn free_port() -> u16 {
 
 /// `birdhub serve` on `dir/data` with the real model, HTTP and MQTT on the given ports.
 pub fn serve(dir: &Path, http: u16, mqtt: u16) -> Child {
+    serve_with_env(dir, http, mqtt, &[])
+}
+
+/// [`serve`] with more environment variables.
+pub fn serve_with_env(dir: &Path, http: u16, mqtt: u16, env: &[(&str, &str)]) -> Child {
     let model = birdhub::inference::ModelDir::locate("").expect("model (run models/fetch.sh)");
     std::fs::write(dir.join("empty.toml"), "").expect("config");
     Command::new(BIN)
@@ -27,6 +32,7 @@ pub fn serve(dir: &Path, http: u16, mqtt: u16) -> Child {
         .env("BIRDHUB_LOG_LEVEL", "warn")
         // Retention's free-space minimum is not what these tests are about (tests/retention.rs).
         .env("BIRDHUB_RETENTION__MIN_FREE_DISK_MB", "0")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
