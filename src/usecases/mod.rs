@@ -49,6 +49,7 @@ pub mod alert_delivery;
 pub mod alert_rules;
 pub mod alert_watch;
 pub mod alerting;
+pub mod backup;
 pub mod chunks;
 pub mod detections;
 pub mod expected_species;
