@@ -15,7 +15,7 @@ use std::{
 };
 
 use super::{Cleanup, DB_NAME, FORMAT_VERSION, HashingReader, MANIFEST_NAME, Manifest, SECRETS_NAME};
-use crate::store::{self, Store};
+use crate::store;
 
 /// A manifest bigger than this is not one of ours.
 const MAX_MANIFEST_BYTES: u64 = 64 * 1024 * 1024;
@@ -113,9 +113,21 @@ pub fn restore(file: &Path, data_dir: &Path, force: bool) -> Result<Restored, Re
     staging_guard.disarm();
     fs::remove_dir(&staging).map_err(io_err(format!("removing {}", staging.display())))?;
 
-    let report = Store::open(&db)?.call_blocking(store::migrate::run)?;
+    let report = migrate(&db)?;
     give_to_owner_of(&data_dir);
     Ok(Restored { manifest, migrated_from: report.from, migrated_to: report.to, moved_aside })
+}
+
+/// Applies the migrations on one connection, closed before this returns (a pool would keep
+/// opening connections in the background for a moment).
+fn migrate(db: &Path) -> Result<store::migrate::Report, RestoreError> {
+    let mut conn = rusqlite::Connection::open(db)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    let report = store::migrate::run(&mut conn)?;
+    conn.close().map_err(|(_, e)| e)?;
+    Ok(report)
 }
 
 /// Whether another process (a running hub) has the database open: a WAL database's users hold
