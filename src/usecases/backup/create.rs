@@ -110,8 +110,9 @@ fn write_archive(
     let mut tar = tar::Builder::new(encoder);
     let mut files = Vec::new();
 
-    files.push(append_file(&mut tar, snapshot, DB_NAME, 0o640, created_at)?.ok_or_else(|| {
-        BackupError::Io { what: "reading the snapshot".into(), source: io::ErrorKind::NotFound.into() }
+    files.push(append_file(&mut tar, snapshot, DB_NAME, 0o640, created_at)?.ok_or_else(|| BackupError::Io {
+        what: "reading the snapshot".into(),
+        source: io::ErrorKind::NotFound.into(),
     })?);
     if let Some(entry) = append_file(&mut tar, &data_dir.join(SECRETS_NAME), SECRETS_NAME, 0o600, created_at)? {
         files.push(entry);

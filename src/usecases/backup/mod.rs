@@ -12,7 +12,7 @@ pub mod schedule;
 use serde::{Deserialize, Serialize};
 
 pub use create::{BackupError, backup};
-pub use restore::{Restored, RestoreError, restore};
+pub use restore::{RestoreError, Restored, restore};
 
 /// The version of the archive layout this binary writes and reads.
 pub const FORMAT_VERSION: u32 = 1;

@@ -90,7 +90,8 @@ pub fn restore(file: &Path, data_dir: &Path, force: bool) -> Result<Restored, Re
     if db.exists() && in_use(&db) {
         return Err(RestoreError::InUse(db));
     }
-    let non_empty = fs::read_dir(&data_dir).map_err(io_err(format!("listing {}", data_dir.display())))?.next().is_some();
+    let non_empty =
+        fs::read_dir(&data_dir).map_err(io_err(format!("listing {}", data_dir.display())))?.next().is_some();
     if non_empty && !force {
         return Err(RestoreError::NotEmpty(data_dir));
     }
@@ -259,8 +260,11 @@ fn move_entries(from: &Path, to: &Path) -> Result<(), RestoreError> {
     for entry in fs::read_dir(from).map_err(io_err(format!("listing {}", from.display())))? {
         let entry = entry.map_err(io_err(format!("listing {}", from.display())))?;
         let dest = to.join(entry.file_name());
-        fs::rename(entry.path(), &dest)
-            .map_err(io_err(format!("moving {} to {}", entry.path().display(), dest.display())))?;
+        fs::rename(entry.path(), &dest).map_err(io_err(format!(
+            "moving {} to {}",
+            entry.path().display(),
+            dest.display()
+        )))?;
     }
     Ok(())
 }
@@ -279,11 +283,11 @@ fn give_to_owner_of(data_dir: &Path) {
             if m.is_dir() {
                 stack.push(path.clone());
             }
-            if m.uid() != uid || m.gid() != gid {
-                if let Err(e) = std::os::unix::fs::chown(&path, Some(uid), Some(gid)) {
-                    tracing::warn!(path = %path.display(), error = %e, "could not hand the restored file to the data dir's owner");
-                    return;
-                }
+            if (m.uid() != uid || m.gid() != gid)
+                && let Err(e) = std::os::unix::fs::chown(&path, Some(uid), Some(gid))
+            {
+                tracing::warn!(path = %path.display(), error = %e, "could not hand the restored file to the data dir's owner");
+                return;
             }
         }
     }

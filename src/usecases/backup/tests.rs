@@ -46,8 +46,10 @@ fn prune_deletes_only_the_oldest_backups_beyond_keep() {
     std::fs::write(dir.path().join("notes.tar.zst"), b"mine").expect("write");
     let gone = prune(dir.path(), 2).expect("prune");
     assert_eq!(gone.len(), 3);
-    let mut left: Vec<String> =
-        std::fs::read_dir(dir.path()).expect("ls").map(|e| e.expect("entry").file_name().into_string().expect("utf8")).collect();
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name().into_string().expect("utf8"))
+        .collect();
     left.sort();
     assert_eq!(left, [file_name(at(4, 3, 0)), file_name(at(5, 3, 0)), "notes.tar.zst".to_owned()]);
 }
