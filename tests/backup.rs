@@ -349,6 +349,10 @@ async fn the_daily_backup_runs_at_its_time_on_the_hub_clock_and_keeps_n() {
     // Three hours ahead, on a whole minute: the next slot is 2 h 59 min to 3 h away.
     let at = local_hhmm(&probe, chrono::Duration::hours(3));
     drop(probe);
+    // What a backup cut short by a power cut leaves behind; the job sweeps it at start.
+    std::fs::create_dir_all(&dir).expect("dir");
+    let half = dir.join(".birdhub-backup-20260101-033000.tar.zst.tmp-0123abcd");
+    std::fs::write(&half, b"half").expect("half");
     let dir_setting = dir.display().to_string();
     let hub = common::spawn_hub_with(move |s| {
         s.backup.daily_at = at;
@@ -356,8 +360,14 @@ async fn the_daily_backup_runs_at_its_time_on_the_hub_clock_and_keeps_n() {
         s.backup.keep = 2;
     })
     .await;
-    std::fs::create_dir_all(&dir).expect("dir");
     std::fs::write(dir.join("notes.tar.zst"), b"mine").expect("foreign file");
+    for _ in 0..100 {
+        if !half.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!half.exists(), "the half-written backup is swept");
     let state = hub.state();
     let pass = || async { birdhub::jobs::backup::pass(state).await.expect("pass") };
 

@@ -19,24 +19,54 @@ pub const EVERY: Duration = Duration::from_secs(30);
 /// the same day's backup.
 static PASS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// After a failed backup (a full disk, a missing USB stick) the next attempt waits this long,
+/// so a failing backup does not write and delete a big temp file every pass.
+pub const RETRY_AFTER: Duration = Duration::from_secs(15 * 60);
+
+/// The job: checks every [`EVERY`] and makes the day's backup when it is due. Idle when
+/// `backup.daily_at` is empty.
 pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
     if schedule::parse_daily_at(&state.settings.backup.daily_at).is_none() {
         shutdown.cancelled().await;
         return Ok(());
     }
+    sweep_temp_files(&state.settings.backup.dir_in(&state.settings.data_dir));
     let mut tick = tokio::time::interval(EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut failed_at: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return Ok(()),
             _ = tick.tick() => {}
         }
+        if failed_at.is_some_and(|t| t.elapsed() < RETRY_AFTER) {
+            continue;
+        }
         match pass(&state).await {
             Ok(Some((path, m))) => {
+                failed_at = None;
                 tracing::info!(path = %path.display(), files = m.files.len(), bytes = m.total_bytes(), "daily backup made")
             }
             Ok(None) => {}
-            Err(e) => tracing::error!(error = %e, "the daily backup failed; it is retried at the next pass"),
+            Err(e) => {
+                failed_at = Some(tokio::time::Instant::now());
+                tracing::error!(error = %e, "the daily backup failed; it is tried again in 15 minutes")
+            }
+        }
+    }
+}
+
+/// Removes what a backup interrupted by a crash or power cut left in `dir`: its temp archive
+/// and database snapshot (`.birdhub-backup-*.tmp-*`, `.birdhub-backup-*.db-*`).
+fn sweep_temp_files(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(".birdhub-backup-")
+            && (name.contains(".tar.zst.tmp-") || name.contains(".tar.zst.db-"))
+            && std::fs::remove_file(entry.path()).is_ok()
+        {
+            tracing::warn!(file = %name, "removed a backup left half-written by an earlier crash");
         }
     }
 }
