@@ -136,6 +136,9 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         // Beside the outbox sender it queues into; one scheduler per data dir, like the monitor.
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(async move { ("scheduled-exports", jobs::scheduled_exports::run(st, stop).await) });
+        // The daily backup, one per data dir like the scheduler.
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("backup", jobs::backup::run(st, stop).await) });
     }
 
     // Every link the hub hands out starts from here; the ports are the bound ones.

@@ -1,8 +1,10 @@
 //! The command line. Every subcommand resolves `Settings` the same way, then does one thing.
 //! The bodies live in one file per group: `admin.rs` (migrate, create-user, healthcheck),
+//! `backup.rs` (admin backup and restore),
 //! `classify.rs`, `bench.rs` (and `bench_*.rs`, one per benchmark) and `model.rs`.
 
 mod admin;
+mod backup;
 mod bench;
 mod bench_alerts;
 mod bench_api;
@@ -125,6 +127,24 @@ pub enum AdminCommand {
     /// Recompute the statistics rollups from the detections, chunks and votes (after restoring
     /// an old backup by hand, or after changing the system time zone: days and hours are local).
     RebuildStats,
+    /// Write a backup (database snapshot, audio and picture files, secrets, manifest with
+    /// checksums) to a .tar.zst file. The hub may keep running.
+    Backup {
+        /// The backup file to write, e.g. /mnt/usb/birdhub.tar.zst (made under a temp name, then renamed).
+        #[arg(long, value_name = "FILE")]
+        to: PathBuf,
+    },
+    /// Restore a backup into the data dir. Stop the hub first (sudo systemctl stop birdhub): a
+    /// database in use is refused. Every checksum is verified before anything changes; a backup
+    /// from a newer schema than this birdhub knows is refused; an older one is migrated.
+    Restore {
+        /// The backup file (.tar.zst) made by `birdhub admin backup` or the daily backup.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Restore into a non-empty data dir: its contents move to <data_dir>.before-restore-<time>.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// Runs the parsed command line; the process exit code reflects the outcome.
@@ -226,6 +246,8 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
             admin::create_user(&settings, email, name, password, platform_admin).await
         }
         Command::Admin(AdminCommand::RebuildStats) => admin::rebuild_stats(&settings).await,
+        Command::Admin(AdminCommand::Backup { to }) => backup::backup(&settings, to).await,
+        Command::Admin(AdminCommand::Restore { file, force }) => backup::restore(&settings, file, force).await,
         Command::Healthcheck { url } => admin::healthcheck(&settings, url).await,
         Command::Classify(args) => classify::run(&settings, args).await,
         Command::Bench(BenchCommand::Inference(args)) => bench::inference(&settings, args).await,

@@ -57,6 +57,7 @@ pub struct Settings {
     pub weather: WeatherSettings,
     pub retention: RetentionSettings,
     pub releases: ReleaseSettings,
+    pub backup: BackupSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -215,6 +216,25 @@ pub struct ReleaseSettings {
     pub update_timeout_minutes: u64,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackupSettings {
+    /// The local time of the daily backup, `HH:MM`; empty (the default) turns it off.
+    pub daily_at: String,
+    /// Where the daily backups go; empty means `<data_dir>/backups`.
+    pub dir: String,
+    /// How many daily backups are kept; older ones (only files named
+    /// `birdhub-backup-YYYYMMDD-HHMMSS.tar.zst`) are deleted after each new one.
+    pub keep: usize,
+}
+
+impl BackupSettings {
+    /// The folder of the daily backups, `dir` or `<data_dir>/backups`.
+    pub fn dir_in(&self, data_dir: &std::path::Path) -> PathBuf {
+        if self.dir.trim().is_empty() { data_dir.join("backups") } else { PathBuf::from(self.dir.trim()) }
+    }
+}
+
 /// Room for the multipart envelope and the text fields of an APK upload, on top of the APK.
 pub const UPLOAD_ENVELOPE_BYTES: u64 = 1024 * 1024;
 
@@ -273,6 +293,7 @@ impl Default for Settings {
                 satellite_version: String::new(),
                 update_timeout_minutes: 15,
             },
+            backup: BackupSettings { daily_at: String::new(), dir: String::new(), keep: 7 },
         }
     }
 }
@@ -340,6 +361,13 @@ impl Settings {
         self.validate_releases()?;
         if !(1..=36_500).contains(&self.retention.keep_audio_days) {
             return bad("retention.keep_audio_days", "must be 1 to 36500 days");
+        }
+        let daily_at = self.backup.daily_at.trim();
+        if !daily_at.is_empty() && crate::usecases::backup::schedule::parse_daily_at(daily_at).is_none() {
+            return bad("backup.daily_at", "must be empty (off) or a local time HH:MM such as 03:30");
+        }
+        if !(1..=1000).contains(&self.backup.keep) {
+            return bad("backup.keep", "must be 1 to 1000");
         }
         let key = self.security.mfa_encryption_key.expose();
         if !key.is_empty() && (key.len() != 64 || hex::decode(key).is_err()) {

@@ -156,6 +156,9 @@ fn bad_values_fail_naming_the_key() {
         (from_env("BIRDHUB_RELEASES__MAX_APK_BYTES", "10"), "releases.max_apk_bytes"),
         (from_env("BIRDHUB_RELEASES__HUB_VERSION", "v1.0"), "releases.hub_version"),
         (from_env("BIRDHUB_RELEASES__SATELLITE_VERSION", "latest"), "releases.satellite_version"),
+        (from_env("BIRDHUB_BACKUP__DAILY_AT", "3am"), "backup.daily_at"),
+        (from_env("BIRDHUB_BACKUP__DAILY_AT", "25:00"), "backup.daily_at"),
+        (from_env("BIRDHUB_BACKUP__KEEP", "0"), "backup.keep"),
         (Sources { config_file: Some("/no/such/birdhub.toml".into()), ..Default::default() }, "/no/such/birdhub.toml"),
     ];
     for (sources, needle) in &cases {
@@ -219,4 +222,15 @@ fn map_tiles_need_a_template_and_a_credit() {
             .map_attribution,
         "© T"
     );
+}
+
+#[test]
+fn daily_backups_are_off_by_default_and_go_under_the_data_dir() {
+    let s = Settings::default();
+    assert_eq!((s.backup.daily_at.as_str(), s.backup.keep), ("", 7));
+    assert_eq!(s.backup.dir_in(std::path::Path::new("/var/lib/birdhub")), PathBuf::from("/var/lib/birdhub/backups"));
+    let f = file("[backup]\ndaily_at = \"03:30\"\ndir = \"/mnt/usb\"\nkeep = 3\n");
+    let s = Settings::load(&Sources { config_file: Some(f.path().into()), ..Default::default() }).expect("load");
+    assert_eq!((s.backup.daily_at.as_str(), s.backup.keep), ("03:30", 3));
+    assert_eq!(s.backup.dir_in(&s.data_dir), PathBuf::from("/mnt/usb"));
 }

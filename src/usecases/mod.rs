@@ -50,6 +50,7 @@ pub mod alert_rules;
 pub mod alert_watch;
 pub mod alerting;
 pub mod audio_retention;
+pub mod backup;
 pub mod chunks;
 pub mod detections;
 pub mod expected_species;
