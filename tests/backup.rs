@@ -26,7 +26,11 @@ use serde_json::json;
 
 /// A backup of the running hub into `to`, as `admin backup` makes it.
 async fn backup_of(hub: &common::TestHub, to: &Path) -> backup::Manifest {
-    backup::backup(&hub.state().store, &hub.data_dir, to, hub.state().clock.now()).await.expect("backup")
+    let manifest =
+        backup::backup(&hub.state().store, &hub.data_dir, to, hub.state().clock.now()).await.expect("backup");
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(to).expect("backup file").permissions());
+    assert_eq!(mode & 0o777, 0o600, "a backup holds the secrets: only its owner may read it");
+    manifest
 }
 
 /// Every entry of a backup, in order.

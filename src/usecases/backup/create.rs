@@ -104,7 +104,12 @@ fn write_archive(
         let conn = rusqlite::Connection::open_with_flags(snapshot, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         conn.pragma_query_value(None, "user_version", |r| r.get(0))?
     };
-    let file = File::create_new(tmp).map_err(io_err(format!("creating {}", tmp.display())))?;
+    // It holds the secrets (the JWT and MFA keys): only the hub's user may read it.
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(tmp)
+    }
+    .map_err(io_err(format!("creating {}", tmp.display())))?;
     let mut guard = Cleanup(Some(tmp.to_owned()));
     let encoder = zstd::Encoder::new(BufWriter::new(file), ZSTD_LEVEL).map_err(io_err("starting zstd"))?;
     let mut tar = tar::Builder::new(encoder);
