@@ -37,6 +37,12 @@ fn expired(hub: &TestHub, chunk: ChunkId) -> bool {
     })
 }
 
+/// The classifier is done with every chunk so far (these hubs run without the model).
+fn classified(hub: &TestHub) {
+    hub.sql(|c| c.execute("UPDATE inference_jobs SET status = 'done', finished_at = '2026-01-01T00:00:00.000Z'", []))
+        .expect("jobs done");
+}
+
 /// Not rare: the first detection of a species is marked rare ("first ever") when it is recorded.
 fn make_plain(hub: &TestHub, d: DetectionId) {
     hub.sql(|c| c.execute("UPDATE detections SET is_rare = 0, rare_reason = NULL WHERE id = ?1", [d.to_string()]))
@@ -67,7 +73,14 @@ async fn team(hub: TestHub) -> Team {
 
 #[tokio::test]
 async fn old_plain_audio_goes_and_verified_rare_annotated_shared_and_young_audio_stays() {
-    let t = team(common::spawn_hub_with(|s| s.retention.min_free_disk_mb = 0).await).await;
+    let t = team(
+        common::spawn_hub_with(|s| {
+            s.retention.min_free_disk_mb = 0;
+            s.retention.keep_audio_days = 30;
+        })
+        .await,
+    )
+    .await;
     let (hub, api) = (&t.hub, &t.api);
     let silent = seed::chunk(hub, t.tenant, t.sat, &days_ago(hub, 40, 6)).await;
     let (pending_c, pending) = seed::heard(hub, t.tenant, t.sat, &days_ago(hub, 40, 5), seed::ROBIN, 0.8).await;
@@ -88,6 +101,9 @@ async fn old_plain_audio_goes_and_verified_rare_annotated_shared_and_young_audio
         make_plain(hub, d);
     }
 
+    classified(hub);
+    // An old recording still waiting for the classifier (a satellite's backlog) keeps its audio.
+    let backlog = seed::chunk(hub, t.tenant, t.sat, &days_ago(hub, 40, 7)).await;
     let size = std::fs::metadata(key_of(hub, silent)).expect("wav").len();
     let s = hub.state();
     let swept = s.disk.sweep(&s.store, &s.objects, &s.clock).await.expect("sweep");
@@ -95,7 +111,7 @@ async fn old_plain_audio_goes_and_verified_rare_annotated_shared_and_young_audio
     for gone in [silent, pending_c] {
         assert!(expired(hub, gone) && !key_of(hub, gone).exists(), "plain audio older than 30 days goes");
     }
-    for kept in [confirmed_c, rare_c, annotated_c, shared_c, young_c] {
+    for kept in [confirmed_c, rare_c, annotated_c, shared_c, young_c, backlog] {
         assert!(!expired(hub, kept) && key_of(hub, kept).exists(), "{kept} is kept");
     }
 
@@ -175,6 +191,7 @@ async fn under_the_minimum_plain_audio_goes_oldest_first_then_kept_audio_then_in
     }
     let (shared_c, shared) = seed::heard(hub, t.tenant, t.sat, &days_ago(hub, 9, 0), seed::WREN, 0.4).await;
     assert_eq!(t.api.get(&format!("/detections/{shared}/share")).await.0, 200);
+    classified(hub);
     let wav = std::fs::metadata(key_of(hub, plain[0])).expect("wav").len();
 
     // Ballast until about 3 chunks short of the minimum.
@@ -270,7 +287,8 @@ async fn a_sigkill_in_the_middle_of_a_sweep_leaves_no_broken_row_and_no_file_beh
         c.query_row(sql, [], |r| r.get(0)).expect(sql)
     };
     let (http, mqtt) = (process::free_port(), process::free_port());
-    let mut hub = process::serve(work.path(), http, mqtt);
+    let retention = [("BIRDHUB_RETENTION__KEEP_AUDIO_DAYS", "30")];
+    let mut hub = process::serve_with_env(work.path(), http, mqtt, &retention);
     // Kill it while the start-up sweep is running.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while count("SELECT count(*) FROM audio_chunks WHERE audio_expired_at IS NOT NULL") == 0 {
@@ -284,7 +302,7 @@ async fn a_sigkill_in_the_middle_of_a_sweep_leaves_no_broken_row_and_no_file_beh
     check_rows_and_files(&data, false);
 
     // Restarted, the hub finishes: every file of an expired row is gone, every other file is there.
-    let mut hub = process::serve(work.path(), http, mqtt);
+    let mut hub = process::serve_with_env(work.path(), http, mqtt, &retention);
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while count("SELECT count(*) FROM audio_chunks WHERE audio_deleted = 1") < CHUNKS {
         assert!(std::time::Instant::now() < deadline, "the sweep never finished");

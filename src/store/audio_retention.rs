@@ -7,7 +7,8 @@
 //! - [`Tier::Kept`]: the rest (a person verified a detection, it is rare, or annotated), kept
 //!   longest: only when the disk needs the room.
 //!
-//! A chunk with a detection shared until later than now is in neither tier: never deleted.
+//! A chunk with a detection shared until later than now, and a chunk whose inference job is
+//! still queued or running (a satellite's backlog of old recordings), is in neither tier.
 
 use rusqlite::{Connection, params};
 
@@ -33,6 +34,9 @@ pub struct Candidate {
 const VALUED: &str = "EXISTS (SELECT 1 FROM detections d WHERE d.audio_chunk_id = c.id AND (
         d.is_rare = 1 OR d.verification_status IN ('confirmed', 'rejected')
         OR EXISTS (SELECT 1 FROM annotations a WHERE a.detection_id = d.id)))";
+/// The chunk is still waiting for the classifier (its audio is needed).
+const UNCLASSIFIED: &str =
+    "EXISTS (SELECT 1 FROM inference_jobs j WHERE j.chunk_id = c.id AND j.status IN ('queued', 'running'))";
 /// A detection of the chunk whose share link is still valid at `?2`.
 const SHARED: &str = "EXISTS (SELECT 1 FROM detections d WHERE d.audio_chunk_id = c.id AND d.shared_until IS NOT NULL AND d.shared_until > ?2)";
 
@@ -50,7 +54,7 @@ pub fn candidates(
     };
     let sql = format!(
         "SELECT c.id, c.storage_key, c.size_bytes FROM audio_chunks c INDEXED BY audio_chunks_live_by_time
-         WHERE c.audio_expired_at IS NULL AND c.recorded_at < ?1 AND {valued} AND NOT {SHARED}
+         WHERE c.audio_expired_at IS NULL AND c.recorded_at < ?1 AND {valued} AND NOT {SHARED} AND NOT {UNCLASSIFIED}
          ORDER BY c.recorded_at LIMIT ?3"
     );
     let mut stmt = conn.prepare_cached(&sql)?;

@@ -163,8 +163,10 @@ pub fn test_settings(data_dir: &std::path::Path) -> Settings {
     s.log_level = "warn".into();
     // No mDNS daemon per test hub; tests/mdns.rs turns it on where it is the subject.
     s.http.mdns = false;
-    // A full development disk must not refuse test chunks; tests/retention.rs sets its own.
+    // A full development disk must not refuse test chunks, and fixed old recording dates must
+    // not lose their audio on a restart; tests/retention.rs sets its own.
     s.retention.min_free_disk_mb = 0;
+    s.retention.keep_audio_days = 36_500;
     // No classifier unless a test asks for one (`with_model`): most tests do not need it.
     s.inference.model_dir = data_dir.join("no-model").display().to_string();
     s

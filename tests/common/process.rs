@@ -30,8 +30,10 @@ pub fn serve_with_env(dir: &Path, http: u16, mqtt: u16, env: &[(&str, &str)]) ->
         .env("BIRDHUB_MQTT__WS_BIND", "127.0.0.1:0")
         .env("BIRDHUB_INFERENCE__MODEL_DIR", &model.path)
         .env("BIRDHUB_LOG_LEVEL", "warn")
-        // Retention's free-space minimum is not what these tests are about (tests/retention.rs).
+        // Audio retention is not what these tests are about (tests/retention.rs sets its own):
+        // their fixed recording dates are months old.
         .env("BIRDHUB_RETENTION__MIN_FREE_DISK_MB", "0")
+        .env("BIRDHUB_RETENTION__KEEP_AUDIO_DAYS", "36500")
         .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
