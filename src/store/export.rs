@@ -92,20 +92,20 @@ pub fn placed_page(
     let (sql, args) = query(tenant, f, after, limit, true);
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-        let session = match r.get::<_, Option<String>>(29)? {
-            Some(id) => Some((id, r.get(30)?, r.get(31)?)),
+        let session = match r.get::<_, Option<String>>(30)? {
+            Some(id) => Some((id, r.get(31)?, r.get(32)?)),
             None => None,
         };
         Ok(Placed {
             detection: from_row(r)?,
-            chunk_latitude: r.get(21)?,
-            chunk_longitude: r.get(22)?,
-            satellite_latitude: r.get(23)?,
-            satellite_longitude: r.get(24)?,
-            recorded_at: r.get(25)?,
-            duration_ms: r.get(26)?,
-            sample_rate: r.get(27)?,
-            size_bytes: r.get(28)?,
+            chunk_latitude: r.get(22)?,
+            chunk_longitude: r.get(23)?,
+            satellite_latitude: r.get(24)?,
+            satellite_longitude: r.get(25)?,
+            recorded_at: r.get(26)?,
+            duration_ms: r.get(27)?,
+            sample_rate: r.get(28)?,
+            size_bytes: r.get(29)?,
             session,
         })
     })?;
