@@ -277,6 +277,11 @@ with zipfile.ZipFile(os.path.join(wheels, ort_whl)) as z:
         sys.exit(f"[fetch] ERROR: expected one libonnxruntime.so* in {ort_whl}, found {libs}")
     with z.open(libs[0]) as s, open(os.path.join(stage, "libonnxruntime.so"), "wb") as d:
         d.write(s.read())
+    # Its licence and third-party notices travel with the library (the .deb ships them).
+    for member, out in (("onnxruntime/LICENSE", "onnxruntime-LICENSE.txt"),
+                        ("onnxruntime/ThirdPartyNotices.txt", "onnxruntime-ThirdPartyNotices.txt")):
+        with z.open(member) as s, open(os.path.join(stage, out), "wb") as d:
+            d.write(s.read())
 print(f"[fetch] labels: en + {len(langs)} translations ({' '.join(langs)}); "
       f"ORT library {os.path.basename(libs[0])} -> libonnxruntime.so")
 EOF

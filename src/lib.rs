@@ -41,6 +41,7 @@ pub mod ids;
 pub mod inference;
 pub mod jobs;
 pub mod links;
+pub mod logging;
 pub mod mail;
 pub mod mdns;
 pub mod media;

@@ -279,3 +279,26 @@ fn admin_rebuild_stats_repairs_rollups_that_drifted() {
         .expect("read");
     assert_eq!((n, chunks), (2, 2));
 }
+
+/// What the package prints after installing: the address, then the setup code of a hub with no
+/// account (waiting for the starting hub to write it), or "sign in" once an account exists.
+#[test]
+fn admin_welcome_prints_the_address_and_the_setup_code_until_an_account_exists() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (_, out, _) = run(birdhub(dir.path(), &["admin", "welcome"]).env("BIRDHUB_HTTP__BIND", "0.0.0.0:8099"));
+    assert!(out.contains(":8099/"), "the dashboard address with the configured port: {out}");
+    assert!(out.contains("start the hub"), "no hub ran yet, so no code: {out}");
+
+    // A hub that starts after the command does: --wait picks up the code it writes.
+    let welcome =
+        birdhub(dir.path(), &["admin", "welcome", "--wait", "60"]).stdout(Stdio::piped()).spawn().expect("welcome");
+    let mut hub = common::process::serve(dir.path(), free_port(), free_port());
+    let out = String::from_utf8_lossy(&welcome.wait_with_output().expect("welcome output").stdout).into_owned();
+    let code = std::fs::read_to_string(dir.path().join("data/setup-code")).expect("the hub wrote its code");
+    assert!(out.contains(&format!("setup code  {}", code.trim())), "{out}");
+    common::process::signal(&mut hub, "TERM");
+
+    common::process::create_user(dir.path(), "first@example.org");
+    let (_, out, _) = run(&mut birdhub(dir.path(), &["admin", "welcome"]));
+    assert!(out.contains("Sign in with your account.") && !out.contains("setup code"), "{out}");
+}

@@ -1,4 +1,4 @@
-//! `migrate`, `admin create-user`, `admin rebuild-stats` and `healthcheck`.
+//! `migrate`, `admin create-user`, `admin welcome`, `admin rebuild-stats` and `healthcheck`.
 
 use std::{process::ExitCode, time::Duration};
 
@@ -11,6 +11,42 @@ pub async fn migrate(settings: &Settings) -> anyhow::Result<ExitCode> {
     } else {
         println!("migrated from schema version {} to {}: {}", report.from, report.to, report.applied.join(", "));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn welcome(settings: &Settings, wait_secs: u64) -> anyhow::Result<ExitCode> {
+    let links = crate::links::PublicLinks::resolve(settings, settings.http.bind, None, &crate::links::hostname());
+    println!("Dashboard:  {}/", links.http_base);
+    let bind = settings.http.bind;
+    let lan = format!("http://{}:{}/", crate::links::lan_ip(bind.ip()), bind.port());
+    if links.derived && !lan.starts_with("http://127.") {
+        println!("        or  {lan}   (where .local names do not resolve)");
+    }
+    let (store, _) = crate::app::open_store(&settings.data_dir).await?;
+    if !crate::usecases::first_run::needs_setup(&store).await? {
+        println!("Sign in with your account.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let file = settings.data_dir.join("setup-code");
+    let deadline = std::time::Instant::now() + Duration::from_secs(wait_secs);
+    let code = loop {
+        match std::fs::read_to_string(&file) {
+            Ok(code) if !code.trim().is_empty() => break Some(code.trim().to_owned()),
+            _ if std::time::Instant::now() >= deadline => break None,
+            _ => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    };
+    match code {
+        Some(code) => {
+            println!("First account: open the dashboard, choose \"Create the first account\" and enter");
+            println!("               the one-time setup code  {code}");
+        }
+        None => {
+            println!("First account: start the hub (sudo systemctl start birdhub); it writes a one-time setup");
+            println!("               code to {} and its log (journalctl -u birdhub | grep setup).", file.display());
+        }
+    }
+    println!("Or from a shell: sudo -u birdhub birdhub admin create-user --email you@example.org --name You");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -124,6 +124,13 @@ pub enum AdminCommand {
         #[arg(long)]
         platform_admin: bool,
     },
+    /// Print the dashboard's address and, while the hub has no account, the one-time setup code
+    /// for creating the first one (what the package prints after installing).
+    Welcome {
+        /// Wait up to this many seconds for a starting hub to write its setup code.
+        #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+        wait: u64,
+    },
     /// Recompute the statistics rollups from the detections, chunks and votes (after restoring
     /// an old backup by hand, or after changing the system time zone: days and hours are local).
     RebuildStats,
@@ -231,10 +238,7 @@ fn satellite_main(
 }
 
 fn init_tracing(filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter));
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).try_init();
+    crate::logging::init(filter);
 }
 
 async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCode> {
@@ -245,6 +249,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Admin(AdminCommand::CreateUser { email, name, password, platform_admin }) => {
             admin::create_user(&settings, email, name, password, platform_admin).await
         }
+        Command::Admin(AdminCommand::Welcome { wait }) => admin::welcome(&settings, wait).await,
         Command::Admin(AdminCommand::RebuildStats) => admin::rebuild_stats(&settings).await,
         Command::Admin(AdminCommand::Backup { to }) => backup::backup(&settings, to).await,
         Command::Admin(AdminCommand::Restore { file, force }) => backup::restore(&settings, file, force).await,

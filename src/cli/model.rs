@@ -9,12 +9,15 @@ use crate::{
 
 /// Runs `models/fetch.sh` from the checkout this binary was built from (or `./models`).
 pub fn fetch(args: &[String]) -> anyhow::Result<ExitCode> {
-    let candidates = [
-        PathBuf::from("models/fetch.sh"),
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/fetch.sh"),
-        PathBuf::from("/usr/share/birdhub/models/fetch.sh"),
-    ];
+    let candidates =
+        [PathBuf::from("models/fetch.sh"), PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/fetch.sh")];
     let Some(script) = candidates.iter().find(|p| p.is_file()) else {
+        if std::path::Path::new(crate::inference::SYSTEM_MODEL_DIR).is_dir() {
+            anyhow::bail!(
+                "the package already carries the model in {}; models/fetch.sh is for source checkouts",
+                crate::inference::SYSTEM_MODEL_DIR
+            );
+        }
         anyhow::bail!("models/fetch.sh not found; run this from the birdhub checkout");
     };
     let status = std::process::Command::new("bash").arg(script).args(args).status()?;

@@ -10,7 +10,7 @@ use std::{
 
 use toml::{Table, Value};
 
-use super::{Mode, SYSTEM_CONFIG_PATH, Settings};
+use super::{Mode, SYSTEM_CONFIG_PATH, SYSTEM_DATA_DIR, Settings};
 
 /// A configuration problem, always naming the file, variable or key at fault.
 #[derive(Debug, thiserror::Error)]
@@ -69,11 +69,20 @@ const SPEC_ENV: &[(&str, &str)] = &[
 const NOT_SETTINGS: &[&str] = &["BIRDHUB_CONFIG", "BIRDHUB_CACHE"];
 
 pub(super) fn load(sources: &Sources) -> Result<Settings, ConfigError> {
+    let file = sources
+        .config_file
+        .as_deref()
+        .map(|p| (p, true))
+        .or_else(|| sources.system_config.as_deref().filter(|p| p.exists()).map(|p| (p, false)));
     let mut defaults = Settings::default();
-    // Under systemd `StateDirectory=birdhub` names the data dir (/var/lib/birdhub).
+    // Under systemd `StateDirectory=birdhub` names the data dir (/var/lib/birdhub). An installed
+    // hub's own commands (`sudo -u birdhub birdhub admin …`, the package scripts) read the system
+    // config and so default to the same directory.
     let state_dir = sources.env.iter().find(|(k, _)| k == "STATE_DIRECTORY").map(|(_, v)| v.as_str());
     if let Some(first) = state_dir.and_then(|d| d.split(':').next()).filter(|d| !d.is_empty()) {
         defaults.data_dir = PathBuf::from(first);
+    } else if matches!(file, Some((_, false))) {
+        defaults.data_dir = PathBuf::from(SYSTEM_DATA_DIR);
     }
     let defaults = match Value::try_from(&defaults) {
         Ok(Value::Table(t)) => t,
@@ -81,11 +90,6 @@ pub(super) fn load(sources: &Sources) -> Result<Settings, ConfigError> {
     };
     let mut merged = defaults.clone();
 
-    let file = sources
-        .config_file
-        .as_deref()
-        .map(|p| (p, true))
-        .or_else(|| sources.system_config.as_deref().filter(|p| p.exists()).map(|p| (p, false)));
     if let Some((path, _)) = file {
         merge(&mut merged, read_file(path)?);
     }

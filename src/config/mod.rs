@@ -23,6 +23,9 @@ pub const EXAMPLE_CONFIG: &str = include_str!("../../debian/birdhub.toml");
 
 /// The config file read when `--config` is not given (and only if it exists).
 pub const SYSTEM_CONFIG_PATH: &str = "/etc/birdhub/birdhub.toml";
+/// The installed hub's data dir: the unit's `StateDirectory`, and the default wherever
+/// [`SYSTEM_CONFIG_PATH`] is the config in use.
+pub const SYSTEM_DATA_DIR: &str = "/var/lib/birdhub";
 
 /// Which parts of the hub this process runs (ARCHITECTURE.md, "Modes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -165,7 +168,7 @@ pub struct CacheSettings {
 pub struct SpeciesImageSettings {
     /// Where species pictures come from: a URL template with `{scientific_name}` (and optionally
     /// `{code}`), both URL-encoded when filled in. Empty (the default) means no pictures are
-    /// fetched, as on a LAN without internet. The answer is an image or a JSON document (README).
+    /// fetched, as on a LAN without internet. The answer is an image or a JSON document (docs/species.md).
     pub source_url: String,
     /// Largest image kept, in bytes; a bigger download is stopped and counts as failed.
     pub max_bytes: u64,
@@ -243,7 +246,7 @@ impl Default for Settings {
         Self {
             data_dir: PathBuf::from("./data"),
             mode: Mode::Full,
-            log_level: "info,mqtt5=warn".into(),
+            log_level: "info,mqtt5=warn,ort=warn".into(),
             http: HttpSettings {
                 bind: SocketAddr::from(([0, 0, 0, 0], 8080)),
                 max_body_bytes: 2 * 1024 * 1024,

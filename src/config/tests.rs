@@ -131,6 +131,18 @@ fn systemd_state_directory_is_the_default_data_dir() {
 }
 
 #[test]
+fn the_installed_config_defaults_to_the_installed_data_dir_but_a_chosen_file_does_not() {
+    let system = file("mode = \"full\"\n");
+    let installed = Sources { system_config: Some(system.path().into()), ..Default::default() };
+    assert_eq!(Settings::load(&installed).expect("load").data_dir, PathBuf::from("/var/lib/birdhub"));
+    let chosen = Sources { config_file: Some(system.path().into()), ..Default::default() };
+    assert_eq!(Settings::load(&chosen).expect("load").data_dir, PathBuf::from("./data"));
+    let said = file("data_dir = \"/srv/birds\"\n");
+    let in_file = Sources { system_config: Some(said.path().into()), ..Default::default() };
+    assert_eq!(Settings::load(&in_file).expect("load").data_dir, PathBuf::from("/srv/birds"));
+}
+
+#[test]
 fn bad_values_fail_naming_the_key() {
     let files = ["[http]\nbind = \"nowhere\"\n", "mode = \"turbo\"\n", "[http]\nbindd = \"x\"\n", "[http\n"].map(file);
     let from_file = |i: usize| Sources { config_file: Some(files[i].path().into()), ..Default::default() };

@@ -1,4 +1,4 @@
-//! Alert rules (SPEC 2.15; the body is ours, documented in the README): what each trigger type's
+//! Alert rules (SPEC 2.15; the body is ours, documented in docs/alerts.md): what each trigger type's
 //! conditions say, how they are checked on input, and the pure decisions the engine makes with
 //! them: does a detection match, is a silence long enough, is a day's count a trend.
 //!

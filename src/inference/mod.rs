@@ -30,6 +30,8 @@ pub use range::RangeFilter;
 pub const DEFAULT_DIR_NAME: &str = "birdnet-v2.4";
 /// Where the Debian package installs the model.
 pub const SYSTEM_MODEL_DIR: &str = "/usr/share/birdhub/models/birdnet-v2.4";
+/// Where the `.deb` installs ONNX Runtime (the model directory there holds no library).
+pub const SYSTEM_RUNTIME_LIBRARY: &str = "/usr/lib/birdhub/libonnxruntime.so";
 /// The identifier stored with every detection and calibration curve.
 pub const MODEL_ID: &str = "birdnet-v2.4";
 
@@ -110,9 +112,15 @@ impl ModelDir {
             .ok_or_else(|| ModelError::Missing { what: "the model directory", path: candidates[0].clone() })
     }
 
-    /// `ORT_DYLIB_PATH` when set, else the `libonnxruntime.so` shipped in the directory.
+    /// `ORT_DYLIB_PATH` when set, else the `libonnxruntime.so` in the directory (what
+    /// `models/fetch.sh` makes), else the package's [`SYSTEM_RUNTIME_LIBRARY`].
     pub fn runtime_library(&self) -> PathBuf {
-        std::env::var_os("ORT_DYLIB_PATH").map(PathBuf::from).unwrap_or_else(|| self.path.join("libonnxruntime.so"))
+        if let Some(path) = std::env::var_os("ORT_DYLIB_PATH") {
+            return PathBuf::from(path);
+        }
+        let beside = self.path.join("libonnxruntime.so");
+        let system = PathBuf::from(SYSTEM_RUNTIME_LIBRARY);
+        if !beside.is_file() && system.is_file() { system } else { beside }
     }
 
     /// Checks that every file the hub needs is present, naming the first missing one.

@@ -1,7 +1,7 @@
 //! eBird "Record Format (Extended)" (FORMATS.md 1): 19 columns A-S in a fixed order, no header
 //! row, no `"`, commas or line breaks inside a cell, files of at most 1 MB.
 //!
-//! Choices where FORMATS.md says "unverified" (also in the README):
+//! Choices where FORMATS.md says "unverified" (also in docs/exports.md):
 //! - Number is `X` ("present, not counted"): an audio detector hears a species, it cannot count
 //!   individuals. The number of detections and the best confidence go into Species Comments.
 //! - All observations reported? is `N` unless the caller asks for `Y` (`allReported=true`): a

@@ -2,7 +2,7 @@
 //! its columns named after xeno-canto's recording fields (API v3 names: `lon`, not `lng`).
 //!
 //! xeno-canto has no upload API and its web form is unverified, so the bundle prepares a
-//! submission rather than performs one. Choices (also in the README):
+//! submission rather than performs one. Choices (also in docs/exports.md):
 //! - one recording per 3 s chunk; its main species is the best detection in it, the others go
 //!   into `also`;
 //! - `type` (song, call ...) is left blank: the classifier does not tell them apart;
