@@ -42,8 +42,8 @@ if [[ ! -s "$TAR" ]]; then
   mkdir -p "$(dirname "$TAR")"
   $SUDO mmdebstrap --quiet --variant=minbase --architectures="$ARCH" \
     --include=systemd,systemd-sysv,dbus,adduser,curl,ca-certificates,libstdc++6 \
-    bookworm "$TAR.tmp" http://deb.debian.org/debian
-  mv "$TAR.tmp" "$TAR"
+    bookworm "${TAR%.tar}.partial.tar" http://deb.debian.org/debian
+  mv "${TAR%.tar}.partial.tar" "$TAR"
 fi
 ROOT="$(mktemp -d /var/tmp/birdhub-install.XXXXXX)"
 PID=""
@@ -161,7 +161,7 @@ else
   ok "every library of the binary and ONNX Runtime resolves in the bookworm arm64 root (ldd)"
   ct test -f /var/lib/birdhub/birdhub.db || fail "postinst migrated the database"
   # The hub as the unit would run it (user, config, data dir), on ports of its own.
-  $SUDO chroot "$ROOT" env -i PATH=/usr/bin:/bin STATE_DIRECTORY=/var/lib/birdhub BIRDHUB_MQTT__WS_BIND=127.0.0.1:0 \
+  $SUDO chroot "$ROOT" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin STATE_DIRECTORY=/var/lib/birdhub BIRDHUB_MQTT__WS_BIND=127.0.0.1:0 \
     runuser -u birdhub -- /usr/bin/birdhub serve --http-bind 127.0.0.1:18080 --mqtt-bind 127.0.0.1:18830 \
     >"$ROOT.hub.log" 2>&1 &
   HUB=$!
