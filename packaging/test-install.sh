@@ -113,8 +113,10 @@ if [[ "$ARCH" == "$HOST_ARCH" ]]; then
   echo "$classified" | sed 's/^/    | /'
   echo "$classified" | grep -q "Tennessee Warbler" || fail "the fixture names a Tennessee Warbler"
   ok "birdhub classify names the fixture's Tennessee Warbler with the installed model and library"
-  ct runuser -u birdhub -- /usr/bin/birdhub model status | grep -q /usr/lib/birdhub/libonnxruntime.so \
-    || fail "model status points at /usr/lib/birdhub/libonnxruntime.so"
+  status="$(ct runuser -u birdhub -- /usr/bin/birdhub model status)" || fail "birdhub model status: $status"
+  echo "$status" | grep -q "runtime: /usr/lib/birdhub/libonnxruntime.so" \
+    || fail "model status points at /usr/lib/birdhub/libonnxruntime.so: $status"
+  ok "birdhub model status: the packaged model and /usr/lib/birdhub/libonnxruntime.so"
 
   # ---- upgrade ct place (same package again: prerm upgrade, migrate, start) ------------------
   out="$(ct dpkg -i /root/birdhub.deb 2>&1)" || { echo "$out" >&2; fail "reinstall"; }

@@ -94,6 +94,7 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
             settings: state.settings.inference.clone(),
             instance_id: state.instance_id,
             alerts: state.alerts.clone(),
+            range: state.range.clone(),
         };
         let stop = shutdown.clone();
         tasks.spawn(async move { ("inference", crate::inference::worker::run(workers, stop).await) });

@@ -48,6 +48,7 @@ pub mod media;
 pub mod mqtt;
 pub mod notify;
 pub mod objects;
+pub mod process_memory;
 pub mod satellite;
 pub mod state;
 pub mod store;

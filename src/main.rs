@@ -3,5 +3,6 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    birdhub::process_memory::tune();
     birdhub::cli::main(birdhub::cli::Cli::parse())
 }

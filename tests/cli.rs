@@ -302,3 +302,33 @@ fn admin_welcome_prints_the_address_and_the_setup_code_until_an_account_exists()
     let (_, out, _) = run(&mut birdhub(dir.path(), &["admin", "welcome"]));
     assert!(out.contains("Sign in with your account.") && !out.contains("setup code"), "{out}");
 }
+
+/// The hub re-executes itself once with glibc's allocator tuned (same pid), so freed model
+/// buffers go back to the kernel; a value the user set, or BIRDHUB_MALLOC=default, is left alone.
+#[test]
+fn the_hub_runs_with_the_tuned_allocator_unless_told_otherwise() {
+    let environ = |extra: &[(&str, &str)]| {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut cmd = birdhub(dir.path(), &["serve", "--http-bind", "127.0.0.1:0", "--mqtt-bind", "127.0.0.1:0"]);
+        cmd.env("BIRDHUB_MQTT__WS_BIND", "127.0.0.1:0").env("BIRDHUB_INFERENCE__MODEL_DIR", dir.path().join("none"));
+        let mut hub = cmd.envs(extra.iter().copied()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("hub");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let env = loop {
+            let env = std::fs::read(format!("/proc/{}/environ", hub.id())).unwrap_or_default();
+            let env = String::from_utf8_lossy(&env).split('\0').map(str::to_owned).collect::<Vec<_>>();
+            if env.iter().any(|v| v.starts_with("BIRDHUB_MALLOC=")) || Instant::now() > deadline {
+                break env;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        common::process::signal(&mut hub, "TERM");
+        env
+    };
+    let tuned = environ(&[]);
+    assert!(tuned.contains(&"MALLOC_MMAP_THRESHOLD_=131072".to_owned()), "{tuned:?}");
+    assert!(tuned.contains(&"MALLOC_ARENA_MAX=2".to_owned()) && tuned.contains(&"BIRDHUB_MALLOC=tuned".to_owned()));
+    let own = environ(&[("MALLOC_ARENA_MAX", "4")]);
+    assert!(own.contains(&"MALLOC_ARENA_MAX=4".to_owned()), "the user's value wins: {own:?}");
+    let untouched = environ(&[("BIRDHUB_MALLOC", "default")]);
+    assert!(!untouched.iter().any(|v| v.starts_with("MALLOC_MMAP_THRESHOLD_")), "{untouched:?}");
+}

@@ -230,7 +230,7 @@ async fn bare_model(dir: &ModelDir, wav: &[u8], threads: usize) -> anyhow::Resul
     .await?
 }
 
-fn fixture_wav(dir: &ModelDir) -> anyhow::Result<Vec<u8>> {
+pub(super) fn fixture_wav(dir: &ModelDir) -> anyhow::Result<Vec<u8>> {
     let path = dir.file("fixtures/birds_10s.wav");
     let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
     let samples = audio::to_model_rate(audio::decode_wav(&bytes, 60.0)?)?;
@@ -255,22 +255,25 @@ async fn start_hub_in(base: &Settings, with_model: bool, data: std::path::PathBu
 }
 
 pub(super) async fn make_satellites(hub: &app::Hub, n: usize) -> anyhow::Result<Vec<Sat>> {
+    make_satellites_in(&hub.state.store, n).await
+}
+
+/// A bench team with `n` satellites in the database of `store` (a hub in this process or another).
+pub(super) async fn make_satellites_in(db: &store::Store, n: usize) -> anyhow::Result<Vec<Sat>> {
     let new = store::users::NewUser {
         email: "bench@example.org".into(),
         name: "Bench".into(),
         password_hash: "!".into(),
         is_platform_admin: false,
     };
-    let created = hub.state.store.call(move |c| store::users::create_with_team(c, &new, "bench")).await?;
+    let created = db.call(move |c| store::users::create_with_team(c, &new, "bench")).await?;
     let mut sats = Vec::with_capacity(n);
     for i in 0..n {
         let password = tokens::random_hex(32);
         let hash = tokens::sha256_hex(&password);
         let tenant = created.tenant_id;
         let user = created.user_id;
-        let id = hub
-            .state
-            .store
+        let id = db
             .call(move |c| {
                 store::satellites::insert(
                     c,
@@ -299,6 +302,16 @@ async fn connect(
     on_message: impl Fn(String, Vec<u8>) + Send + 'static,
 ) -> anyhow::Result<AsyncClient> {
     let port = hub.mqtt_addr.context("no broker")?.port();
+    connect_to(port, &hub.state.settings.mqtt.topic_root, s, on_message).await
+}
+
+/// A satellite client of the broker on `127.0.0.1:port`, subscribed to its own topics.
+pub(super) async fn connect_to(
+    port: u16,
+    root: &str,
+    s: &Sat,
+    on_message: impl Fn(String, Vec<u8>) + Send + 'static,
+) -> anyhow::Result<AsyncClient> {
     let mut options = MqttOptions::new(format!("satellite-{}", s.id), "127.0.0.1", port);
     options.set_credentials(s.id.to_string(), s.password.clone());
     options.set_max_packet_size(8 << 20, 8 << 20);
@@ -320,7 +333,6 @@ async fn connect(
             }
         }
     });
-    let root = &hub.state.settings.mqtt.topic_root;
     client.subscribe(format!("{}#", crate::mqtt::topics::prefix(root, s.tenant, s.id)), QoS::AtLeastOnce).await?;
     tokio::time::timeout(Duration::from_secs(10), ready_rx).await.context("no SUBACK")??;
     Ok(client)
@@ -328,7 +340,7 @@ async fn connect(
 
 /// An `audio` message; `audio_b64` is encoded once by the caller and spliced in as is (base64
 /// needs no JSON escaping), so the simulated satellites spend their time sending, not formatting.
-fn message(s: &Sat, chunk: &str, audio_b64: &str) -> Vec<u8> {
+pub(super) fn message(s: &Sat, chunk: &str, audio_b64: &str) -> Vec<u8> {
     let head = json!({
         "chunkId": chunk, "satelliteId": s.id, "tenantId": s.tenant, "recordedAt": crate::time::now(),
         "durationMs": 3000, "sampleRate": 48000, "latitude": 40.8, "longitude": -77.9,

@@ -14,6 +14,7 @@ mod bench_api_stats;
 mod bench_auth;
 mod bench_export;
 mod bench_fleet;
+mod bench_memory;
 mod bench_pipeline;
 mod classify;
 mod model;
@@ -96,6 +97,8 @@ pub enum BenchCommand {
     Api(bench_api::ApiArgs),
     /// A 2,000,000-row CSV export over HTTP: time to first byte, total time, rows/s, RSS over time.
     Export(bench_export::ExportArgs),
+    /// Resident memory by start stage, and of a real hub idle and draining a backlog.
+    Memory(bench_memory::MemoryArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -260,6 +263,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Bench(BenchCommand::Pipeline(args)) => bench_pipeline::run(&settings, args).await,
         Command::Bench(BenchCommand::Api(args)) => bench_api::run(&settings, args).await,
         Command::Bench(BenchCommand::Export(args)) => bench_export::run(&settings, args).await,
+        Command::Bench(BenchCommand::Memory(args)) => bench_memory::run(&settings, args).await,
         Command::Model(ModelCommand::Fetch { .. }) => unreachable!("handled before settings are loaded"),
         Command::Model(ModelCommand::Status) => model::status(&settings),
         Command::Satellite(_) => unreachable!("handled before settings are loaded"),

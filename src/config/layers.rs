@@ -66,7 +66,7 @@ const SPEC_ENV: &[(&str, &str)] = &[
 ];
 
 /// `BIRDHUB_*` variables that are not settings (used by the CLI and the scripts).
-const NOT_SETTINGS: &[&str] = &["BIRDHUB_CONFIG", "BIRDHUB_CACHE"];
+const NOT_SETTINGS: &[&str] = &["BIRDHUB_CONFIG", "BIRDHUB_CACHE", crate::process_memory::MARKER];
 
 pub(super) fn load(sources: &Sources) -> Result<Settings, ConfigError> {
     let file = sources

@@ -48,6 +48,8 @@ pub struct WorkerContext {
     pub instance_id: uuid::Uuid,
     /// The alert engine's context: detection rules run in the batch's transaction.
     pub alerts: crate::usecases::alerting::AlertContext,
+    /// The range meta-model, shared with the API's expected-species route (one session, one cache).
+    pub range: range::Shared,
 }
 
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -155,10 +157,11 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
         // Workers overlap: one computes spectrograms (on its own thread) while another runs the
         // network (on every core, one call at a time).
         let (options, frontend_threads) = super::model::pool_options(count);
+        let shared_range = state.range.clone();
         let loaded = tokio::task::spawn_blocking(move || {
             let dir = ModelDir::locate(&dir)?;
             let classifier = Classifier::load(&dir, options)?.with_frontend_threads(frontend_threads);
-            let filter = RangeFilter::load(&dir, range::DEFAULT_THRESHOLD).ok();
+            let filter = shared_range.get().ok();
             Ok::<_, super::ModelError>((classifier, filter))
         })
         .await?;
@@ -201,7 +204,7 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
 struct Shared {
     state: WorkerContext,
     classifier: Classifier,
-    filter: Option<RangeFilter>,
+    filter: Option<Arc<RangeFilter>>,
     stop: AtomicBool,
 }
 
