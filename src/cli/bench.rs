@@ -182,8 +182,13 @@ fn mb(bytes: Option<u64>) -> f64 {
 
 /// The process's high-water resident set (`VmHWM`), in MB.
 pub fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
+    status_mb(std::process::id(), "VmHWM:")
+}
+
+/// A `kB` line of `/proc/<pid>/status` (`VmRSS:`, `VmHWM:`), in MB; 0 when the process is gone.
+pub(super) fn status_mb(pid: u32, key: &str) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix(key))?.split_whitespace().next()?.parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
 }

@@ -146,15 +146,7 @@ fn cpu_seconds(procs: &[Proc]) -> Vec<f64> {
 
 /// Current and peak resident set size in MB (`VmRSS`, `VmHWM`).
 fn rss_mb(pid: u32) -> (f64, f64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    (super::bench::status_mb(pid, "VmRSS:"), super::bench::status_mb(pid, "VmHWM:"))
 }
 
 /// Sent-to-acked milliseconds of every acked row in a satellite's outbox.

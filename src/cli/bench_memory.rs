@@ -9,7 +9,7 @@
 //!   (`VmHWM`) and what it holds after the drain.
 
 use std::{
-    path::{Path, PathBuf},
+    path::Path,
     process::{ExitCode, Stdio},
     sync::{
         Arc,
@@ -23,7 +23,10 @@ use base64::Engine;
 use rumqttc::QoS;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use super::bench_pipeline::{Sat, connect_to, fixture_wav, make_satellites_in, message};
+use super::{
+    bench::status_mb,
+    bench_pipeline::{Sat, connect_to, fixture_wav, make_satellites_in, message},
+};
 use crate::{
     api, app,
     config::{Settings, ensure_secrets},
@@ -276,13 +279,4 @@ fn free_port() -> anyhow::Result<u16> {
 
 fn rss_mb(pid: u32) -> f64 {
     status_mb(pid, "VmRSS:")
-}
-
-/// A `kB` line of `/proc/<pid>/status`, in MB (0 when the process is gone).
-fn status_mb(pid: u32, key: &str) -> f64 {
-    let path = PathBuf::from(format!("/proc/{pid}/status"));
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with(key))?.split_whitespace().nth(1)?.parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
 }
