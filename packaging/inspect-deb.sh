@@ -28,7 +28,7 @@ done
 ok "ELF machine of /usr/bin/birdhub and /usr/lib/birdhub/libonnxruntime.so: $MACHINE"
 
 M=usr/share/birdhub/models/birdnet-v2.4
-for f in $M/birdnet_net.onnx $M/meta_model.onnx $M/frontend.json $M/labels/en.txt $M/labels/de.txt \
+for f in $M/birdnet_net.onnx $M/birdnet_net_int8.onnx $M/birdnet_net_fp16.onnx $M/agreement.json $M/meta_model.onnx $M/frontend.json $M/labels/en.txt $M/labels/de.txt \
   $M/LICENSE $M/LICENSE.CC-BY-NC-SA-4.0.txt $M/ATTRIBUTION.md $M/fixtures/birds_10s.wav \
   $M/onnxruntime-LICENSE.txt lib/systemd/system/birdhub.service lib/systemd/system/birdhub-satellite.service \
   lib/systemd/system/birdhub-satellite@.service etc/birdhub/birdhub.toml usr/share/doc/birdhub/README.md \

@@ -113,10 +113,16 @@ if [[ "$ARCH" == "$HOST_ARCH" ]]; then
   echo "$classified" | sed 's/^/    | /'
   echo "$classified" | grep -q "Tennessee Warbler" || fail "the fixture names a Tennessee Warbler"
   ok "birdhub classify names the fixture's Tennessee Warbler with the installed model and library"
+  classified="$(ct env BIRDHUB_INFERENCE__PRECISION=int8 /usr/bin/birdhub classify "$FIXTURE" 2>&1)" \
+    || { echo "$classified" >&2; fail "birdhub classify with int8"; }
+  echo "$classified" | grep -q "(int8).*" && echo "$classified" | grep -q "Tennessee Warbler" \
+    || fail "the packaged int8 network names the Tennessee Warbler: $classified"
+  ok "inference.precision=int8: the packaged INT8 network names the Tennessee Warbler"
   status="$(ct runuser -u birdhub -- /usr/bin/birdhub model status)" || fail "birdhub model status: $status"
   echo "$status" | grep -q "runtime: /usr/lib/birdhub/libonnxruntime.so" \
     || fail "model status points at /usr/lib/birdhub/libonnxruntime.so: $status"
-  ok "birdhub model status: the packaged model and /usr/lib/birdhub/libonnxruntime.so"
+  echo "$status" | grep -q "shipped: fp32 fp16 int8" || fail "the package ships every precision: $status"
+  ok "birdhub model status: the packaged model (fp32, fp16, int8) and /usr/lib/birdhub/libonnxruntime.so"
 
   # ---- upgrade ct place (same package again: prerm upgrade, migrate, start) ------------------
   out="$(ct dpkg -i /root/birdhub.deb 2>&1)" || { echo "$out" >&2; fail "reinstall"; }

@@ -199,7 +199,17 @@ fn report_model_status(settings: &Settings) {
 pub async fn open_store(data: &std::path::Path) -> anyhow::Result<(Store, store::migrate::Report)> {
     std::fs::create_dir_all(data).with_context(|| format!("creating data dir {}", data.display()))?;
     let store = Store::open(&data.join("birdhub.db")).context("opening the database")?;
-    let report = store.migrate().await.context("migrating the database")?;
+    // An upgrade can take minutes on a Pi (0016 compacts the file once): keep systemd from
+    // timing the start out while it runs.
+    let keepalive = tokio::spawn(async {
+        loop {
+            crate::systemd::notify("EXTEND_TIMEOUT_USEC=120000000\nWATCHDOG=1\nSTATUS=Upgrading the database");
+            tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        }
+    });
+    let report = store.migrate().await.context("migrating the database");
+    keepalive.abort();
+    let report = report?;
     // Chunks stored before sessions were kept (or by an older hub) get theirs now.
     let placed = store.call(store::recording_sessions::backfill).await.context("placing chunks in sessions")?;
     if placed > 0 {

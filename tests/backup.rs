@@ -19,7 +19,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use birdhub::usecases::backup::{self, RestoreError};
+use birdhub::{
+    store::chunks::key_sql,
+    usecases::backup::{self, RestoreError},
+};
 use chrono::{Local, Timelike};
 use common::{Api, sat};
 use serde_json::json;
@@ -172,14 +175,14 @@ async fn a_backup_under_ten_satellites_restores_every_chunk_acked_before_it() {
     let sent = sent.lock().expect("sent").clone();
     for id in &acked_before {
         let key: String = conn
-            .query_row("SELECT storage_key FROM audio_chunks WHERE id = ?1", [id], |r| r.get(0))
+            .query_row(&format!("SELECT {} FROM audio_chunks c WHERE c.id = ?1", key_sql("c")), [id], |r| r.get(0))
             .unwrap_or_else(|e| panic!("chunk {id} acked before the backup is restored: {e}"));
         let bytes = std::fs::read(fresh.path().join("objects").join(&key)).expect("its file is restored");
         assert!(bytes == sent[id], "chunk {id} has the same bytes");
     }
     // Every restored row has its file, including chunks stored while the backup ran.
     let keys: Vec<String> = conn
-        .prepare("SELECT storage_key FROM audio_chunks")
+        .prepare(&format!("SELECT {} FROM audio_chunks c", key_sql("c")))
         .expect("prepare")
         .query_map([], |r| r.get(0))
         .expect("query")

@@ -3,7 +3,7 @@
 use std::sync::OnceLock;
 
 use birdhub::inference::{
-    Classifier, ClassifierOptions, ModelDir, RangeFilter,
+    Classifier, ClassifierOptions, ModelDir, Precision, RangeFilter,
     audio::{self, Audio, WINDOW},
     frontend::read_f32,
     labels::{self, Labels},
@@ -20,7 +20,8 @@ fn model_dir() -> ModelDir {
 fn classifier() -> &'static Classifier {
     static C: OnceLock<Classifier> = OnceLock::new();
     C.get_or_init(|| {
-        Classifier::load(&model_dir(), ClassifierOptions { threads: 2, spin: true }).expect("load classifier")
+        Classifier::load(&model_dir(), ClassifierOptions { threads: 2, spin: true, precision: Precision::Fp32 })
+            .expect("load classifier")
     })
 }
 

@@ -113,7 +113,11 @@ async fn a_sigkill_mid_flow_loses_and_doubles_nothing() {
     let conn = rusqlite::Connection::open(&db).expect("db");
     for id in &acked_before_kill {
         let key: String = conn
-            .query_row("SELECT storage_key FROM audio_chunks WHERE id = ?1", [id], |r| r.get(0))
+            .query_row(
+                &format!("SELECT {} FROM audio_chunks c WHERE c.id = ?1", birdhub::store::chunks::key_sql("c")),
+                [id],
+                |r| r.get(0),
+            )
             .expect("acked chunk row");
         let stored = std::fs::read(dir.path().join("data/objects").join(key)).expect("acked chunk file");
         assert_eq!(stored, wav, "the acknowledged WAV is intact");

@@ -277,7 +277,10 @@ async fn the_recording_bundle_zips_the_wavs_with_xeno_canto_metadata_and_names_m
     // One recording's audio is gone from the disk.
     let key: String = w.hub.sql(|c| {
         c.query_row(
-            "SELECT c.storage_key FROM detections d JOIN audio_chunks c ON c.id = d.audio_chunk_id WHERE d.species_code = 'troglodytes-aedon'",
+            &format!(
+                "SELECT {} FROM detections d JOIN audio_chunks c ON c.id = d.audio_chunk_id WHERE d.species_code = 'troglodytes-aedon'",
+                birdhub::store::chunks::key_sql("c")
+            ),
             [],
             |r| r.get(0),
         )

@@ -1,6 +1,8 @@
 //! `birdhub bench inference`: how fast the classifier is on this machine, on real audio.
 //! Prints model load time, the front end alone, per-chunk latency p50/p99 per batch size,
-//! throughput with 1 and 2 threads, and the process's peak RSS.
+//! throughput with 1 and 2 threads, and the process's peak RSS. With `--precision int8,fp16` it
+//! measures those networks in the same run, side by side with FP32, and how often they name the
+//! same top species as FP32 on the run's chunks.
 
 use std::{process::ExitCode, time::Instant};
 
@@ -9,7 +11,7 @@ use serde::Serialize;
 
 use crate::{
     config::Settings,
-    inference::{Classifier, ClassifierOptions, ModelDir, audio},
+    inference::{Classifier, ClassifierOptions, ModelDir, Precision, audio},
     jobs::registry::resident_memory_bytes,
 };
 
@@ -24,6 +26,10 @@ pub struct InferenceArgs {
     /// Batch sizes to measure.
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
     pub batches: Vec<usize>,
+    /// Network precisions to measure; FP32 always runs first as the reference
+    /// (default: inference.precision).
+    #[arg(long, value_delimiter = ',')]
+    pub precision: Vec<Precision>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -32,6 +38,7 @@ pub struct InferenceArgs {
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Row {
+    precision: Precision,
     threads: usize,
     batch: usize,
     /// Latency of one model call, divided by the batch size.
@@ -43,12 +50,28 @@ struct Row {
     chunks_per_sec: f64,
 }
 
+/// One precision against FP32 on the run's chunks.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Agreement {
+    /// The precision that asked for; `loaded` differs when its file is missing.
+    precision: Precision,
+    loaded: Precision,
+    load_ms: f64,
+    /// Chunks whose most confident species is FP32's.
+    top1_equal: usize,
+    chunks: usize,
+    /// The largest difference in any species' confidence, over every chunk.
+    max_confidence_diff: f32,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Report {
     model_dir: String,
     chunks: usize,
     model_load_ms: f64,
+    precisions: Vec<Agreement>,
     front_end_ms_per_chunk: f64,
     rows: Vec<Row>,
     best: Option<Row>,
@@ -76,44 +99,47 @@ fn run(settings: &Settings, args: &InferenceArgs) -> anyhow::Result<ExitCode> {
     let samples = audio::to_model_rate(audio::decode_wav(&bytes, 60.0)?)?;
     let real: Vec<Vec<f32>> = audio::windows(&samples, 0).into_iter().map(|(_, w)| w).collect();
     let chunks: Vec<&[f32]> = real.iter().cycle().take(args.chunks).map(Vec::as_slice).collect();
+    // Precisions are compared on windows every half second, so more of the song is compared.
+    let half = audio::SAMPLE_RATE as usize / 2;
+    let compared: Vec<Vec<f32>> = audio::windows(&samples, audio::WINDOW - half).into_iter().map(|(_, w)| w).collect();
+
+    let mut precisions = vec![Precision::Fp32];
+    let asked = if args.precision.is_empty() { vec![settings.inference.precision] } else { args.precision.clone() };
+    precisions.extend(asked.into_iter().filter(|p| *p != Precision::Fp32));
+    precisions.dedup();
 
     let mut rows = Vec::new();
+    let mut agreements = Vec::new();
+    let mut reference: Vec<Vec<f32>> = Vec::new();
     let (mut model_load_ms, mut front_end_ms, mut rss_after_load, mut peak_one) = (0.0, 0.0, 0.0, 0.0);
-    for (i, &threads) in args.threads.iter().enumerate() {
-        let classifier = Classifier::load(&dir, ClassifierOptions { threads, spin: true })?;
-        if i == 0 {
-            model_load_ms = classifier.load_ms;
-            rss_after_load = mb(resident_memory_bytes());
-            let t = Instant::now();
-            for c in &chunks {
-                std::hint::black_box(classifier.spectrogram(c));
-            }
-            front_end_ms = t.elapsed().as_secs_f64() * 1e3 / chunks.len() as f64;
-        }
-        classifier.logits(&chunks[..1])?; // warm-up: first run allocates
-        for &batch in &args.batches {
-            let mut calls = Vec::new();
-            let started = Instant::now();
-            for group in chunks.chunks(batch) {
+    for (p, &precision) in precisions.iter().enumerate() {
+        for (i, &threads) in args.threads.iter().enumerate() {
+            let classifier = Classifier::load(&dir, ClassifierOptions { threads, spin: true, precision })?;
+            let first = p == 0 && i == 0;
+            if first {
+                model_load_ms = classifier.load_ms;
+                rss_after_load = mb(resident_memory_bytes());
                 let t = Instant::now();
-                std::hint::black_box(classifier.logits(group)?);
-                calls.push(t.elapsed().as_secs_f64() * 1e3);
+                for c in &chunks {
+                    std::hint::black_box(classifier.spectrogram(c));
+                }
+                front_end_ms = t.elapsed().as_secs_f64() * 1e3 / chunks.len() as f64;
             }
-            let total = started.elapsed().as_secs_f64();
-            calls.sort_by(f64::total_cmp);
-            let (p50, p99) = (percentile(&calls, 50.0), percentile(&calls, 99.0));
-            rows.push(Row {
-                threads,
-                batch,
-                p50_ms_per_chunk: p50 / batch as f64,
-                p99_ms_per_chunk: p99 / batch as f64,
-                p50_ms_per_call: p50,
-                p99_ms_per_call: p99,
-                chunks_per_sec: chunks.len() as f64 / total,
-            });
-        }
-        if i == 0 {
-            peak_one = peak_rss_mb();
+            if i == 0 {
+                let logits = classifier.logits(&compared.iter().map(Vec::as_slice).collect::<Vec<_>>())?;
+                if p == 0 {
+                    reference = logits;
+                } else {
+                    agreements.push(agreement(precision, &classifier, &reference, &logits));
+                }
+            }
+            classifier.logits(&chunks[..1])?; // warm-up: first run allocates
+            for &batch in &args.batches {
+                rows.push(measure(&classifier, &chunks, threads, batch)?);
+            }
+            if first {
+                peak_one = peak_rss_mb();
+            }
         }
     }
     let best = rows.iter().max_by(|a, b| a.chunks_per_sec.total_cmp(&b.chunks_per_sec)).copied();
@@ -121,6 +147,7 @@ fn run(settings: &Settings, args: &InferenceArgs) -> anyhow::Result<ExitCode> {
         model_dir: dir.path.display().to_string(),
         chunks: chunks.len(),
         model_load_ms,
+        precisions: agreements,
         front_end_ms_per_chunk: front_end_ms,
         rows,
         best,
@@ -136,19 +163,74 @@ fn run(settings: &Settings, args: &InferenceArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Times `classifier` on `chunks` in calls of `batch`.
+fn measure(classifier: &Classifier, chunks: &[&[f32]], threads: usize, batch: usize) -> anyhow::Result<Row> {
+    let mut calls = Vec::new();
+    let started = Instant::now();
+    for group in chunks.chunks(batch) {
+        let t = Instant::now();
+        std::hint::black_box(classifier.logits(group)?);
+        calls.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let total = started.elapsed().as_secs_f64();
+    calls.sort_by(f64::total_cmp);
+    let (p50, p99) = (percentile(&calls, 50.0), percentile(&calls, 99.0));
+    Ok(Row {
+        precision: classifier.precision(),
+        threads,
+        batch,
+        p50_ms_per_chunk: p50 / batch as f64,
+        p99_ms_per_chunk: p99 / batch as f64,
+        p50_ms_per_call: p50,
+        p99_ms_per_call: p99,
+        chunks_per_sec: chunks.len() as f64 / total,
+    })
+}
+
+/// How `logits` (from `classifier`) compare with FP32's `reference`, window by window.
+fn agreement(asked: Precision, classifier: &Classifier, reference: &[Vec<f32>], logits: &[Vec<f32>]) -> Agreement {
+    let top1 = |l: &[f32]| l.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map(|(i, _)| i);
+    let confidence = |l: f32| crate::inference::predict::sigmoid(l, crate::inference::predict::DEFAULT_SENSITIVITY);
+    let mut a = Agreement {
+        precision: asked,
+        loaded: classifier.precision(),
+        load_ms: classifier.load_ms,
+        top1_equal: 0,
+        chunks: reference.len(),
+        max_confidence_diff: 0.0,
+    };
+    for (r, l) in reference.iter().zip(logits) {
+        a.top1_equal += usize::from(top1(r) == top1(l));
+        for (x, y) in r.iter().zip(l) {
+            a.max_confidence_diff = a.max_confidence_diff.max((confidence(*x) - confidence(*y)).abs());
+        }
+    }
+    a
+}
+
 fn print_table(r: &Report) {
     println!(
-        "birdhub bench inference: BirdNET 2.4 (native front end + birdnet_net.onnx), {} chunks of real audio",
+        "birdhub bench inference: BirdNET 2.4 (native front end + ONNX network), {} chunks of real audio",
         r.chunks
     );
     println!("model dir:       {}", r.model_dir);
     println!("model load:      {:.0} ms", r.model_load_ms);
     println!("front end:       {:.2} ms/chunk (one thread)", r.front_end_ms_per_chunk);
     println!();
-    println!("threads  batch  p50 ms/chunk  p99 ms/chunk  p50 ms/call  p99 ms/call  chunks/s");
+    for a in &r.precisions {
+        let fell_back =
+            if a.loaded == a.precision { String::new() } else { format!(" (file missing: ran {})", a.loaded) };
+        println!(
+            "{:<5} vs fp32:   top-1 equal on {}/{} windows (0.5 s apart), largest confidence difference {:.3}, load {:.0} ms{fell_back}",
+            a.precision, a.top1_equal, a.chunks, a.max_confidence_diff, a.load_ms
+        );
+    }
+    println!();
+    println!("precision  threads  batch  p50 ms/chunk  p99 ms/chunk  p50 ms/call  p99 ms/call  chunks/s");
     for row in &r.rows {
         println!(
-            "{:>7}  {:>5}  {:>12.2}  {:>12.2}  {:>11.2}  {:>11.2}  {:>8.1}",
+            "{:>9}  {:>7}  {:>5}  {:>12.2}  {:>12.2}  {:>11.2}  {:>11.2}  {:>8.1}",
+            row.precision.as_str(),
             row.threads,
             row.batch,
             row.p50_ms_per_chunk,
@@ -160,7 +242,10 @@ fn print_table(r: &Report) {
     }
     if let Some(b) = &r.best {
         println!();
-        println!("best:            {:.1} chunks/s ({} threads, batch {})", b.chunks_per_sec, b.threads, b.batch);
+        println!(
+            "best:            {:.1} chunks/s ({}, {} threads, batch {})",
+            b.chunks_per_sec, b.precision, b.threads, b.batch
+        );
     }
     println!("RSS after load:  {:.0} MB", r.rss_after_load_mb);
     println!("peak RSS:        {:.0} MB with one classifier loaded (as in the hub)", r.peak_rss_one_classifier_mb);

@@ -97,8 +97,9 @@ pub async fn run(settings: &Settings, args: ApiArgs) -> anyhow::Result<ExitCode>
 async fn prepare(dir: &Path, args: &ApiArgs) -> anyhow::Result<bool> {
     let figures = json!({
         "detections": args.detections, "species": args.species, "satellites": args.satellites, "days": args.days,
-        // 2: the seeded verdicts come with their votes.
-        "seed": 2,
+        // 2: the seeded verdicts come with their votes. 3: chunks have the ingest's derived
+        // storage key (stored as '', migration 0016).
+        "seed": 3,
     });
     let marker = dir.join(MARKER);
     let db = dir.join("birdhub.db");

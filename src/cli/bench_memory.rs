@@ -111,7 +111,7 @@ async fn stages(settings: &Settings) -> anyhow::Result<ExitCode> {
     let range = state.range.clone();
     tokio::task::spawn_blocking(move || range.get()?.scores(40.8, -77.9, 20).map(|_| ())).await??;
     table.mark("range model (session and one answer)");
-    let (options, frontend_threads) = model::pool_options(workers);
+    let (options, frontend_threads) = model::pool_options(workers, state.settings.inference.precision);
     let classifier = Classifier::load(&dir, options)?.with_frontend_threads(frontend_threads);
     table.mark("classifier session");
     let wav = fixture_wav(&dir)?;

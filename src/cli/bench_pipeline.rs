@@ -24,7 +24,7 @@ use crate::{
     config::Settings,
     events::Event,
     ids::{SatelliteId, TenantId},
-    inference::{Classifier, ClassifierOptions, ModelDir, audio, worker},
+    inference::{Classifier, ClassifierOptions, ModelDir, Precision, audio, worker},
     store,
 };
 
@@ -213,7 +213,7 @@ async fn bare_model(dir: &ModelDir, wav: &[u8], threads: usize) -> anyhow::Resul
     let dir = dir.clone();
     let samples = audio::to_model_rate(audio::decode_wav(wav, 10.0)?)?;
     tokio::task::spawn_blocking(move || -> anyhow::Result<f64> {
-        let classifier = Classifier::load(&dir, ClassifierOptions { threads, spin: true })?;
+        let classifier = Classifier::load(&dir, ClassifierOptions { threads, spin: true, precision: Precision::Fp32 })?;
         // Separate buffers per slot, as the workers have (one shared buffer would stay in cache).
         let windows: Vec<Vec<f32>> = (0..worker::BATCH).map(|_| audio::pad(&samples)).collect();
         let batch: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();

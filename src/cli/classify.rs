@@ -62,6 +62,8 @@ struct Report {
     duration_seconds: f64,
     sample_rate: u32,
     model: &'static str,
+    /// The network that ran (FP32 when the configured precision's file is missing).
+    precision: crate::inference::Precision,
     threshold: f32,
     location: Option<Location>,
     windows: Vec<Window>,
@@ -103,7 +105,8 @@ fn classify(settings: &Settings, args: &ClassifyArgs) -> anyhow::Result<ExitCode
     let dir = ModelDir::locate(&settings.inference.model_dir)?;
     let threads =
         if settings.inference.workers == 0 { ClassifierOptions::default().threads } else { settings.inference.workers };
-    let classifier = Classifier::load(&dir, ClassifierOptions { threads, spin: true })?;
+    let classifier =
+        Classifier::load(&dir, ClassifierOptions { threads, spin: true, precision: settings.inference.precision })?;
     let location = match (args.lat, args.lon) {
         (Some(latitude), Some(longitude)) => {
             let date = args.date.unwrap_or_else(|| chrono::Utc::now().date_naive());
@@ -141,6 +144,7 @@ fn classify(settings: &Settings, args: &ClassifyArgs) -> anyhow::Result<ExitCode
         duration_seconds: duration,
         sample_rate: rate,
         model: classifier.model_id(),
+        precision: classifier.precision(),
         threshold,
         location,
         windows,
@@ -155,12 +159,13 @@ fn classify(settings: &Settings, args: &ClassifyArgs) -> anyhow::Result<ExitCode
 
 fn print_text(r: &Report) {
     println!(
-        "{}: {:.1} s at {} Hz, {} window(s), model {}, threshold {:.2}",
+        "{}: {:.1} s at {} Hz, {} window(s), model {} ({}), threshold {:.2}",
         r.file,
         r.duration_seconds,
         r.sample_rate,
         r.windows.len(),
         r.model,
+        r.precision,
         r.threshold
     );
     if let Some(l) = &r.location {

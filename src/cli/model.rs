@@ -4,7 +4,7 @@ use std::{path::PathBuf, process::ExitCode};
 
 use crate::{
     config::Settings,
-    inference::{ModelDir, labels},
+    inference::{ModelDir, Precision, labels},
 };
 
 /// Runs `models/fetch.sh` from the checkout this binary was built from (or `./models`).
@@ -37,6 +37,11 @@ pub fn status(settings: &Settings) -> anyhow::Result<ExitCode> {
             println!("model: ready at {}", dir.path.display());
             println!("runtime: {}", dir.runtime_library().display());
             println!("languages: {}", labels::languages(&dir.path).join(" "));
+            let shipped: Vec<&str> =
+                Precision::ALL.iter().filter(|p| dir.file(p.file_name()).is_file()).map(|p| p.as_str()).collect();
+            let wanted = settings.inference.precision;
+            let note = if shipped.contains(&wanted.as_str()) { "" } else { " (not in the directory: fp32 runs)" };
+            println!("precision: {wanted}{note}; shipped: {}", shipped.join(" "));
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {

@@ -152,6 +152,9 @@ pub struct InferenceSettings {
     pub workers: usize,
     /// Minimum confidence for a detection.
     pub threshold: f32,
+    /// Which copy of the network runs: `fp32`, `fp16` or `int8` (docs/classifier.md has their
+    /// agreement with FP32 and their speed). A copy the model directory lacks falls back to FP32.
+    pub precision: crate::inference::Precision,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -280,7 +283,12 @@ impl Default for Settings {
                 security: "starttls".into(),
             },
             live_audio: LiveAudioSettings { timeout_ms: 60_000 },
-            inference: InferenceSettings { model_dir: String::new(), workers: 0, threshold: 0.7 },
+            inference: InferenceSettings {
+                model_dir: String::new(),
+                workers: 0,
+                threshold: 0.7,
+                precision: crate::inference::Precision::Fp32,
+            },
             cache: CacheSettings { registry_prefix: "birdhub".into(), max_entries: 100_000 },
             species_images: SpeciesImageSettings {
                 source_url: String::new(),

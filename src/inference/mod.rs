@@ -3,6 +3,7 @@
 //! - [`audio`]: WAV decoding, resampling to 48 kHz, 3 s windows.
 //! - [`frontend`]: the spectrogram, computed natively (see `models/README.md`).
 //! - [`model`]: the ONNX Runtime library, the network session and batched logits.
+//! - [`precision`]: FP32, FP16 or INT8: which copy of the network runs.
 //! - [`labels`]: class names in every shipped language and the species-code scheme.
 //! - [`range`]: the location/week meta-model ("expected here and now").
 //! - [`worker`]: the inference threads behind the durable SQLite job queue.
@@ -15,6 +16,7 @@ pub mod audio;
 pub mod frontend;
 pub mod labels;
 pub mod model;
+pub mod precision;
 pub mod predict;
 pub mod range;
 pub mod translations;
@@ -23,6 +25,7 @@ pub mod worker;
 use std::path::{Path, PathBuf};
 
 pub use model::{Classifier, ClassifierOptions};
+pub use precision::Precision;
 pub use predict::Prediction;
 pub use range::RangeFilter;
 

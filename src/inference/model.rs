@@ -1,6 +1,7 @@
 //! ONNX Runtime: loading the shared library once per process, and the classifier network.
 //!
-//! The spectrogram is computed natively ([`Frontend`]); ONNX Runtime runs only `birdnet_net.onnx`.
+//! The spectrogram is computed natively ([`Frontend`]); ONNX Runtime runs only the network
+//! (`birdnet_net.onnx`, or its FP16/INT8 copy: [`Precision`]).
 //! One session is created at load and shared by every worker thread (ort's `run` needs exclusive
 //! access, so it sits behind a mutex; parallelism comes from batching and ORT's intra-op threads).
 
@@ -16,7 +17,13 @@ use ort::{
     value::Tensor,
 };
 
-use super::{MODEL_ID, ModelDir, ModelError, audio::WINDOW, frontend::Frontend, labels::Labels};
+use super::{
+    MODEL_ID, ModelDir, ModelError,
+    audio::WINDOW,
+    frontend::Frontend,
+    labels::Labels,
+    precision::{self, Precision},
+};
 
 /// Loads `libonnxruntime.so` and creates the process-wide ORT environment (first call wins).
 pub fn init_runtime(library: &Path) -> Result<&'static Environment, ModelError> {
@@ -62,20 +69,26 @@ pub struct ClassifierOptions {
     /// Let ONNX Runtime's threads spin between calls: fastest alone, wasteful when the cores
     /// are shared with other work.
     pub spin: bool,
+    /// Which copy of the network to run (FP32 when the directory lacks the one asked for).
+    pub precision: Precision,
 }
 
 impl ClassifierOptions {
     /// One thread per core.
     pub fn all_cores() -> Self {
-        Self { threads: std::thread::available_parallelism().map_or(1, |n| n.get()), spin: true }
+        Self {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            spin: true,
+            precision: Precision::Fp32,
+        }
     }
 }
 
 /// Options for `workers` threads sharing one classifier: the network keeps every core (calls
 /// are serialised) without spinning; each worker spreads its batch's spectrograms over its share
 /// of the cores. Returns the options and the front-end threads per worker.
-pub fn pool_options(workers: usize) -> (ClassifierOptions, usize) {
-    let all = ClassifierOptions { spin: false, ..ClassifierOptions::all_cores() };
+pub fn pool_options(workers: usize, precision: Precision) -> (ClassifierOptions, usize) {
+    let all = ClassifierOptions { spin: false, precision, ..ClassifierOptions::all_cores() };
     let share = (all.threads / workers.max(1)).max(1);
     (all, share)
 }
@@ -92,6 +105,7 @@ pub struct Classifier {
     /// Threads for the front end of a batch (by default the count ONNX Runtime uses).
     threads: usize,
     net: Mutex<Session>,
+    precision: Precision,
     labels: Labels,
     /// How long loading took (for `birdhub bench inference`).
     pub load_ms: f64,
@@ -104,15 +118,17 @@ impl Classifier {
         let env = init_runtime(&dir.runtime_library())?;
         let frontend = Frontend::load(&dir.path)?;
         let labels = Labels::load(&dir.file("labels/en.txt"))?;
-        let net = open_session(env, &dir.file("birdnet_net.onnx"), options.threads, options.spin)?;
+        let (precision, file) = precision::network_file(dir, options.precision);
+        let net = open_session(env, &file, options.threads, options.spin)?;
         let outputs = net.outputs().len();
         if outputs != 1 {
-            return Err(ModelError::invalid(&dir.file("birdnet_net.onnx"), format!("{outputs} outputs, expected 1")));
+            return Err(ModelError::invalid(&file, format!("{outputs} outputs, expected 1")));
         }
         Ok(Self {
             frontend,
             threads: options.threads.max(1),
             net: Mutex::new(net),
+            precision,
             labels,
             load_ms: started.elapsed().as_secs_f64() * 1e3,
         })
@@ -130,6 +146,11 @@ impl Classifier {
 
     pub fn model_id(&self) -> &'static str {
         MODEL_ID
+    }
+
+    /// The precision of the network that was loaded (FP32 when the one asked for was missing).
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// The spectrogram of one 3 s window (`[2, 96, 511]` flattened).

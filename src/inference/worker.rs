@@ -156,7 +156,7 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
         let dir = state.settings.model_dir.clone();
         // Workers overlap: one computes spectrograms (on its own thread) while another runs the
         // network (on every core, one call at a time).
-        let (options, frontend_threads) = super::model::pool_options(count);
+        let (options, frontend_threads) = super::model::pool_options(count, state.settings.precision);
         let shared_range = state.range.clone();
         let loaded = tokio::task::spawn_blocking(move || {
             let dir = ModelDir::locate(&dir)?;
@@ -181,7 +181,12 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
         m.remove("pool");
     }
     let shared = Arc::new(Shared { state: state.clone(), classifier, filter, stop: AtomicBool::new(false) });
-    tracing::info!(workers = count, model = shared.classifier.model_id(), "inference workers started");
+    tracing::info!(
+        workers = count,
+        model = shared.classifier.model_id(),
+        precision = %shared.classifier.precision(),
+        "inference workers started"
+    );
     let threads: Vec<_> = (0..count)
         .map(|i| {
             let shared = shared.clone();

@@ -1,6 +1,7 @@
 //! Housekeeping every hour: telemetry older than its retention, rate-limit ledger rows older
 //! than a day, inference jobs done more than 7 days ago and finished alert deliveries older than
-//! 30 days are deleted.
+//! 30 days are deleted. Free pages of the database beyond a reserve are then given back to the
+//! filesystem (`store::system::give_back_free_pages`).
 
 use std::time::Duration;
 
@@ -30,12 +31,13 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
                     store::login_attempts::prune(c, ledger_before)?,
                     store::jobs::prune_done(c, jobs_before)?,
                     store::alert_deliveries::prune(c, deliveries_before)?,
+                    store::system::give_back_free_pages(c)?,
                 ))
             })
             .await;
         match pruned {
-            Ok((t, l, j, d)) if t + l + d > 0 || j > 0 => {
-                tracing::info!(telemetry = t, ledger = l, jobs = j, deliveries = d, "old rows pruned")
+            Ok((t, l, j, d, pages)) if t + l + d > 0 || j + pages > 0 => {
+                tracing::info!(telemetry = t, ledger = l, jobs = j, deliveries = d, pages, "old rows pruned")
             }
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "pruning failed"),

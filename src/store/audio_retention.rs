@@ -52,8 +52,9 @@ pub fn candidates(
         Tier::Plain => format!("NOT {VALUED}"),
         Tier::Kept => VALUED.to_owned(),
     };
+    let key = super::chunks::key_sql("c");
     let sql = format!(
-        "SELECT c.id, c.storage_key, c.size_bytes FROM audio_chunks c INDEXED BY audio_chunks_live_by_time
+        "SELECT c.id, {key}, c.size_bytes FROM audio_chunks c INDEXED BY audio_chunks_live_by_time
          WHERE c.audio_expired_at IS NULL AND c.recorded_at < ?1 AND {valued} AND NOT {SHARED} AND NOT {UNCLASSIFIED}
          ORDER BY c.recorded_at LIMIT ?3"
     );
@@ -81,10 +82,11 @@ pub fn mark_expiring(conn: &mut Connection, ids: &[ChunkId], now: Timestamp) -> 
 
 /// Marked chunks whose file may still exist (a sweep stopped between the steps), at most `limit`.
 pub fn expiring(conn: &Connection, limit: i64) -> Result<Vec<Candidate>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, storage_key, size_bytes FROM audio_chunks INDEXED BY audio_chunks_expiring
-         WHERE audio_expired_at IS NOT NULL AND audio_deleted = 0 LIMIT ?1",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT c.id, {}, c.size_bytes FROM audio_chunks c INDEXED BY audio_chunks_expiring
+             WHERE c.audio_expired_at IS NOT NULL AND c.audio_deleted = 0 LIMIT ?1",
+        super::chunks::key_sql("c")
+    ))?;
     let rows =
         stmt.query_map([limit], |r| Ok(Candidate { id: r.get(0)?, storage_key: r.get(1)?, size_bytes: r.get(2)? }))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -22,6 +22,28 @@ pub struct NewChunk {
     pub size_bytes: i64,
 }
 
+/// The storage key the ingest gives a chunk: `audio/{team}/{satellite}/{UTC day}/{id}.wav`.
+pub fn derived_key(tenant: TenantId, satellite: SatelliteId, recorded_at: Timestamp, id: ChunkId) -> String {
+    format!("audio/{tenant}/{satellite}/{}/{id}.wav", recorded_at.at().format("%Y-%m-%d"))
+}
+
+/// What is stored in `storage_key` (migration 0016): '' for the derived key, which every
+/// ingested chunk has (about 130 bytes a row saved), and any other key as it is.
+pub fn stored_key(c: &NewChunk) -> &str {
+    if c.storage_key == derived_key(c.tenant_id, c.satellite_id, c.recorded_at, c.id) { "" } else { &c.storage_key }
+}
+
+/// The storage key of the chunk row `alias` as SQL: the stored key, or the derived one when ''.
+/// The SQL twin of [`derived_key`] (`recorded_at` is stored in UTC, so its first ten characters
+/// are the UTC day).
+pub fn key_sql(alias: &str) -> String {
+    let a = alias;
+    format!(
+        "(CASE {a}.storage_key WHEN '' THEN 'audio/' || {a}.tenant_id || '/' || {a}.satellite_id || '/' || \
+         substr({a}.recorded_at, 1, 10) || '/' || {a}.id || '.wav' ELSE {a}.storage_key END)"
+    )
+}
+
 pub fn exists(conn: &Connection, id: ChunkId) -> Result<bool> {
     Ok(conn.query_row("SELECT 1 FROM audio_chunks WHERE id = ?1", [id], |_| Ok(())).optional()?.is_some())
 }
@@ -46,7 +68,7 @@ pub fn insert_with_job(conn: &mut Connection, c: &NewChunk, now: Timestamp) -> R
             c.sample_rate,
             c.latitude,
             c.longitude,
-            c.storage_key,
+            stored_key(c),
             c.size_bytes,
             now
         ],
@@ -64,9 +86,11 @@ pub fn insert_with_job(conn: &mut Connection, c: &NewChunk, now: Timestamp) -> R
 /// The storage key of a chunk of `tenant` (for streaming its audio).
 pub fn storage_key(conn: &Connection, tenant: TenantId, id: ChunkId) -> Result<Option<String>> {
     Ok(conn
-        .query_row("SELECT storage_key FROM audio_chunks WHERE id = ?1 AND tenant_id = ?2", params![id, tenant], |r| {
-            r.get(0)
-        })
+        .query_row(
+            &format!("SELECT {} FROM audio_chunks c WHERE c.id = ?1 AND c.tenant_id = ?2", key_sql("c")),
+            params![id, tenant],
+            |r| r.get(0),
+        )
         .optional()?)
 }
 
@@ -89,7 +113,11 @@ pub struct ChunkMeta {
 pub fn meta(conn: &Connection, tenant: TenantId, id: ChunkId) -> Result<Option<ChunkMeta>> {
     Ok(conn
         .query_row(
-            "SELECT duration_ms, sample_rate, storage_key, audio_expired_at FROM audio_chunks WHERE id = ?1 AND tenant_id = ?2",
+            &format!(
+                "SELECT c.duration_ms, c.sample_rate, {}, c.audio_expired_at FROM audio_chunks c
+                 WHERE c.id = ?1 AND c.tenant_id = ?2",
+                key_sql("c")
+            ),
             params![id, tenant],
             |r| {
                 Ok(ChunkMeta {

@@ -69,7 +69,9 @@ pub struct Stored {
 pub(super) const SELECT: &str =
     "SELECT d.id, d.tenant_id, d.satellite_id, s.name, d.audio_chunk_id, d.model_id, d.species_code,
         d.scientific_name, d.common_name, d.confidence, d.detected_at, d.start_ms, d.end_ms, d.is_rare, d.rare_reason,
-        d.is_first_of_day, d.is_first_of_season, d.expected_here, d.verification_status, c.storage_key, d.created_at,
+        d.is_first_of_day, d.is_first_of_season, d.expected_here, d.verification_status,
+        (CASE c.storage_key WHEN '' THEN 'audio/' || c.tenant_id || '/' || c.satellite_id || '/' ||
+         substr(c.recorded_at, 1, 10) || '/' || c.id || '.wav' ELSE c.storage_key END), d.created_at,
         c.audio_expired_at
      FROM detections d JOIN satellites s ON s.id = d.satellite_id JOIN audio_chunks c ON c.id = d.audio_chunk_id";
 

@@ -45,10 +45,13 @@ pub fn claim(conn: &mut Connection, worker: &str, max: u32, now: Timestamp) -> R
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             out.push(tx.query_row(
-                "SELECT j.id, j.chunk_id, j.tenant_id, c.satellite_id, s.name, j.attempts, c.storage_key, c.recorded_at,
-                        c.latitude, c.longitude
-                 FROM inference_jobs j JOIN audio_chunks c ON c.id = j.chunk_id JOIN satellites s ON s.id = c.satellite_id
-                 WHERE j.id = ?1",
+                &format!(
+                    "SELECT j.id, j.chunk_id, j.tenant_id, c.satellite_id, s.name, j.attempts, {}, c.recorded_at,
+                            c.latitude, c.longitude
+                     FROM inference_jobs j JOIN audio_chunks c ON c.id = j.chunk_id JOIN satellites s ON s.id = c.satellite_id
+                     WHERE j.id = ?1",
+                    super::chunks::key_sql("c")
+                ),
                 [id],
                 claimed_row,
             )?);

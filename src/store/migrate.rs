@@ -26,6 +26,11 @@ pub fn run(conn: &mut Connection) -> Result<Report> {
     if from > supported {
         return Err(Error::TooNew { found: from, supported });
     }
+    if from == 0 {
+        // A new file: incremental auto-vacuum from the start (an existing one switches on VACUUM,
+        // see [`compact`]). Only possible before the first table exists; a no-op afterwards.
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+    }
     let mut applied = Vec::new();
     for (version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > from) {
         let tx = conn.transaction()?;
@@ -36,7 +41,77 @@ pub fn run(conn: &mut Connection) -> Result<Report> {
         tracing::info!(version, name, "applied migration");
         applied.push(format!("{version:04}_{name}"));
     }
+    if from > 0 && from < COMPACT_AT && supported >= COMPACT_AT {
+        // Upgrading past 0016: give the freed pages back and pack the rest, once. A failure
+        // (no room, a full disk half-way) leaves the database as it was, only not smaller.
+        match compact(conn) {
+            Ok(done) => tracing::info!(?done, "database compacted after the upgrade"),
+            Err(e) => tracing::warn!(error = %e, "the database could not be compacted; it keeps its size"),
+        }
+    }
     Ok(Report { from, to: supported.max(from), applied })
+}
+
+/// The migration whose upgrade compacts the file (`0016_compact.sql`).
+const COMPACT_AT: u32 = 16;
+/// Room kept on the disk on top of what a VACUUM needs.
+const COMPACT_MARGIN: u64 = 256 << 20;
+
+/// What [`compact`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Compacted {
+    /// VACUUMed: the file's size before and after, and how long it took.
+    Done { before_bytes: u64, after_bytes: u64, millis: u64 },
+    /// Not enough free disk for the copy VACUUM writes; the file keeps its size and its free
+    /// pages are reused by new rows.
+    NoRoom { needed_bytes: u64, free_bytes: u64 },
+    /// An in-memory or temporary database: nothing to give back.
+    NotAFile,
+}
+
+/// Rebuilds the database file packed (`VACUUM`) and switches it to `auto_vacuum = INCREMENTAL`,
+/// so later deletions can give pages back ([`super::system::give_back_free_pages`]).
+///
+/// VACUUM copies the live pages into a temporary file and then writes them all again through
+/// the WAL, so it needs up to twice the database's size free, both where the database lives and
+/// in SQLite's temp directory (`SQLITE_TMPDIR`, else `TMPDIR`, else `/var/tmp`); without that
+/// room it does nothing. It holds the write lock throughout: it runs at start-up, before the
+/// hub serves. The temp copy goes to a file, never to memory (the pool's `temp_store = MEMORY`
+/// would put a copy of the whole database in RAM).
+pub fn compact(conn: &Connection) -> Result<Compacted> {
+    let Some(path) = conn.path().filter(|p| !p.is_empty()).map(std::path::PathBuf::from) else {
+        return Ok(Compacted::NotAFile);
+    };
+    let pragma =
+        |name: &str| -> Result<u64> { Ok(conn.pragma_query_value(None, name, |r| r.get::<_, i64>(0))?.max(0) as u64) };
+    let (pages, page_size, free_pages) = (pragma("page_count")?, pragma("page_size")?, pragma("freelist_count")?);
+    let live = pages.saturating_sub(free_pages) * page_size;
+    let needed_bytes = 2 * live + COMPACT_MARGIN;
+    let dir = path.parent().map_or_else(|| std::path::PathBuf::from("."), std::path::Path::to_path_buf);
+    let temp = ["SQLITE_TMPDIR", "TMPDIR"]
+        .iter()
+        .find_map(|v| std::env::var_os(v).filter(|d| !d.is_empty()))
+        .map_or_else(|| std::path::PathBuf::from("/var/tmp"), std::path::PathBuf::from);
+    let free_bytes = [dir.as_path(), temp.as_path()].iter().filter_map(|d| free_space(d)).min().unwrap_or(0);
+    if free_bytes < needed_bytes {
+        return Ok(Compacted::NoRoom { needed_bytes, free_bytes });
+    }
+    let size = || std::fs::metadata(&path).map_or(0, |m| m.len());
+    let (before_bytes, started) = (size(), std::time::Instant::now());
+    tracing::info!(bytes = before_bytes, "compacting the database (VACUUM); this takes a while on a big one");
+    conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA auto_vacuum = INCREMENTAL;")?;
+    let vacuumed = conn.execute_batch("VACUUM");
+    conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
+    vacuumed?;
+    // The new pages sit in the WAL until a checkpoint copies them into the file.
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    Ok(Compacted::Done { before_bytes, after_bytes: size(), millis: started.elapsed().as_millis() as u64 })
+}
+
+/// Free bytes on the filesystem of `dir`, if it can be asked.
+fn free_space(dir: &std::path::Path) -> Option<u64> {
+    let s = rustix::fs::statvfs(dir).ok()?;
+    Some(s.f_bavail.saturating_mul(s.f_frsize))
 }
 
 /// Work a migration needs done in Rust, in its transaction, after its SQL.

@@ -160,6 +160,9 @@ impl Store {
 }
 
 #[cfg(test)]
+mod compact_tests;
+
+#[cfg(test)]
 mod tests {
     #[tokio::test]
     async fn connections_use_wal_foreign_keys_and_a_busy_timeout() {

@@ -66,3 +66,31 @@ pub fn totals(conn: &Connection, now: Timestamp) -> Result<Totals> {
         audio_bytes: audio_bytes.max(0) as u64,
     })
 }
+
+/// Free pages kept in the file for new rows to reuse; only those beyond are given back.
+pub const FREE_PAGES_KEPT: u64 = 16_384;
+/// Pages given back per statement, so writers wait for at most one short step.
+const GIVE_BACK_STEP: u64 = 2_048;
+
+/// Gives the file's free pages beyond [`FREE_PAGES_KEPT`] back to the filesystem (`PRAGMA
+/// incremental_vacuum`), in steps. A no-op unless the file is in `auto_vacuum = INCREMENTAL`
+/// (new databases, and old ones once compacted by `store::migrate::compact`). Returns the
+/// pages given back.
+pub fn give_back_free_pages(conn: &Connection) -> Result<u64> {
+    let mode: i64 = conn.pragma_query_value(None, "auto_vacuum", |r| r.get(0))?;
+    if mode != 2 {
+        return Ok(0);
+    }
+    let mut given = 0;
+    loop {
+        let free = conn.pragma_query_value(None, "freelist_count", |r| r.get::<_, i64>(0))?.max(0) as u64;
+        let excess = free.saturating_sub(FREE_PAGES_KEPT);
+        if excess == 0 {
+            return Ok(given);
+        }
+        let step = excess.min(GIVE_BACK_STEP);
+        // The pragma returns no rows; stepping it through to the end does the work.
+        conn.prepare(&format!("PRAGMA incremental_vacuum({step})"))?.query([])?.next()?;
+        given += step;
+    }
+}
