@@ -53,7 +53,8 @@ fn directory_without_int8(into: &std::path::Path) -> std::path::PathBuf {
     for entry in std::fs::read_dir(&shipped.path).expect("read model dir") {
         let entry = entry.expect("entry");
         if entry.file_name() != Precision::Int8.file_name() {
-            std::os::unix::fs::symlink(entry.path(), copy.join(entry.file_name())).expect("link");
+            let target = std::fs::canonicalize(entry.path()).expect("canonical path");
+            std::os::unix::fs::symlink(target, copy.join(entry.file_name())).expect("link");
         }
     }
     copy
