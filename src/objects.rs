@@ -12,6 +12,7 @@ use std::{
 
 use uuid::Uuid;
 
+mod batch;
 mod writer;
 pub use writer::StagingWriter;
 

@@ -109,6 +109,54 @@ async fn bad_audio_gets_an_error_ack_and_leaves_nothing_behind() {
     assert_eq!(ack["status"], "stored");
 }
 
+#[tokio::test]
+async fn chunks_arriving_together_are_each_acknowledged_for_themselves() {
+    // Four satellites publish at once, so their chunks reach the writer together and share
+    // commits; one chunk in the middle of the burst is bad. Each gets its own ack.
+    let (hub, api, first, first_client) = setup().await;
+    let mut sats = vec![(first, first_client)];
+    for name in ["meadow", "pond", "orchard"] {
+        let r = sat::register(&api, json!({"name": name})).await;
+        let mut c = sat::connect(&hub, &r).await;
+        assert!(c.subscribe(&format!("{}#", r.prefix)).await);
+        sats.push((r, c));
+    }
+    let wav = sat::tone_wav(48_000, 3.0);
+    let bad = uuid::Uuid::new_v4().to_string();
+    let mut sent: Vec<Vec<String>> = vec![Vec::new(); sats.len()];
+    for round in 0..4 {
+        for (i, (r, c)) in sats.iter().enumerate() {
+            let chunk = uuid::Uuid::new_v4().to_string();
+            let (id, body) = if round == 2 && i == 1 {
+                (bad.clone(), sat::audio_message(r, &bad, &wav[..wav.len() - 1], 48_000, 3000))
+            } else {
+                (chunk.clone(), sat::audio_message(r, &chunk, &wav, 48_000, 3000))
+            };
+            c.publish(&r.topic("audio"), body).await;
+            sent[i].push(id);
+        }
+    }
+    let mut good = 0;
+    for (i, (r, c)) in sats.iter_mut().enumerate() {
+        for id in &sent[i] {
+            let ack = c.message_on(&r.topic("ack"), 15).await.expect("an ack for every chunk");
+            assert_eq!(ack["chunkId"], id.as_str(), "acks come in publishing order");
+            if *id == bad {
+                assert_eq!(ack["status"], "error", "{ack}");
+                assert!(ack["error"].as_str().unwrap_or_default().contains("WAV"), "{ack}");
+            } else {
+                assert_eq!(ack, json!({"chunkId": id, "status": "stored"}));
+                good += 1;
+            }
+        }
+    }
+    assert_eq!(good, 15);
+    assert_eq!(count(&hub, "SELECT count(*) FROM audio_chunks"), 15);
+    assert_eq!(count(&hub, "SELECT count(*) FROM inference_jobs"), 15);
+    assert_eq!(count(&hub, &format!("SELECT count(*) FROM audio_chunks WHERE id = '{bad}'")), 0);
+    assert_eq!(walk(&hub.data_dir.join("objects")).len(), 15, "one file per stored chunk, none for the bad one");
+}
+
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {

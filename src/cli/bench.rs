@@ -277,3 +277,14 @@ pub(super) fn status_mb(pid: u32, key: &str) -> f64 {
         .and_then(|s| s.lines().find_map(|l| l.strip_prefix(key))?.split_whitespace().next()?.parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
 }
+
+/// User plus system CPU seconds a process has used (`/proc/<pid>/stat`, 100 ticks a second);
+/// 0 when the process is gone.
+pub(super) fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}

@@ -129,19 +129,9 @@ async fn stored(hub: &app::Hub) -> anyhow::Result<i64> {
         .await?)
 }
 
-/// User plus system CPU seconds of each process (from `/proc/PID/stat`, 100 ticks a second).
+/// User plus system CPU seconds of each process.
 fn cpu_seconds(procs: &[Proc]) -> Vec<f64> {
-    procs
-        .iter()
-        .map(|p| {
-            let stat = std::fs::read_to_string(format!("/proc/{}/stat", p.child.id())).unwrap_or_default();
-            // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
-            let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-            (ticks(11) + ticks(12)) / 100.0
-        })
-        .collect()
+    procs.iter().map(|p| super::bench::cpu_seconds(p.child.id())).collect()
 }
 
 /// Current and peak resident set size in MB (`VmRSS`, `VmHWM`).

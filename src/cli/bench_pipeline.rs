@@ -71,20 +71,31 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     let bare_before = bare_model(&dir, &wav, threads).await?;
 
     // 1. Ack latency at real rate, inference off (the model directory is hidden from this hub).
-    let (acks, ingest_rate) = {
+    //    CPU per chunk is the whole process's (simulated satellites, broker, ingest) over the phase.
+    let (acks, real_cpu, ingest) = {
         let hub = start_hub(settings, false).await?;
         let sats = make_satellites(&hub, args.satellites).await?;
-        let (acks, _) = real_rate(&hub, &sats, &wav, args.seconds).await?;
+        let cpu0 = super::bench::cpu_seconds(std::process::id());
+        let (acks, sent) = real_rate(&hub, &sats, &wav, args.seconds).await?;
+        let real_cpu = (super::bench::cpu_seconds(std::process::id()) - cpu0) / sent.max(1) as f64;
         let ingest = ingest_backlog(&hub, &sats, &wav, args.backlog).await?;
         hub.stop().await?;
-        (acks, ingest)
+        (acks, real_cpu, ingest)
     };
-    println!("ingest capacity:            {ingest_rate:.1} chunks/s acknowledged (backlog, no inference)");
     println!(
-        "ack latency (no inference): p50 {:.1} ms   p99 {:.1} ms   ({} chunks at one per satellite per 3 s)",
+        "ingest capacity:            {:.1} chunks/s acknowledged (backlog, no inference)   CPU per chunk {:.2} ms",
+        ingest.rate,
+        ingest.cpu_per_chunk * 1e3
+    );
+    println!(
+        "ack latency (no inference): p50 {:.1} ms   p99 {:.1} ms   ({} chunks at one per satellite per 3 s)   CPU per chunk {:.2} ms",
         percentile(&acks, 50.0),
         percentile(&acks, 99.0),
-        acks.len()
+        acks.len(),
+        real_cpu * 1e3
+    );
+    println!(
+        "                            (CPU per chunk: user + system time of this whole process over the phase, simulated satellites and broker included, / chunks)"
     );
 
     // 2. Throughput and WebSocket latency with the real model, both ways: chunks arriving while
@@ -407,8 +418,14 @@ fn record_ack(pending: &Pending, latencies: &Arc<Mutex<Vec<f64>>>, topic: &str, 
     }
 }
 
+/// How fast a backlog was acknowledged, and the process's CPU seconds per chunk meanwhile.
+struct Ingested {
+    rate: f64,
+    cpu_per_chunk: f64,
+}
+
 /// Every satellite sends `backlog` chunks at once; returns how fast they are acknowledged.
-async fn ingest_backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize) -> anyhow::Result<f64> {
+async fn ingest_backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize) -> anyhow::Result<Ingested> {
     let b64 = base64::engine::general_purpose::STANDARD.encode(wav);
     let acked = Arc::new(Mutex::new(0usize));
     let mut clients = Vec::new();
@@ -424,10 +441,11 @@ async fn ingest_backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize
         clients.push(client.await?);
     }
     let total = sats.len() * backlog;
-    let started = Instant::now();
+    let (started, cpu0) = (Instant::now(), super::bench::cpu_seconds(std::process::id()));
     publish_backlog(hub, sats, &clients, backlog, &b64).await?;
     wait_count(&acked, total, "acks").await?;
-    Ok(total as f64 / started.elapsed().as_secs_f64())
+    let cpu = super::bench::cpu_seconds(std::process::id()) - cpu0;
+    Ok(Ingested { rate: total as f64 / started.elapsed().as_secs_f64(), cpu_per_chunk: cpu / total as f64 })
 }
 
 /// A hub started on a queue of `total` chunks: the drain rate from the first job claimed to the

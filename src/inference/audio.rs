@@ -3,9 +3,13 @@
 //!
 //! - [`decode`]: any supported file (WAV, FLAC, MP3, Ogg Vorbis), whole or block by block.
 //! - [`resample`]: rate conversion of a clip or of a stream of blocks.
+//! - [`probe`]: a WAV's rate and length without decoding it (ingest's check).
 
 pub mod decode;
+pub mod probe;
 pub mod resample;
+
+pub use probe::{WavShape, probe_wav};
 
 use std::io::Cursor;
 

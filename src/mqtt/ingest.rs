@@ -8,7 +8,7 @@ use std::{future::Future, pin::Pin, sync::Arc};
 
 use base64::Engine;
 use mqtt5::broker::{BrokerEventHandler, ClientDisconnectEvent, ClientPublishEvent, PublishAction};
-use serde::de::DeserializeOwned;
+use serde::Deserialize;
 
 use super::{
     auth::{BrokerAuth, Identity},
@@ -32,6 +32,8 @@ pub const MAX_AUDIO_MESSAGE_BYTES: usize = 2 << 20;
 
 pub struct Ingest {
     state: AppState,
+    /// The one task that writes chunks, committing those that arrive together at once.
+    writer: chunks::ChunkWriter,
     /// The broker's login state, for the shared publish ACL (it knows each client's protocol).
     auth: Arc<BrokerAuth>,
 }
@@ -47,8 +49,15 @@ impl<E: std::fmt::Display> From<E> for Refused {
 }
 
 impl Ingest {
+    /// Starts the chunk writer too, on the current runtime.
     pub fn new(state: AppState, auth: Arc<BrokerAuth>) -> Self {
-        Self { state, auth }
+        let writer = chunks::ChunkWriter::spawn(chunks::Handles {
+            store: state.store.clone(),
+            objects: state.objects.clone(),
+            clock: state.clock.clone(),
+            disk: state.disk.clone(),
+        });
+        Self { state, writer, auth }
     }
 
     async fn on_publish(&self, event: ClientPublishEvent) -> PublishAction {
@@ -133,38 +142,13 @@ impl Ingest {
         }
     }
 
-    /// Validates, stores the WAV and commits the chunk with its job. Returns the chunk id.
+    /// Checks the chunk here, then has the writer store the WAV and commit the chunk with its job
+    /// (with whatever else arrived meanwhile). Returns the chunk id once it is durable.
     async fn store_audio(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<String, Refused> {
-        if payload.len() > MAX_AUDIO_MESSAGE_BYTES {
-            return Err(Refused(format!(
-                "message too large: {} bytes, at most {MAX_AUDIO_MESSAGE_BYTES}",
-                payload.len()
-            )));
-        }
-        let msg: protocol::Audio = parse(payload)?;
-        check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
-        let chunk: ChunkId = msg.chunk_id.parse().map_err(|_| Refused("chunkId is not a UUID".into()))?;
-        let recorded: Timestamp =
-            msg.recorded_at.parse().map_err(|_| Refused("recordedAt is not an ISO 8601 timestamp".into()))?;
-        let wav = base64::engine::general_purpose::STANDARD
-            .decode(msg.audio.trim())
-            .map_err(|e| Refused(format!("audio is not valid base64: {e}")))?;
-        let upload = chunks::Upload {
-            tenant,
-            satellite,
-            chunk,
-            recorded_at: recorded,
-            duration_ms: msg.duration_ms,
-            sample_rate: msg.sample_rate,
-            location: msg.latitude.zip(msg.longitude),
-            wav,
-        };
-        let s = &self.state;
-        match chunks::store_chunk(&s.store, &s.objects, &s.clock, &s.disk, upload)
-            .await
-            .map_err(|e| Refused(e.to_string()))?
-        {
-            chunks::Stored::New => s.job_signal.notify(),
+        let checked = checked_audio(tenant, satellite, payload)?;
+        let chunk = checked.chunk();
+        match self.writer.store(checked).await.map_err(|e| Refused(e.to_string()))? {
+            chunks::Stored::New => self.state.job_signal.notify(),
             chunks::Stored::Duplicate => {} // a retry of a chunk we already hold
         }
         Ok(chunk.to_string())
@@ -330,7 +314,37 @@ impl Ingest {
     }
 }
 
-fn parse<T: DeserializeOwned>(payload: &[u8]) -> Result<T, Refused> {
+/// Parses an `audio` message (borrowing its base64, not copying it), decodes the WAV straight
+/// into its buffer and checks it: everything but the writing, on the caller's task.
+fn checked_audio(tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<chunks::Checked, Refused> {
+    if payload.len() > MAX_AUDIO_MESSAGE_BYTES {
+        return Err(Refused(format!("message too large: {} bytes, at most {MAX_AUDIO_MESSAGE_BYTES}", payload.len())));
+    }
+    let msg: protocol::Audio<'_> = parse(payload)?;
+    check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
+    let chunk: ChunkId = msg.chunk_id.parse().map_err(|_| Refused("chunkId is not a UUID".into()))?;
+    let recorded: Timestamp =
+        msg.recorded_at.parse().map_err(|_| Refused("recordedAt is not an ISO 8601 timestamp".into()))?;
+    let b64 = msg.audio.trim();
+    let mut wav = vec![0; base64::decoded_len_estimate(b64.len())];
+    let len = base64::engine::general_purpose::STANDARD
+        .decode_slice(b64, &mut wav)
+        .map_err(|e| Refused(format!("audio is not valid base64: {e}")))?;
+    wav.truncate(len);
+    let upload = chunks::Upload {
+        tenant,
+        satellite,
+        chunk,
+        recorded_at: recorded,
+        duration_ms: msg.duration_ms,
+        sample_rate: msg.sample_rate,
+        location: msg.latitude.zip(msg.longitude),
+        wav,
+    };
+    chunks::check(upload).map_err(|e| Refused(e.to_string()))
+}
+
+fn parse<'a, T: Deserialize<'a>>(payload: &'a [u8]) -> Result<T, Refused> {
     serde_json::from_slice(payload).map_err(|e| Refused(format!("malformed message: {e}")))
 }
 

@@ -52,7 +52,14 @@ pub fn exists(conn: &Connection, id: ChunkId) -> Result<bool> {
 /// when the chunk id is already stored: a satellite retrying a chunk that was acknowledged.
 pub fn insert_with_job(conn: &mut Connection, c: &NewChunk, now: Timestamp) -> Result<bool> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    if exists(&tx, c.id)? {
+    let inserted = insert_with_job_in(&tx, c, now)?;
+    tx.commit()?;
+    Ok(inserted)
+}
+
+/// [`insert_with_job`] inside the caller's transaction or savepoint (ingest's group commit).
+pub fn insert_with_job_in(tx: &Connection, c: &NewChunk, now: Timestamp) -> Result<bool> {
+    if exists(tx, c.id)? {
         return Ok(false);
     }
     tx.execute(
@@ -77,9 +84,8 @@ pub fn insert_with_job(conn: &mut Connection, c: &NewChunk, now: Timestamp) -> R
         "INSERT INTO inference_jobs (id, chunk_id, tenant_id, status, run_after, created_at) VALUES (?1, ?2, ?3, 'queued', ?4, ?4)",
         params![uuid::Uuid::new_v4().to_string(), c.id, c.tenant_id, now],
     )?;
-    super::recording_sessions::add_chunk(&tx, c.id, c.tenant_id, c.satellite_id, c.recorded_at, c.duration_ms)?;
-    super::satellites::seen(&tx, c.tenant_id, c.satellite_id, now)?;
-    tx.commit()?;
+    super::recording_sessions::add_chunk(tx, c.id, c.tenant_id, c.satellite_id, c.recorded_at, c.duration_ms)?;
+    super::satellites::seen(tx, c.tenant_id, c.satellite_id, now)?;
     Ok(true)
 }
 

@@ -187,8 +187,8 @@ pub struct DiskGuard {
     wake: Arc<Notify>,
 }
 
-/// Why ingest refused a chunk.
-#[derive(Debug, thiserror::Error)]
+/// Why ingest refused a chunk (every chunk of a batch is told the same).
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum DiskFull {
     #[error(
         "disk_full: the hub has {free_mb} MB free, under its {min_mb} MB minimum, and nothing more may be deleted; keep the chunk and send it later"

@@ -3,6 +3,15 @@
 //! committed together; only then is the chunk acknowledged `stored`. A retried chunk is stored once.
 //! A disk under retention's minimum refuses new chunks with `disk_full` (the satellite keeps them).
 //! The MQTT ingest calls this; an HTTP upload would call the same function.
+//!
+//! - [`check`]: everything that needs no I/O, before a chunk waits for the disk.
+//! - [`batch`]: chunks that arrive together share one set of fsyncs and one commit.
+//! - [`writer`]: the task that gathers them, with back-pressure.
+
+mod batch;
+mod writer;
+
+pub use writer::{ChunkWriter, Handles};
 
 use crate::{
     clock::Clock,
@@ -79,14 +88,22 @@ fn is_stereo(wav: &[u8]) -> bool {
     hound::WavReader::new(std::io::Cursor::new(wav)).map(|r| r.spec().channels != 1).unwrap_or(false)
 }
 
-/// Checks and stores one chunk. On `Ok` the WAV is on disk and the row and job are committed.
-pub async fn store_chunk(
-    store: &Store,
-    objects: &ObjectStore,
-    clock: &Clock,
-    disk: &super::audio_retention::DiskGuard,
+/// An upload that passed every check and waits to be written, with its WAV's own length.
+#[derive(Debug, Clone)]
+pub struct Checked {
     up: Upload,
-) -> Result<Stored, ChunkError> {
+    wav_ms: i64,
+}
+
+impl Checked {
+    pub fn chunk(&self) -> ChunkId {
+        self.up.chunk
+    }
+}
+
+/// Checks a chunk without any I/O: location, a mono WAV that the workers will decode, its rate
+/// and length as announced. The samples are not decoded here ([`audio::probe_wav`]).
+pub fn check(up: Upload) -> Result<Checked, ChunkError> {
     let bad_location = |(lat, lon): (f64, f64)| !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lon);
     if up.location.is_some_and(bad_location) {
         return Err(ChunkError::InvalidLocation);
@@ -94,11 +111,11 @@ pub async fn store_chunk(
     if is_stereo(&up.wav) {
         return Err(ChunkError::NotMono);
     }
-    let decoded =
-        audio::decode_wav(&up.wav, MAX_CHUNK_MS as f64 / 1000.0).map_err(|e| ChunkError::BadWav(e.to_string()))?;
-    let wav_ms = (decoded.duration_secs() * 1000.0).round() as i64;
-    if i64::from(decoded.sample_rate) != up.sample_rate {
-        return Err(ChunkError::SampleRateMismatch { announced: up.sample_rate, actual: decoded.sample_rate });
+    let shape =
+        audio::probe_wav(&up.wav, MAX_CHUNK_MS as f64 / 1000.0).map_err(|e| ChunkError::BadWav(e.to_string()))?;
+    let wav_ms = (shape.duration_secs() * 1000.0).round() as i64;
+    if i64::from(shape.sample_rate) != up.sample_rate {
+        return Err(ChunkError::SampleRateMismatch { announced: up.sample_rate, actual: shape.sample_rate });
     }
     if !(MIN_CHUNK_MS..=MAX_CHUNK_MS).contains(&wav_ms) {
         return Err(ChunkError::BadLength(wav_ms));
@@ -106,45 +123,22 @@ pub async fn store_chunk(
     if (wav_ms - up.duration_ms).abs() > DURATION_SLACK_MS {
         return Err(ChunkError::DurationMismatch { announced: up.duration_ms, actual: wav_ms });
     }
-    let chunk = up.chunk;
-    if store.call(move |c| store::chunks::exists(c, chunk)).await? {
-        return Ok(Stored::Duplicate);
-    }
-    // Never a half-written file: refused before writing when the disk cannot take it.
-    disk.room_for_chunk(store, objects, clock).await?;
-    let (tenant, satellite) = (up.tenant, up.satellite);
-    let key = format!("audio/{tenant}/{satellite}/{}/{chunk}.wav", up.recorded_at.at().format("%Y-%m-%d"));
-    let size = objects.put(&key, up.wav).await?;
-    let row = store::chunks::NewChunk {
-        id: chunk,
-        tenant_id: tenant,
-        satellite_id: satellite,
-        recorded_at: up.recorded_at,
-        duration_ms: wav_ms,
-        sample_rate: up.sample_rate,
-        latitude: up.location.map(|l| l.0),
-        longitude: up.location.map(|l| l.1),
-        storage_key: key.clone(),
-        size_bytes: size as i64,
-    };
-    let now = clock.stamp();
-    let location = up.location;
-    let committed = store
-        .call(move |c| {
-            let inserted = store::chunks::insert_with_job(c, &row, now)?;
-            if let (true, Some((lat, lon))) = (inserted, location) {
-                store::satellites::set_location(c, tenant, satellite, lat, lon)?;
-            }
-            Ok(inserted)
-        })
-        .await;
-    match committed {
-        Ok(true) => Ok(Stored::New),
-        // Raced with a concurrent retry, which stored the same WAV under the same key.
-        Ok(false) => Ok(Stored::Duplicate),
-        Err(e) => {
-            let _ = objects.delete(&key).await; // nothing half-written remains
-            Err(e.into())
-        }
-    }
+    Ok(Checked { up, wav_ms })
 }
+
+/// Checks and stores one chunk. On `Ok` the WAV is on disk and the row and job are committed.
+/// Ingest stores through a [`ChunkWriter`] instead, which commits chunks that arrive together.
+pub async fn store_chunk(
+    store: &Store,
+    objects: &ObjectStore,
+    clock: &Clock,
+    disk: &super::audio_retention::DiskGuard,
+    up: Upload,
+) -> Result<Stored, ChunkError> {
+    let checked = check(up)?;
+    let mut results = batch::store_batch(store, objects, clock, disk, vec![checked]).await;
+    results.pop().unwrap_or_else(|| Err(ChunkError::NotStored("no result".into())))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,101 @@
+//! Many objects written at once with shared syncs, for ingest's group commit. Each object is as
+//! durable as one from [`ObjectStore::put`] (temp file, fsync, rename, directory fsync), but the
+//! steps run phase by phase over the whole batch: every temp file is written, then each is
+//! fsynced (on a journaling file system the first sync flushes the others' data with its own, so
+//! the rest find little left to do), renamed into place, and each directory that received an
+//! object is fsynced once, however many objects it got.
+
+use std::{
+    collections::BTreeMap,
+    fs::{self, File},
+    io::{self, Write},
+    path::PathBuf,
+};
+
+use uuid::Uuid;
+
+use super::{ObjectError, ObjectStore, Staged, TMP_DIR, validate_key};
+
+impl ObjectStore {
+    /// Durably stores each `(key, bytes)`, replacing any previous object under the key (blocking).
+    /// One result per item, in order: a failure is that item's alone, and leaves no temp file.
+    pub fn put_many_blocking(&self, items: &[(&str, &[u8])]) -> Vec<Result<u64, ObjectError>> {
+        let written: Vec<_> = items.iter().map(|(key, bytes)| self.write_temp(key, bytes)).collect();
+        let synced: Vec<_> = written
+            .into_iter()
+            .map(|w| {
+                w.and_then(|(file, staged)| {
+                    file.sync_all()?;
+                    Ok(staged)
+                })
+            })
+            .collect();
+        let placed: Vec<_> =
+            synced.into_iter().zip(items).map(|(s, (key, _))| s.and_then(|staged| self.place(staged, key))).collect();
+        let mut dirs: BTreeMap<PathBuf, Option<io::ErrorKind>> =
+            placed.iter().flatten().map(|(dir, _)| (dir.clone(), None)).collect();
+        for (dir, failed) in &mut dirs {
+            if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
+                *failed = Some(e.kind());
+            }
+        }
+        placed
+            .into_iter()
+            .map(|p| {
+                p.and_then(|(dir, len)| match dirs.get(&dir).copied().flatten() {
+                    None => Ok(len),
+                    Some(kind) => Err(ObjectError::Io(kind.into())),
+                })
+            })
+            .collect()
+    }
+
+    /// A temp file holding `bytes`, not yet synced.
+    fn write_temp(&self, key: &str, bytes: &[u8]) -> Result<(File, Staged), ObjectError> {
+        validate_key(key)?;
+        let tmp = self.root.join(TMP_DIR).join(Uuid::new_v4().to_string());
+        let mut file = File::create_new(&tmp)?;
+        let staged = Staged { tmp: Some(tmp), root: self.root.clone(), len: bytes.len() as u64 };
+        file.write_all(bytes)?;
+        Ok((file, staged))
+    }
+
+    /// Renames a synced temp file to `key`; returns its directory (still to be fsynced) and size.
+    fn place(&self, mut staged: Staged, key: &str) -> Result<(PathBuf, u64), ObjectError> {
+        let dest = self.root.join(key);
+        let dir = dest.parent().unwrap_or(&self.root).to_owned();
+        fs::create_dir_all(&dir)?;
+        let Some(tmp) = staged.tmp.take() else { return Err(ObjectError::Task("staged twice".into())) };
+        if let Err(e) = fs::rename(&tmp, &dest) {
+            let _ = fs::remove_file(&tmp);
+            return Err(e.into());
+        }
+        Ok((dir, staged.len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_stores_each_object_and_fails_only_the_bad_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = ObjectStore::open(dir.path()).expect("open");
+        let items: Vec<(&str, &[u8])> = vec![
+            ("audio/t/s1/2026-05-15/a.wav", b"one"),
+            ("../escape.wav", b"bad key"),
+            ("audio/t/s2/2026-05-15/b.wav", b"two"),
+            ("audio/t/s1/2026-05-15/c.wav", b"three"),
+        ];
+        let results = store.put_many_blocking(&items);
+        assert_eq!(results.len(), 4);
+        assert!(matches!(results[1], Err(ObjectError::InvalidKey(_))));
+        for (i, (key, bytes)) in items.iter().enumerate().filter(|(i, _)| *i != 1) {
+            assert_eq!(results[i].as_ref().ok(), Some(&(bytes.len() as u64)), "{key}");
+            assert_eq!(fs::read(store.path_of(key).expect("path")).expect("stored"), *bytes);
+        }
+        let left = fs::read_dir(super::super::tmp_dir(dir.path())).expect("tmp").count();
+        assert_eq!(left, 0, "no temp file remains");
+    }
+}

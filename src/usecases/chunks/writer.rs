@@ -1,0 +1,86 @@
+//! The one task that writes chunks. Ingest hands it each checked chunk through a bounded queue
+//! and waits for the outcome; the task takes everything queued (up to [`MAX_BATCH`]), stores it
+//! as one batch ([`super::batch`]) and answers each sender. While a batch waits for its fsyncs
+//! the next one gathers, so batches grow with the load and a lone chunk is written at once.
+//! A full queue makes the sender wait, and the broker handles a client's publishes in order,
+//! so a slow disk slows the satellites down instead of losing chunks.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Checked, ChunkError, Stored, batch};
+use crate::{clock::Clock, objects::ObjectStore, store::Store, usecases::audio_retention::DiskGuard};
+
+/// The most chunks in one commit (about 10 MB of 3 s chunks at 48 kHz).
+pub const MAX_BATCH: usize = 32;
+/// Chunks that may wait for the writer before senders have to wait too.
+const QUEUE: usize = 2 * MAX_BATCH;
+
+/// A chunk and the sender waiting for its outcome.
+struct Request {
+    chunk: Checked,
+    done: oneshot::Sender<Result<Stored, ChunkError>>,
+}
+
+/// The handles the writer stores with.
+#[derive(Clone)]
+pub struct Handles {
+    pub store: Store,
+    pub objects: ObjectStore,
+    pub clock: Clock,
+    pub disk: DiskGuard,
+}
+
+/// The queue into the writer task. Cheap to clone; the task ends when the last clone is dropped.
+#[derive(Clone)]
+pub struct ChunkWriter {
+    queue: mpsc::Sender<Request>,
+    counts: Arc<Counts>,
+}
+
+/// Batches and chunks written so far, for the benchmark's mean batch size.
+#[derive(Debug, Default)]
+struct Counts {
+    batches: AtomicU64,
+    chunks: AtomicU64,
+}
+
+impl ChunkWriter {
+    /// Starts the writer task on the current runtime.
+    pub fn spawn(handles: Handles) -> Self {
+        let (queue, requests) = mpsc::channel(QUEUE);
+        let counts = Arc::new(Counts::default());
+        tokio::spawn(run(handles, requests, counts.clone()));
+        Self { queue, counts }
+    }
+
+    /// Stores a checked chunk; returns once its file and row are durable (or it failed).
+    pub async fn store(&self, chunk: Checked) -> Result<Stored, ChunkError> {
+        let stopped = || ChunkError::NotStored("the hub is shutting down".into());
+        let (done, outcome) = oneshot::channel();
+        self.queue.send(Request { chunk, done }).await.map_err(|_| stopped())?;
+        outcome.await.map_err(|_| stopped())?
+    }
+
+    /// (batches, chunks) written since the start.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.counts.batches.load(Ordering::Relaxed), self.counts.chunks.load(Ordering::Relaxed))
+    }
+}
+
+async fn run(h: Handles, mut requests: mpsc::Receiver<Request>, counts: Arc<Counts>) {
+    let mut taken = Vec::with_capacity(MAX_BATCH);
+    while requests.recv_many(&mut taken, MAX_BATCH).await > 0 {
+        let (chunks, senders): (Vec<_>, Vec<_>) = taken.drain(..).map(|r| (r.chunk, r.done)).unzip();
+        counts.batches.fetch_add(1, Ordering::Relaxed);
+        counts.chunks.fetch_add(chunks.len() as u64, Ordering::Relaxed);
+        let outcomes = batch::store_batch(&h.store, &h.objects, &h.clock, &h.disk, chunks).await;
+        for (sender, outcome) in senders.into_iter().zip(outcomes) {
+            let _ = sender.send(outcome); // a sender that went away has nobody to ack
+        }
+    }
+}
