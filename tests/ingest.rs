@@ -30,7 +30,8 @@ async fn a_chunk_is_stored_queued_and_acknowledged_once() {
     assert_eq!(ack, json!({"chunkId": chunk, "status": "stored"}));
     assert_eq!(count(&hub, "SELECT count(*) FROM audio_chunks"), 1);
     assert_eq!(count(&hub, "SELECT count(*) FROM inference_jobs WHERE status = 'queued'"), 1, "waits for a model");
-    let key: String = hub.sql(|c| c.query_row("SELECT storage_key FROM audio_chunks", [], |r| r.get(0)).expect("key"));
+    let sql = format!("SELECT {} FROM audio_chunks c", birdhub::store::chunks::key_sql("c"));
+    let key: String = hub.sql(|c| c.query_row(&sql, [], |r| r.get(0)).expect("key"));
     assert_eq!(std::fs::read(hub.data_dir.join("objects").join(&key)).expect("wav on disk"), wav);
 
     // The satellite retries the same chunk: acknowledged again, stored once.

@@ -22,8 +22,8 @@ fn days_ago(hub: &TestHub, days: i64, minutes: i64) -> String {
 
 fn key_of(hub: &TestHub, chunk: ChunkId) -> std::path::PathBuf {
     let key: String = hub.sql(|c| {
-        c.query_row("SELECT storage_key FROM audio_chunks WHERE id = ?1", [chunk.to_string()], |r| r.get(0))
-            .expect("chunk")
+        let sql = format!("SELECT {} FROM audio_chunks c WHERE c.id = ?1", birdhub::store::chunks::key_sql("c"));
+        c.query_row(&sql, [chunk.to_string()], |r| r.get(0)).expect("chunk")
     });
     hub.state().objects.path_of(&key).expect("key")
 }
@@ -319,8 +319,11 @@ async fn a_sigkill_in_the_middle_of_a_sweep_leaves_no_broken_row_and_no_file_beh
 /// file of any expired row.
 fn check_rows_and_files(data: &Path, finished: bool) {
     let c = rusqlite::Connection::open(data.join("birdhub.db")).expect("db");
-    let mut stmt =
-        c.prepare("SELECT storage_key, audio_expired_at IS NOT NULL, audio_deleted FROM audio_chunks").expect("sql");
+    let sql = format!(
+        "SELECT {}, c.audio_expired_at IS NOT NULL, c.audio_deleted FROM audio_chunks c",
+        birdhub::store::chunks::key_sql("c")
+    );
+    let mut stmt = c.prepare(&sql).expect("sql");
     let rows: Vec<(String, bool, bool)> =
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).expect("rows").map(|r| r.expect("row")).collect();
     assert_eq!(rows.len() as i64, CHUNKS, "no row is lost");
