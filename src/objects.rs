@@ -162,8 +162,15 @@ impl Staged {
     }
 
     /// Renames the temp file to `key` and fsyncs the directory, so the object survives a power cut.
-    pub fn commit(mut self, key: &str) -> Result<u64, ObjectError> {
+    pub fn commit(self, key: &str) -> Result<u64, ObjectError> {
         validate_key(key)?;
+        let (dir, len) = self.place(key)?;
+        File::open(&dir)?.sync_all()?;
+        Ok(len)
+    }
+
+    /// Renames the temp file to `key`; returns its directory (still to be fsynced) and size.
+    fn place(mut self, key: &str) -> Result<(PathBuf, u64), ObjectError> {
         let dest = self.root.join(key);
         let dir = dest.parent().unwrap_or(&self.root).to_owned();
         fs::create_dir_all(&dir)?;
@@ -172,8 +179,7 @@ impl Staged {
             let _ = fs::remove_file(&tmp);
             return Err(e.into());
         }
-        File::open(&dir)?.sync_all()?;
-        Ok(self.len)
+        Ok((dir, self.len))
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::{
     collections::BTreeMap,
-    fs::{self, File},
+    fs::File,
     io::{self, Write},
     path::PathBuf,
 };
@@ -31,7 +31,7 @@ impl ObjectStore {
             })
             .collect();
         let placed: Vec<_> =
-            synced.into_iter().zip(items).map(|(s, (key, _))| s.and_then(|staged| self.place(staged, key))).collect();
+            synced.into_iter().zip(items).map(|(s, (key, _))| s.and_then(|staged| staged.place(key))).collect();
         let mut dirs: BTreeMap<PathBuf, Option<io::ErrorKind>> =
             placed.iter().flatten().map(|(dir, _)| (dir.clone(), None)).collect();
         for (dir, failed) in &mut dirs {
@@ -59,23 +59,12 @@ impl ObjectStore {
         file.write_all(bytes)?;
         Ok((file, staged))
     }
-
-    /// Renames a synced temp file to `key`; returns its directory (still to be fsynced) and size.
-    fn place(&self, mut staged: Staged, key: &str) -> Result<(PathBuf, u64), ObjectError> {
-        let dest = self.root.join(key);
-        let dir = dest.parent().unwrap_or(&self.root).to_owned();
-        fs::create_dir_all(&dir)?;
-        let Some(tmp) = staged.tmp.take() else { return Err(ObjectError::Task("staged twice".into())) };
-        if let Err(e) = fs::rename(&tmp, &dest) {
-            let _ = fs::remove_file(&tmp);
-            return Err(e.into());
-        }
-        Ok((dir, staged.len))
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::*;
 
     #[test]
