@@ -95,6 +95,7 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
             instance_id: state.instance_id,
             alerts: state.alerts.clone(),
             range: state.range.clone(),
+            metrics: state.metrics.clone(),
         };
         let stop = shutdown.clone();
         tasks.spawn(async move { ("inference", crate::inference::worker::run(workers, stop).await) });
@@ -154,6 +155,11 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         let setup = std::sync::Arc::new(crate::web::setup::SetupCode::new(&state.settings.data_dir, needs_setup));
         crate::web::router(state.clone(), api::router(state.clone()), setup)
     };
+    let router = crate::metrics::http::wrap(router, state.clone());
+    if state.metrics.is_enabled() {
+        let (metrics, stop) = (state.metrics.clone(), shutdown.clone());
+        tasks.spawn(async move { ("metrics-upkeep", crate::metrics::run_upkeep(metrics, stop).await) });
+    }
     let stop = shutdown.clone();
     tasks.spawn(async move {
         let serve = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
@@ -250,6 +256,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
         },
         &settings.data_dir,
     );
+    let metrics = crate::metrics::Metrics::new(settings.metrics.enabled);
     Ok(AppState {
         disk,
         range: crate::inference::range::Shared::new(&settings.inference.model_dir),
@@ -274,6 +281,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
         weather,
         logs: crate::mqtt::logs::LogRequests::new(),
         live: crate::mqtt::live::LiveSessions::new(),
+        metrics,
     })
 }
 

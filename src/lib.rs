@@ -24,6 +24,7 @@
 //! - [`inference`]: the classifier (ONNX Runtime), audio decoding, labels and the range filter.
 //! - [`jobs`]: background tasks (service registry refresh, monitors, retention, the species image fetcher).
 //! - [`mdns`]: the hub's mDNS/DNS-SD advertisement (`_birdhub._tcp`) and the client's discovery.
+//! - [`metrics`]: Prometheus metrics of this process and `GET /metrics`.
 //! - [`links`]: the hub's own public addresses for links in mail and API responses.
 //! - [`ids`]: typed identifiers so a tenant id is never passed where a satellite id belongs.
 //! - [`time`]: the timestamp format of the SPEC.
@@ -45,6 +46,7 @@ pub mod logging;
 pub mod mail;
 pub mod mdns;
 pub mod media;
+pub mod metrics;
 pub mod mqtt;
 pub mod notify;
 pub mod objects;

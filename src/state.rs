@@ -68,6 +68,8 @@ pub struct AppState {
     pub live: crate::mqtt::live::LiveSessions,
     /// Audio retention's policy and free-space check, shared by ingest and its job.
     pub disk: crate::usecases::audio_retention::DiskGuard,
+    /// Prometheus counters and histograms (`GET /metrics`); a no-op while `metrics.enabled` is off.
+    pub metrics: crate::metrics::Metrics,
 }
 
 impl AppState {

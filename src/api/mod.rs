@@ -137,6 +137,8 @@ pub fn router(state: AppState) -> Router {
         }))
         .layer(axum::middleware::from_fn(origin::layer))
         .layer(request_log::layer())
+        // Outermost, so even a panic's answer carries its route template for the request metrics.
+        .layer(axum::middleware::from_fn(crate::metrics::http::label_route))
         .with_state(state)
 }
 

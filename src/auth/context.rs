@@ -74,7 +74,8 @@ impl AuthContext {
     }
 }
 
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+/// The token of `Authorization: Bearer`, if any.
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let token = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer "))?;
     Some(token.trim()).filter(|t| !t.is_empty())

@@ -149,6 +149,10 @@ fn typed(default: &Value, raw: &str) -> Result<Value, String> {
             "false" | "0" | "no" | "off" => Ok(Value::Boolean(false)),
             _ => Err(format!("expected true or false, got {raw:?}")),
         },
+        // A list as comma-separated items: `BIRDHUB_METRICS__ALLOW=127.0.0.1,10.0.0.0/8`.
+        Value::Array(_) => Ok(Value::Array(
+            raw.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| Value::String(s.to_owned())).collect(),
+        )),
         _ => Err("this setting is a section; set its keys instead".into()),
     }
 }

@@ -61,6 +61,7 @@ pub struct Settings {
     pub retention: RetentionSettings,
     pub releases: ReleaseSettings,
     pub backup: BackupSettings,
+    pub metrics: MetricsSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -241,6 +242,38 @@ impl BackupSettings {
     }
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsSettings {
+    /// Serve Prometheus metrics at `GET /metrics`; off by default (404).
+    pub enabled: bool,
+    /// Client addresses (`192.168.1.20`) or networks (`10.0.0.0/8`) that may scrape without a key;
+    /// everyone else needs the internal API key. Empty: the key only.
+    pub allow: Vec<String>,
+}
+
+impl MetricsSettings {
+    /// The allow-list as networks; entries that do not parse are left out (validation refuses them).
+    fn networks(&self) -> impl Iterator<Item = ipnet::IpNet> + '_ {
+        self.allow.iter().filter_map(|a| parse_network(a))
+    }
+
+    /// Whether `ip` may scrape without the key (an IPv4 client seen as `::ffff:a.b.c.d` counts as IPv4).
+    pub fn allows(&self, ip: std::net::IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        self.networks().any(|n| n.contains(&ip))
+    }
+}
+
+/// `a.b.c.d`, `a.b.c.d/len` or the IPv6 forms; a bare address is a network of one.
+fn parse_network(s: &str) -> Option<ipnet::IpNet> {
+    let s = s.trim();
+    s.parse::<ipnet::IpNet>()
+        .ok()
+        .or_else(|| s.parse::<std::net::IpAddr>().ok().map(ipnet::IpNet::from))
+        .map(|n| n.trunc())
+}
+
 /// Room for the multipart envelope and the text fields of an APK upload, on top of the APK.
 pub const UPLOAD_ENVELOPE_BYTES: u64 = 1024 * 1024;
 
@@ -305,6 +338,7 @@ impl Default for Settings {
                 update_timeout_minutes: 15,
             },
             backup: BackupSettings { daily_at: String::new(), dir: String::new(), keep: 7 },
+            metrics: MetricsSettings { enabled: false, allow: Vec::new() },
         }
     }
 }
@@ -379,6 +413,12 @@ impl Settings {
         }
         if !(1..=1000).contains(&self.backup.keep) {
             return bad("backup.keep", "must be 1 to 1000");
+        }
+        if let Some(bad_entry) = self.metrics.allow.iter().find(|a| parse_network(a).is_none()) {
+            return Err(ConfigError::Invalid {
+                key: "metrics.allow".into(),
+                message: format!("{bad_entry:?} is not an IP address or a network such as 192.168.1.0/24"),
+            });
         }
         let key = self.security.mfa_encryption_key.expose();
         if !key.is_empty() && (key.len() != 64 || hex::decode(key).is_err()) {

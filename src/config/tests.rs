@@ -246,3 +246,27 @@ fn daily_backups_are_off_by_default_and_go_under_the_data_dir() {
     assert_eq!((s.backup.daily_at.as_str(), s.backup.keep), ("03:30", 3));
     assert_eq!(s.backup.dir_in(&s.data_dir), PathBuf::from("/mnt/usb"));
 }
+
+#[test]
+fn metrics_are_off_by_default_and_allow_lists_come_from_file_or_env() {
+    let s = Settings::default();
+    assert!(!s.metrics.enabled && s.metrics.allow.is_empty());
+    let f = file("[metrics]\nenabled = true\nallow = [\"192.168.1.0/24\"]\n");
+    let from_file =
+        Settings::load(&Sources { config_file: Some(f.path().into()), ..Default::default() }).expect("load");
+    assert!(from_file.metrics.enabled);
+    assert!(from_file.metrics.allows("192.168.1.77".parse().expect("ip")));
+    assert!(!from_file.metrics.allows("192.168.2.1".parse().expect("ip")));
+    let s = Settings::load(&Sources {
+        config_file: Some(f.path().into()),
+        env: env(&[("BIRDHUB_METRICS__ALLOW", "127.0.0.1, ::1")]),
+        ..Default::default()
+    })
+    .expect("load");
+    assert_eq!(s.metrics.allow, ["127.0.0.1", "::1"], "the environment replaces the file's list");
+    assert!(s.metrics.allows("::ffff:127.0.0.1".parse().expect("ip")), "IPv4 seen through an IPv6 socket");
+    assert!(!s.metrics.allows("192.168.1.77".parse().expect("ip")));
+    let err = Settings::load(&Sources { env: env(&[("BIRDHUB_METRICS__ALLOW", "localhost")]), ..Default::default() })
+        .expect_err("a host name is not an address");
+    assert!(err.to_string().contains("metrics.allow"), "{err}");
+}

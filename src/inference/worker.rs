@@ -50,6 +50,8 @@ pub struct WorkerContext {
     pub alerts: crate::usecases::alerting::AlertContext,
     /// The range meta-model, shared with the API's expected-species route (one session, one cache).
     pub range: range::Shared,
+    /// Inference durations, job results and detections for `GET /metrics`.
+    pub metrics: crate::metrics::Metrics,
 }
 
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -248,6 +250,11 @@ impl Shared {
 
     fn process(&self, worker: &str, jobs: Vec<Claimed>) {
         let started = Instant::now();
+        self.classify_batch(worker, jobs, started);
+        self.state.metrics.inference_batch(started.elapsed());
+    }
+
+    fn classify_batch(&self, worker: &str, jobs: Vec<Claimed>, started: Instant) {
         // Decode every job's audio; a job whose audio is unusable fails on its own.
         let mut prepared = Vec::with_capacity(jobs.len());
         for job in jobs {
@@ -281,6 +288,7 @@ impl Shared {
         match record::record_batch(&self.state.store, &results, &self.state.alerts, elapsed, now) {
             Ok((stored, raised)) => {
                 for d in stored {
+                    self.state.metrics.detection(d.satellite_id);
                     self.state.bus.publish(Event::DetectionCreated(Arc::new(created(&d))));
                 }
                 crate::usecases::alerting::announce(&self.state.bus, raised);
@@ -371,6 +379,7 @@ impl Shared {
     }
 
     fn record(&self, worker: &str, ok: bool, started: Instant) {
+        self.state.metrics.inference_job(ok);
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let now = self.state.clock.stamp();
         self.state.board.update(worker, |w| {

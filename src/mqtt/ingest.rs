@@ -20,6 +20,7 @@ use super::{
 use crate::{
     domain::{satellite_config::Overrides, settings::TenantSettings},
     ids::{ChunkId, SatelliteId, TenantId},
+    metrics::RefusedReason,
     state::AppState,
     store,
     time::Timestamp,
@@ -45,6 +46,15 @@ struct Refused(String);
 impl<E: std::fmt::Display> From<E> for Refused {
     fn from(e: E) -> Self {
         Refused(e.to_string())
+    }
+}
+
+/// A refused `audio` message: what the satellite is told, and the reason label of the metrics.
+struct AudioRefused(RefusedReason, Refused);
+
+impl From<Refused> for AudioRefused {
+    fn from(r: Refused) -> Self {
+        AudioRefused(RefusedReason::Malformed, r)
     }
 }
 
@@ -122,9 +132,11 @@ impl Ingest {
     }
 
     async fn audio(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) {
-        let ack = match self.store_audio(tenant, satellite, payload).await {
+        let outcome = self.store_audio(tenant, satellite, payload).await;
+        self.state.metrics.chunk_answered(outcome.as_ref().map(|_| ()).map_err(|AudioRefused(reason, _)| *reason));
+        let ack = match outcome {
             Ok(chunk) => Ack::stored(&chunk),
-            Err(Refused(why)) => {
+            Err(AudioRefused(_, Refused(why))) => {
                 // Only a refusal needs the id read leniently (the message may be half valid).
                 let chunk_hint = serde_json::from_slice::<protocol::Envelope>(payload)
                     .ok()
@@ -144,10 +156,20 @@ impl Ingest {
 
     /// Checks the chunk here, then has the writer store the WAV and commit the chunk with its job
     /// (with whatever else arrived meanwhile). Returns the chunk id once it is durable.
-    async fn store_audio(&self, tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<String, Refused> {
+    async fn store_audio(
+        &self,
+        tenant: TenantId,
+        satellite: SatelliteId,
+        payload: &[u8],
+    ) -> Result<String, AudioRefused> {
         let checked = checked_audio(tenant, satellite, payload)?;
         let chunk = checked.chunk();
-        match self.writer.store(checked).await.map_err(|e| Refused(e.to_string()))? {
+        match self
+            .writer
+            .store(checked)
+            .await
+            .map_err(|e| AudioRefused(RefusedReason::from(&e), Refused(e.to_string())))?
+        {
             chunks::Stored::New => self.state.job_signal.notify(),
             chunks::Stored::Duplicate => {} // a retry of a chunk we already hold
         }
@@ -316,9 +338,10 @@ impl Ingest {
 
 /// Parses an `audio` message (borrowing its base64, not copying it), decodes the WAV straight
 /// into its buffer and checks it: everything but the writing, on the caller's task.
-fn checked_audio(tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<chunks::Checked, Refused> {
+fn checked_audio(tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Result<chunks::Checked, AudioRefused> {
     if payload.len() > MAX_AUDIO_MESSAGE_BYTES {
-        return Err(Refused(format!("message too large: {} bytes, at most {MAX_AUDIO_MESSAGE_BYTES}", payload.len())));
+        let why = format!("message too large: {} bytes, at most {MAX_AUDIO_MESSAGE_BYTES}", payload.len());
+        return Err(AudioRefused(RefusedReason::TooLarge, Refused(why)));
     }
     let msg: protocol::Audio<'_> = parse(payload)?;
     check_ids(&msg.tenant_id, &msg.satellite_id, tenant, satellite)?;
@@ -341,7 +364,7 @@ fn checked_audio(tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Re
         location: msg.latitude.zip(msg.longitude),
         wav,
     };
-    chunks::check(upload).map_err(|e| Refused(e.to_string()))
+    chunks::check(upload).map_err(|e| AudioRefused(RefusedReason::from(&e), Refused(e.to_string())))
 }
 
 fn parse<'a, T: Deserialize<'a>>(payload: &'a [u8]) -> Result<T, Refused> {
