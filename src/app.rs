@@ -103,6 +103,10 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         tasks.spawn(
             async move { ("detection-publisher", crate::mqtt::publish::run_detection_publisher(st, stop).await) },
         );
+        if state.settings.integrations.active() {
+            let (st, stop) = (state.clone(), shutdown.clone());
+            tasks.spawn(async move { ("integrations", crate::integrations::run(st, stop).await) });
+        }
     } else {
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(async move { ("mqtt-client", crate::mqtt::client::run(st, stop).await) });

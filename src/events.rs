@@ -61,6 +61,11 @@ pub enum Event {
     SatelliteOffline(Arc<SatelliteStatus>),
     /// The monitor saw an offline satellite again.
     SatelliteOnline(Arc<SatelliteStatus>),
+    /// A satellite sent a heartbeat or telemetry that was recorded (its status is fresh).
+    SatelliteReported {
+        tenant_id: TenantId,
+        satellite_id: SatelliteId,
+    },
     /// An alert was raised for a team (the alert record, as `GET /alerts` shows it).
     AlertRaised {
         tenant_id: TenantId,
@@ -106,7 +111,9 @@ impl Event {
     pub fn tenant_id(&self) -> TenantId {
         match self {
             Event::DetectionCreated(d) => d.tenant_id,
-            Event::SatelliteRevoked { tenant_id, .. } | Event::ConfigChanged { tenant_id, .. } => *tenant_id,
+            Event::SatelliteRevoked { tenant_id, .. }
+            | Event::ConfigChanged { tenant_id, .. }
+            | Event::SatelliteReported { tenant_id, .. } => *tenant_id,
             Event::SatelliteOffline(s) | Event::SatelliteOnline(s) => s.tenant_id,
             Event::AlertRaised { tenant_id, .. } => *tenant_id,
         }

@@ -22,6 +22,7 @@
 //! - [`api`]: the axum router under `/api`, `ApiError` and the extractors.
 //! - [`media`]: pictures made from audio (the spectrogram PNG).
 //! - [`inference`]: the classifier (ONNX Runtime), audio decoding, labels and the range filter.
+//! - [`integrations`]: Home Assistant discovery, the MQTT feed and the bridge to another broker.
 //! - [`jobs`]: background tasks (service registry refresh, monitors, retention, the species image fetcher).
 //! - [`mdns`]: the hub's mDNS/DNS-SD advertisement (`_birdhub._tcp`) and the client's discovery.
 //! - [`metrics`]: Prometheus metrics of this process and `GET /metrics`.
@@ -40,6 +41,7 @@ pub mod domain;
 pub mod events;
 pub mod ids;
 pub mod inference;
+pub mod integrations;
 pub mod jobs;
 pub mod links;
 pub mod logging;

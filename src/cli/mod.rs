@@ -17,6 +17,7 @@ mod bench_fleet;
 mod bench_memory;
 mod bench_pipeline;
 mod classify;
+mod integrations;
 mod model;
 mod satellite;
 
@@ -77,6 +78,8 @@ pub enum Command {
     /// The recording satellite: register with a hub, run, status.
     #[command(subcommand)]
     Satellite(satellite::SatelliteCommand),
+    /// How Home Assistant and other tools connect: the broker, the read-only login, the topics.
+    Integrations,
     /// Exit 0 when the local hub answers its health check.
     Healthcheck {
         /// Health URL (default: derived from http.bind).
@@ -257,6 +260,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Admin(AdminCommand::Backup { to }) => backup::backup(&settings, to).await,
         Command::Admin(AdminCommand::Restore { file, force }) => backup::restore(&settings, file, force).await,
         Command::Healthcheck { url } => admin::healthcheck(&settings, url).await,
+        Command::Integrations => integrations::show(&settings),
         Command::Classify(args) => classify::run(&settings, args).await,
         Command::Bench(BenchCommand::Inference(args)) => bench::inference(&settings, args).await,
         Command::Bench(BenchCommand::Auth(args)) => bench_auth::run(args).await,

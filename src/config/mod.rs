@@ -62,6 +62,7 @@ pub struct Settings {
     pub releases: ReleaseSettings,
     pub backup: BackupSettings,
     pub metrics: MetricsSettings,
+    pub integrations: IntegrationsSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -274,6 +275,64 @@ fn parse_network(s: &str) -> Option<ipnet::IpNet> {
         .map(|n| n.trunc())
 }
 
+/// Home Assistant discovery, the MQTT feed for other tools, and the bridge to another broker
+/// (docs/home-assistant.md, docs/mqtt-feed.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntegrationsSettings {
+    /// The team whose satellites, detections and alerts are published: its slug or id. Empty:
+    /// the hub's only team. No other team's data is ever published.
+    pub team: String,
+    /// Password of the read-only broker login `homeassistant`. Empty: generated on first start
+    /// and kept in `<data_dir>/secrets.toml`; `birdhub integrations` prints it.
+    pub readonly_password: Secret,
+    pub home_assistant: HomeAssistantSettings,
+    pub feed: FeedSettings,
+    pub bridge: BridgeSettings,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HomeAssistantSettings {
+    /// Publish Home Assistant MQTT discovery configs and states; off by default.
+    pub enabled: bool,
+    /// Home Assistant's discovery prefix.
+    pub discovery_prefix: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedSettings {
+    /// Publish the feed (detections, alerts, states) for Node-RED and scripts. Home Assistant
+    /// turns it on too: its states live there.
+    pub enabled: bool,
+    /// The feed's first topic level; never the satellites' `mqtt.topic_root`.
+    pub root: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeSettings {
+    /// Another broker (Home Assistant's mosquitto) that also gets the discovery configs and the
+    /// feed, the hub being its client. Empty: no bridge.
+    pub host: String,
+    pub port: u16,
+    pub username: String,
+    pub password: Secret,
+    /// Connect with TLS; the server is checked against `ca_file`, or the system's roots.
+    pub tls: bool,
+    pub ca_file: String,
+    /// The hub's client id there.
+    pub client_id: String,
+}
+
+impl IntegrationsSettings {
+    /// Whether anything is published (and the read-only login is open).
+    pub fn active(&self) -> bool {
+        self.home_assistant.enabled || self.feed.enabled
+    }
+}
+
 /// Room for the multipart envelope and the text fields of an APK upload, on top of the APK.
 pub const UPLOAD_ENVELOPE_BYTES: u64 = 1024 * 1024;
 
@@ -339,6 +398,21 @@ impl Default for Settings {
             },
             backup: BackupSettings { daily_at: String::new(), dir: String::new(), keep: 7 },
             metrics: MetricsSettings { enabled: false, allow: Vec::new() },
+            integrations: IntegrationsSettings {
+                team: String::new(),
+                readonly_password: Secret::default(),
+                home_assistant: HomeAssistantSettings { enabled: false, discovery_prefix: "homeassistant".into() },
+                feed: FeedSettings { enabled: false, root: "birdhub-feed".into() },
+                bridge: BridgeSettings {
+                    host: String::new(),
+                    port: 1883,
+                    username: String::new(),
+                    password: Secret::default(),
+                    tls: false,
+                    ca_file: String::new(),
+                    client_id: "birdhub-bridge".into(),
+                },
+            },
         }
     }
 }
@@ -420,9 +494,51 @@ impl Settings {
                 message: format!("{bad_entry:?} is not an IP address or a network such as 192.168.1.0/24"),
             });
         }
+        self.validate_integrations()?;
         let key = self.security.mfa_encryption_key.expose();
         if !key.is_empty() && (key.len() != 64 || hex::decode(key).is_err()) {
             return bad("security.mfa_encryption_key", "must be 64 hex characters (32 bytes)");
+        }
+        Ok(())
+    }
+
+    fn validate_integrations(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError::Invalid { key: key.into(), message: why.into() });
+        let i = &self.integrations;
+        let level = |s: &str| !s.is_empty() && !s.contains(['/', '+', '#']) && !s.starts_with('$');
+        if !level(&i.home_assistant.discovery_prefix) {
+            return bad(
+                "integrations.home_assistant.discovery_prefix",
+                "must be one topic level without '/', '+' or '#'",
+            );
+        }
+        if !level(&i.feed.root) {
+            return bad("integrations.feed.root", "must be one topic level without '/', '+' or '#'");
+        }
+        let root = &self.mqtt.topic_root;
+        if [&i.feed.root, &i.home_assistant.discovery_prefix].contains(&root) {
+            return bad(
+                "integrations.feed.root",
+                "must differ from mqtt.topic_root: the satellites' tree stays closed",
+            );
+        }
+        if i.feed.root == i.home_assistant.discovery_prefix {
+            return bad("integrations.feed.root", "must differ from integrations.home_assistant.discovery_prefix");
+        }
+        let b = &i.bridge;
+        if !b.host.trim().is_empty() {
+            if b.host.contains([':', '/', ' ']) && b.host.parse::<std::net::Ipv6Addr>().is_err() {
+                return bad("integrations.bridge.host", "must be a host name or address, without a scheme or port");
+            }
+            if b.port == 0 {
+                return bad("integrations.bridge.port", "must be 1 to 65535");
+            }
+            if b.client_id.trim().is_empty() {
+                return bad("integrations.bridge.client_id", "must not be empty");
+            }
+            if !b.ca_file.is_empty() && !b.tls {
+                return bad("integrations.bridge.ca_file", "is only used with integrations.bridge.tls = true");
+            }
         }
         Ok(())
     }

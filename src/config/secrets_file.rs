@@ -33,6 +33,7 @@ pub fn ensure_secrets(settings: &mut Settings) -> anyhow::Result<()> {
         ("mfa_encryption_key", &mut sec.mfa_encryption_key),
         ("internal_api_key", &mut sec.internal_api_key),
         ("jwt_secret", &mut sec.jwt_secret),
+        ("mqtt_readonly_password", &mut settings.integrations.readonly_password),
     ] {
         if slot.is_set() {
             continue;

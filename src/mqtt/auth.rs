@@ -5,6 +5,9 @@
 //! rotation takes effect at once). Their client id must be `satellite-{id}` or `mobile-{id}`.
 //! They are confined to `{root}/{tenant}/{satellite}/`. The hub's own clients (split mode) log in
 //! as `hub` with the internal API key and a `hub-` client id; no satellite can take those.
+//! Home Assistant and other tools log in as `homeassistant` ([`ReadOnlyLogin`], only while an
+//! integration is on): they may subscribe under the discovery prefix and the feed root, and
+//! publish nowhere.
 //! Where a client may publish is decided in one place, [`super::acl`]; this module only answers
 //! the broker with it.
 
@@ -33,11 +36,42 @@ use crate::{auth::tokens::sha256_hex, config::Secret, ids::SatelliteId, store::S
 pub const HUB_USER: &str = "hub";
 /// Client ids starting with this are reserved for the hub.
 pub const HUB_CLIENT_PREFIX: &str = "hub-";
+/// The broker username of the read-only login (Home Assistant, Node-RED, scripts).
+pub const READONLY_USER: &str = "homeassistant";
+/// The broker user id of a read-only client (a satellite's is its topic prefix, never this).
+const READONLY_USER_ID: &str = "$readonly";
+
+/// The read-only login: its password and the topic trees it may subscribe to.
+#[derive(Clone)]
+pub struct ReadOnlyLogin {
+    password: Secret,
+    /// Each ends in `/`: `homeassistant/`, `birdhub-feed/`.
+    prefixes: Vec<String>,
+}
+
+impl ReadOnlyLogin {
+    /// The login while an integration is on; `None` (no such login) otherwise.
+    pub fn from_settings(settings: &crate::config::Settings) -> Option<Self> {
+        let i = &settings.integrations;
+        if !i.active() || !i.readonly_password.is_set() {
+            return None;
+        }
+        let prefixes = vec![format!("{}/", i.home_assistant.discovery_prefix), format!("{}/", i.feed.root)];
+        Some(Self { password: i.readonly_password.clone(), prefixes })
+    }
+
+    /// A filter inside one of the trees, with no wildcard before the tree's own level.
+    pub fn may_subscribe(&self, filter: &str) -> bool {
+        self.prefixes.iter().any(|p| filter.starts_with(p.as_str()))
+    }
+}
 
 /// What the broker remembers about a logged-in client, encoded in its user id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Identity {
     Hub,
+    /// The read-only login: subscribes in [`ReadOnlyLogin`]'s trees, publishes nowhere.
+    ReadOnly,
     /// A satellite and the topic prefix it is confined to.
     Satellite {
         satellite: SatelliteId,
@@ -50,6 +84,7 @@ impl Identity {
     fn user_id(&self) -> String {
         match self {
             Identity::Hub => HUB_USER.into(),
+            Identity::ReadOnly => READONLY_USER_ID.into(),
             Identity::Satellite { prefix, .. } => prefix.clone(),
         }
     }
@@ -57,6 +92,7 @@ impl Identity {
     fn from_user_id(user_id: Option<&str>) -> Option<Identity> {
         match user_id? {
             HUB_USER => Some(Identity::Hub),
+            READONLY_USER_ID => Some(Identity::ReadOnly),
             prefix => {
                 let sat = prefix.trim_end_matches('/').rsplit('/').next()?.parse().ok()?;
                 Some(Identity::Satellite { satellite: sat, prefix: prefix.to_owned() })
@@ -71,14 +107,17 @@ impl Identity {
         }
         match self {
             Identity::Hub => topic.starts_with(&format!("{root}/")),
+            Identity::ReadOnly => false,
             Identity::Satellite { prefix, .. } => topic.starts_with(prefix.as_str()) && topic.len() > prefix.len(),
         }
     }
 
     /// Whether this identity may subscribe to `filter`: its own tree only, wildcards inside it.
+    /// The read-only login's trees are [`ReadOnlyLogin::may_subscribe`]'s to answer; here, none.
     pub fn may_subscribe(&self, root: &str, filter: &str) -> bool {
         match self {
             Identity::Hub => filter.starts_with(&format!("{root}/")),
+            Identity::ReadOnly => false,
             Identity::Satellite { prefix, .. } => {
                 filter.starts_with(prefix.as_str()) && !filter[..prefix.len()].contains(['+', '#'])
             }
@@ -93,11 +132,42 @@ pub struct BrokerAuth {
     /// MQTT protocol version per client id, as sent in CONNECT: the publish ACL treats 3.1.1
     /// clients differently (see [`acl`]). One entry per client id, so bounded by the satellites.
     versions: Mutex<HashMap<String, u8>>,
+    readonly: Option<ReadOnlyLogin>,
+    /// The will topic of each read-only client that set one. The broker publishes a will
+    /// without asking the consumer, so the broker itself must refuse it (see `authorize_publish`).
+    readonly_wills: Mutex<HashMap<String, String>>,
 }
 
 impl BrokerAuth {
-    pub fn new(store: Store, root: &str, internal_key: Secret) -> Arc<Self> {
-        Arc::new(Self { store, root: root.into(), internal_key, versions: Mutex::new(HashMap::new()) })
+    pub fn new(store: Store, root: &str, internal_key: Secret, readonly: Option<ReadOnlyLogin>) -> Arc<Self> {
+        Arc::new(Self {
+            store,
+            root: root.into(),
+            internal_key,
+            versions: Mutex::new(HashMap::new()),
+            readonly,
+            readonly_wills: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Whether the broker lets `topic` through for this client. A read-only client's will is
+    /// always refused; its other 3.1.1 publishes pass the broker and the consumer drops them.
+    fn broker_passes(&self, client_id: &str, user_id: Option<&str>, topic: &str) -> bool {
+        if Identity::from_user_id(user_id) == Some(Identity::ReadOnly) {
+            let is_will = self.readonly_wills.lock().ok().is_some_and(|w| w.get(client_id).is_some_and(|t| t == topic));
+            if is_will {
+                return false;
+            }
+        }
+        self.publish_decision(client_id, user_id, topic).broker_passes()
+    }
+
+    fn may_subscribe(&self, user_id: Option<&str>, filter: &str) -> bool {
+        match Identity::from_user_id(user_id) {
+            Some(Identity::ReadOnly) => self.readonly.as_ref().is_some_and(|r| r.may_subscribe(filter)),
+            Some(identity) => identity.may_subscribe(&self.root, filter),
+            None => false,
+        }
     }
 
     /// The protocol level the client logged in with (4 = 3.1.1, 5 = MQTT 5), if it did.
@@ -122,6 +192,21 @@ impl BrokerAuth {
             } else {
                 Err(bad)
             };
+        }
+        if username == READONLY_USER {
+            if !self.readonly.as_ref().is_some_and(|r| r.password.matches(password)) {
+                return Err(bad);
+            }
+            if [HUB_CLIENT_PREFIX, "satellite-", "mobile-"].iter().any(|p| cid.starts_with(p)) {
+                return Err(ReasonCode::ClientIdentifierNotValid);
+            }
+            if let Ok(mut wills) = self.readonly_wills.lock() {
+                match &connect.will {
+                    Some(will) => wills.insert(cid.to_owned(), will.topic.clone()),
+                    None => wills.remove(cid),
+                };
+            }
+            return Ok(Identity::ReadOnly);
         }
         let satellite: SatelliteId = username.parse().map_err(|_| bad)?;
         if cid != format!("satellite-{satellite}") && cid != format!("mobile-{satellite}") {
@@ -178,7 +263,7 @@ impl AuthProvider for BrokerAuth {
         topic: &'a str,
     ) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
         // A 3.1.1 client's foreign publish passes here and is dropped by the consumer (see `acl`).
-        let passes = self.publish_decision(client_id, user_id, topic).broker_passes();
+        let passes = self.broker_passes(client_id, user_id, topic);
         Box::pin(async move { passes })
     }
 
@@ -188,7 +273,7 @@ impl AuthProvider for BrokerAuth {
         user_id: Option<&'a str>,
         filter: &'a str,
     ) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
-        Box::pin(async move { Identity::from_user_id(user_id).is_some_and(|i| i.may_subscribe(&self.root, filter)) })
+        Box::pin(async move { self.may_subscribe(user_id, filter) })
     }
 }
 

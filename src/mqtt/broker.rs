@@ -41,7 +41,9 @@ pub struct Broker {
 /// Builds and binds the broker; `run` it on a task. Also points the hub's [`super::MqttHandle`] at it.
 pub async fn start(state: &AppState) -> anyhow::Result<Broker> {
     let s = &state.settings.mqtt;
-    let auth = BrokerAuth::new(state.store.clone(), &s.topic_root, state.settings.security.internal_api_key.clone());
+    let readonly = super::auth::ReadOnlyLogin::from_settings(&state.settings);
+    let auth =
+        BrokerAuth::new(state.store.clone(), &s.topic_root, state.settings.security.internal_api_key.clone(), readonly);
     let ingest = Arc::new(Ingest::new(state.clone(), auth.clone()));
 
     let mut config = BrokerConfig::default()

@@ -19,6 +19,7 @@ use super::{
 };
 use crate::{
     domain::{satellite_config::Overrides, settings::TenantSettings},
+    events::Event,
     ids::{ChunkId, SatelliteId, TenantId},
     metrics::RefusedReason,
     state::AppState,
@@ -91,6 +92,7 @@ impl Ingest {
                 return PublishAction::Handled;
             }
             Identity::Hub => return PublishAction::Continue, // the hub's own messages to satellites
+            Identity::ReadOnly => return PublishAction::Handled, // never reached: it may publish nowhere
             Identity::Satellite { satellite, .. } => *satellite,
         };
         let Some(parsed) = topics::parse(root, &event.topic) else { return PublishAction::Handled };
@@ -215,6 +217,7 @@ impl Ingest {
             .store
             .call(move |c| store::satellites::record_heartbeat(c, tenant, satellite, &hb, now, deadline))
             .await?;
+        self.state.bus.publish(Event::SatelliteReported { tenant_id: tenant, satellite_id: satellite });
         Ok(())
     }
 
@@ -284,6 +287,7 @@ impl Ingest {
                 store::satellites::seen(c, tenant, satellite, now)
             })
             .await?;
+        self.state.bus.publish(Event::SatelliteReported { tenant_id: tenant, satellite_id: satellite });
         Ok(())
     }
 

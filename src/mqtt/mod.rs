@@ -88,6 +88,12 @@ impl MqttHandle {
 
     /// Publishes `payload` on `topic` with QoS 0, 1 or 2.
     pub async fn publish(&self, topic: String, payload: Vec<u8>, qos: u8) -> Result<(), String> {
+        self.publish_with(topic, payload, qos, false).await
+    }
+
+    /// Publishes and, with `retain`, has the broker keep it for later subscribers (an empty
+    /// retained payload clears the topic's retained message).
+    pub async fn publish_with(&self, topic: String, payload: Vec<u8>, qos: u8, retain: bool) -> Result<(), String> {
         match self.current().as_deref() {
             None => Err("MQTT is not connected yet".into()),
             Some(Outbound::Router(router)) => {
@@ -96,7 +102,9 @@ impl MqttHandle {
                     1 => QoS::AtLeastOnce,
                     _ => QoS::ExactlyOnce,
                 };
-                router.route_message(&PublishPacket::new(topic, payload, qos), None).await;
+                let mut packet = PublishPacket::new(topic, payload, qos);
+                packet.retain = retain;
+                router.route_message(&packet, None).await;
                 Ok(())
             }
             Some(Outbound::Client(client, _)) => {
@@ -105,7 +113,7 @@ impl MqttHandle {
                     1 => rumqttc::QoS::AtLeastOnce,
                     _ => rumqttc::QoS::ExactlyOnce,
                 };
-                client.publish(topic, qos, false, payload).await.map_err(|e| e.to_string())
+                client.publish(topic, qos, retain, payload).await.map_err(|e| e.to_string())
             }
         }
     }

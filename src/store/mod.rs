@@ -18,6 +18,7 @@ pub mod comments;
 pub mod detection_list;
 pub mod detections;
 pub mod export;
+pub mod home_feed;
 pub mod invites;
 pub mod jobs;
 pub mod login_attempts;

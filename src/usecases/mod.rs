@@ -56,6 +56,7 @@ pub mod detections;
 pub mod expected_species;
 pub mod exports;
 pub mod first_run;
+pub mod home_feed;
 pub mod mfa;
 pub mod mobile_releases;
 pub mod monitor;

@@ -1,0 +1,288 @@
+//! The integrations task: follows the event bus and the database, and keeps Home Assistant's
+//! discovery configs, the retained states and the feed up to date on the embedded broker (and
+//! the bridge, when one is configured). A retained message is sent only when it changed.
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    time::Duration,
+};
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    bridge::{self, Bridge},
+    discovery,
+    feed::{DetectionMessage, HubState, LastDetectionAttributes, OFFLINE, ONLINE, SatelliteState, Topics},
+};
+use crate::{
+    events::{DetectionCreated, Event},
+    ids::SatelliteId,
+    state::AppState,
+    store::home_feed::SatelliteFacts,
+    usecases::home_feed::{self, FeedError, Snapshot, Team},
+};
+
+/// How often the states are read again without any event (telemetry, the day rolling over).
+const REFRESH_EVERY: Duration = Duration::from_secs(60);
+/// Events close together cause one read of the database, this long after the first.
+const COALESCE: Duration = Duration::from_millis(300);
+/// How often a hub without its team looks again.
+const TEAM_RETRY: Duration = Duration::from_secs(30);
+
+/// Runs until shutdown. Started only while `integrations.home_assistant` or `.feed` is on.
+pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let settings = state.settings.integrations.clone();
+    let topics = Topics::new(&settings.feed.root);
+    let mut events = state.bus.subscribe("integrations");
+    let bridge = if settings.bridge.host.trim().is_empty() {
+        None
+    } else {
+        let birth = format!("{}/status", settings.home_assistant.discovery_prefix);
+        let (bridge, _task) = bridge::start(&settings.bridge, &topics.hub_availability(), &birth, shutdown.clone())?;
+        Some(bridge)
+    };
+    let Some(team) = wait_for_team(&state, &settings.team, &shutdown).await else { return Ok(()) };
+    tracing::info!(
+        team = %team.name,
+        home_assistant = settings.home_assistant.enabled,
+        bridge = bridge.is_some(),
+        root = %settings.feed.root,
+        "integrations publishing"
+    );
+    let mut p =
+        Publisher { state: state.clone(), topics, team, bridge, retained: BTreeMap::new(), known: HashSet::new() };
+    p.publish_retained(p.topics.hub_availability(), ONLINE.as_bytes().to_vec()).await;
+    p.refresh().await;
+    let mut tick = tokio::time::interval_at(Instant::now() + REFRESH_EVERY, REFRESH_EVERY);
+    let mut due: Option<Instant> = None;
+    loop {
+        let bridge = p.bridge.clone();
+        let resend = async move {
+            match bridge {
+                Some(b) => b.resend_wanted().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = tick.tick() => p.refresh().await,
+            _ = async { tokio::time::sleep_until(due.unwrap_or_else(Instant::now)).await }, if due.is_some() => {
+                due = None;
+                p.refresh().await;
+            }
+            _ = resend => p.resend_to_bridge(),
+            event = events.recv() => {
+                let Some(event) = event else { break };
+                if event.tenant_id() != p.team.id {
+                    continue; // other teams never reach the feed
+                }
+                match event {
+                    Event::DetectionCreated(d) => p.detection(&d).await,
+                    Event::AlertRaised { alert, .. } => p.publish(p.topics.alerts(), json_bytes(&*alert), false).await,
+                    _ => {}
+                }
+                due.get_or_insert_with(|| Instant::now() + COALESCE);
+            }
+        }
+    }
+    p.publish_retained(p.topics.hub_availability(), OFFLINE.as_bytes().to_vec()).await;
+    Ok(())
+}
+
+/// Resolves the configured team, waiting while the hub has none yet. `None` at shutdown.
+async fn wait_for_team(state: &AppState, wanted: &str, shutdown: &CancellationToken) -> Option<Team> {
+    let mut told = false;
+    loop {
+        match home_feed::resolve_team(&state.store, wanted).await {
+            Ok(team) => return Some(team),
+            Err(FeedError::NoTeam) if !told => tracing::info!("integrations wait for the first team"),
+            Err(e) if !told => tracing::warn!(error = %e, "integrations cannot start yet"),
+            Err(_) => {}
+        }
+        told = true;
+        tokio::select! {
+            _ = shutdown.cancelled() => return None,
+            _ = tokio::time::sleep(TEAM_RETRY) => {}
+        }
+    }
+}
+
+struct Publisher {
+    state: AppState,
+    topics: Topics,
+    team: Team,
+    bridge: Option<Bridge>,
+    /// The last payload of every retained topic, to skip repeats and to replay to the bridge.
+    retained: BTreeMap<String, Vec<u8>>,
+    /// Satellites whose discovery configs are out.
+    known: HashSet<SatelliteId>,
+}
+
+impl Publisher {
+    fn home_assistant(&self) -> bool {
+        self.state.settings.integrations.home_assistant.enabled
+    }
+
+    async fn publish(&self, topic: String, payload: Vec<u8>, retain: bool) {
+        if let Some(b) = &self.bridge {
+            b.publish(&topic, &payload, retain);
+        }
+        if let Err(e) = self.state.mqtt.publish_with(topic, payload, 1, retain).await {
+            tracing::debug!(error = %e, "integrations could not publish on the embedded broker");
+        }
+    }
+
+    /// Publishes a retained message unless the same payload is already out.
+    async fn publish_retained(&mut self, topic: String, payload: Vec<u8>) {
+        if self.retained.get(&topic) == Some(&payload) {
+            return;
+        }
+        self.retained.insert(topic.clone(), payload.clone());
+        self.publish(topic, payload, true).await;
+    }
+
+    /// Clears a retained message (Home Assistant removes the entity of an emptied config).
+    async fn clear_retained(&mut self, topic: String) {
+        if self.retained.remove(&topic).is_some() {
+            self.publish(topic, Vec::new(), true).await;
+        }
+    }
+
+    fn resend_to_bridge(&self) {
+        let Some(b) = &self.bridge else { return };
+        for (topic, payload) in &self.retained {
+            b.publish(topic, payload, true);
+        }
+    }
+
+    fn image_url(&self, snapshot_public: bool, code: &str) -> Option<String> {
+        snapshot_public.then(|| {
+            let base = &self.state.links.get(&self.state.settings).http_base;
+            format!("{base}/api/public/{}/species/{code}/image", self.team.id)
+        })
+    }
+
+    async fn detection(&mut self, d: &DetectionCreated) {
+        let public = home_feed::public_pictures(&self.state.store, self.team.id).await.unwrap_or(false);
+        let message = DetectionMessage::of(d, self.image_url(public, &d.species_code));
+        self.publish(self.topics.detections(), json_bytes(&message), false).await;
+    }
+
+    /// Reads the team's figures and sends whatever changed.
+    async fn refresh(&mut self) {
+        let now = self.state.clock.stamp();
+        let snapshot = match home_feed::snapshot(&self.state.store, self.team.id, now).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "integrations could not read the team's figures");
+                return;
+            }
+        };
+        self.publish_hub(&snapshot).await;
+        let present: HashSet<SatelliteId> = snapshot.satellites.iter().map(|s| s.id).collect();
+        for s in &snapshot.satellites {
+            self.publish_satellite(s, snapshot.public_pictures).await;
+        }
+        let gone: Vec<SatelliteId> = self.known.difference(&present).copied().collect();
+        for id in gone {
+            self.forget_satellite(id).await;
+        }
+        self.known = present;
+    }
+
+    async fn publish_hub(&mut self, s: &Snapshot) {
+        let version = env!("CARGO_PKG_VERSION");
+        if self.home_assistant() {
+            for (topic, body) in self.discovery().hub_configs() {
+                self.publish_retained(topic, json_bytes(&body)).await;
+            }
+        }
+        let state = HubState {
+            team: &self.team.name,
+            detections_today: s.today.detections,
+            species_today: s.today.species,
+            queue_length: s.queue_length,
+            version,
+        };
+        self.publish_retained(self.topics.hub_state(), json_bytes(&state)).await;
+    }
+
+    async fn publish_satellite(&mut self, s: &SatelliteFacts, public: bool) {
+        if self.home_assistant() {
+            for (topic, body) in self.discovery().satellite_configs(s) {
+                self.publish_retained(topic, json_bytes(&body)).await;
+            }
+        }
+        let online = s.last_seen_at.is_some() && s.offline_since.is_none();
+        let availability = if online { ONLINE } else { OFFLINE };
+        self.publish_retained(self.topics.satellite_availability(s.id), availability.as_bytes().to_vec()).await;
+        self.publish_retained(self.topics.satellite_state(s.id), json_bytes(&SatelliteState::of(s))).await;
+        if let Some(last) = &s.last {
+            let attributes = LastDetectionAttributes::of(last, self.image_url(public, &last.species_code));
+            self.publish_retained(self.topics.last_detection(s.id), json_bytes(&attributes)).await;
+        }
+    }
+
+    /// A deleted satellite: its device leaves Home Assistant and its retained states go.
+    async fn forget_satellite(&mut self, id: SatelliteId) {
+        let mut topics = self.discovery().satellite_config_topics(id);
+        topics.extend([
+            self.topics.satellite_state(id),
+            self.topics.satellite_availability(id),
+            self.topics.last_detection(id),
+        ]);
+        for topic in topics {
+            self.clear_retained(topic).await;
+        }
+    }
+
+    fn discovery(&self) -> DiscoveryOwned {
+        let s = &self.state.settings;
+        DiscoveryOwned {
+            prefix: s.integrations.home_assistant.discovery_prefix.clone(),
+            topics: self.topics.clone(),
+            team_id: self.team.id.to_string(),
+            team_name: self.team.name.clone(),
+            dashboard_url: self.state.links.get(s).http_base.clone(),
+        }
+    }
+}
+
+/// The discovery context's owned parts, so building configs does not borrow the publisher.
+struct DiscoveryOwned {
+    prefix: String,
+    topics: Topics,
+    team_id: String,
+    team_name: String,
+    dashboard_url: String,
+}
+
+impl DiscoveryOwned {
+    fn ctx(&self) -> discovery::Context<'_> {
+        discovery::Context {
+            prefix: &self.prefix,
+            topics: &self.topics,
+            team_id: &self.team_id,
+            team_name: &self.team_name,
+            version: env!("CARGO_PKG_VERSION"),
+            dashboard_url: &self.dashboard_url,
+        }
+    }
+
+    fn hub_configs(&self) -> Vec<discovery::Config> {
+        self.ctx().hub_configs()
+    }
+
+    fn satellite_configs(&self, s: &SatelliteFacts) -> Vec<discovery::Config> {
+        self.ctx().satellite_configs(s)
+    }
+
+    fn satellite_config_topics(&self, id: SatelliteId) -> Vec<String> {
+        self.ctx().satellite_config_topics(id)
+    }
+}
+
+fn json_bytes<T: serde::Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
+}

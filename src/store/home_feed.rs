@@ -1,0 +1,116 @@
+//! What the integrations publish about one team (Home Assistant states, the MQTT feed): each
+//! satellite's standing, today's counts from the daily rollup, the last detection and the newest
+//! telemetry sample. Every query is scoped to the team.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::Result;
+use crate::{
+    ids::{SatelliteId, TenantId},
+    time::Timestamp,
+};
+
+/// One satellite of the team, as the integrations show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SatelliteFacts {
+    pub id: SatelliteId,
+    pub name: String,
+    pub kind: String,
+    pub version: Option<String>,
+    pub last_seen_at: Option<Timestamp>,
+    /// Set by the monitor while the satellite is silent past the team's threshold.
+    pub offline_since: Option<Timestamp>,
+    pub detections_today: u64,
+    pub species_today: u64,
+    pub last: Option<LastDetection>,
+    pub cpu_temp: Option<f64>,
+    pub storage_free_bytes: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastDetection {
+    pub species_code: String,
+    pub common_name: String,
+    pub scientific_name: String,
+    pub confidence: f64,
+    pub detected_at: Timestamp,
+}
+
+/// Today's totals of the team, on the hub's local calendar.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TeamToday {
+    pub detections: u64,
+    pub species: u64,
+}
+
+/// The team's live satellites, by name, with today's figures as of `now`.
+pub fn satellites(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result<Vec<SatelliteFacts>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.id, s.name, s.kind, s.version, s.last_seen_at, s.offline_since,
+                coalesce(t.n, 0), coalesce(t.species, 0)
+         FROM satellites s
+         LEFT JOIN (SELECT satellite_id, sum(n) AS n, count(*) AS species FROM stats_daily
+                    WHERE tenant_id = ?1 AND day = date(?2, 'localtime') AND n > 0
+                    GROUP BY satellite_id) t ON t.satellite_id = s.id
+         WHERE s.tenant_id = ?1 AND s.deleted_at IS NULL
+         ORDER BY s.name, s.id",
+    )?;
+    let rows = stmt.query_map(params![tenant, now], |r| {
+        Ok(SatelliteFacts {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            kind: r.get(2)?,
+            version: r.get(3)?,
+            last_seen_at: r.get(4)?,
+            offline_since: r.get(5)?,
+            detections_today: r.get::<_, i64>(6)?.max(0) as u64,
+            species_today: r.get::<_, i64>(7)?.max(0) as u64,
+            last: None,
+            cpu_temp: None,
+            storage_free_bytes: None,
+        })
+    })?;
+    let mut out: Vec<SatelliteFacts> = rows.collect::<rusqlite::Result<_>>()?;
+    for s in &mut out {
+        s.last = last_detection(conn, s.id)?;
+        (s.cpu_temp, s.storage_free_bytes) = newest_telemetry(conn, s.id)?.unwrap_or_default();
+    }
+    Ok(out)
+}
+
+fn last_detection(conn: &Connection, satellite: SatelliteId) -> Result<Option<LastDetection>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT species_code, common_name, scientific_name, confidence, detected_at FROM detections
+         WHERE satellite_id = ?1 ORDER BY detected_at DESC LIMIT 1",
+    )?;
+    Ok(stmt
+        .query_row([satellite], |r| {
+            Ok(LastDetection {
+                species_code: r.get(0)?,
+                common_name: r.get(1)?,
+                scientific_name: r.get(2)?,
+                confidence: r.get(3)?,
+                detected_at: r.get(4)?,
+            })
+        })
+        .optional()?)
+}
+
+fn newest_telemetry(conn: &Connection, satellite: SatelliteId) -> Result<Option<(Option<f64>, Option<i64>)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT cpu_temp, storage_free_bytes FROM telemetry WHERE satellite_id = ?1
+         ORDER BY recorded_at DESC LIMIT 1",
+    )?;
+    Ok(stmt.query_row([satellite], |r| Ok((r.get(0)?, r.get(1)?))).optional()?)
+}
+
+/// The team's detections and species today (the rollup's local day of `now`).
+pub fn team_today(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result<TeamToday> {
+    let (n, species): (i64, i64) = conn
+        .prepare_cached(
+            "SELECT coalesce(sum(n), 0), count(DISTINCT species_code) FROM stats_daily
+             WHERE tenant_id = ?1 AND day = date(?2, 'localtime') AND n > 0",
+        )?
+        .query_row(params![tenant, now], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(TeamToday { detections: n.max(0) as u64, species: species.max(0) as u64 })
+}
