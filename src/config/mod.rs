@@ -280,7 +280,7 @@ fn parse_network(s: &str) -> Option<ipnet::IpNet> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntegrationsSettings {
-    /// The team whose satellites, detections and alerts are published: its slug or id. Empty:
+    /// The team whose satellites, detections and alerts are published: its name (any case) or id. Empty:
     /// the hub's only team. No other team's data is ever published.
     pub team: String,
     /// Password of the read-only broker login `homeassistant`. Empty: generated on first start

@@ -270,3 +270,20 @@ fn metrics_are_off_by_default_and_allow_lists_come_from_file_or_env() {
         .expect_err("a host name is not an address");
     assert!(err.to_string().contains("metrics.allow"), "{err}");
 }
+
+#[test]
+fn the_integrations_never_share_the_satellites_tree() {
+    let mut s = Settings::default();
+    s.integrations.feed.root = "birdhub".into();
+    let err = s.validate().expect_err("feed root = topic root");
+    assert!(err.to_string().contains("integrations.feed.root"), "{err}");
+    let mut s = Settings::default();
+    s.integrations.home_assistant.discovery_prefix = "home/assistant".into();
+    assert!(s.validate().is_err());
+    let mut s = Settings::default();
+    s.integrations.bridge.host = "mqtt://ha.local:1883".into();
+    let err = s.validate().expect_err("a URL is not a host");
+    assert!(err.to_string().contains("integrations.bridge.host"), "{err}");
+    s.integrations.bridge.host = "ha.local".into();
+    s.validate().expect("a host name");
+}

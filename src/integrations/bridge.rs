@@ -13,7 +13,9 @@ use std::{
 };
 
 use anyhow::Context;
-use rumqttc::{AsyncClient, Event as MqttEvent, LastWill, MqttOptions, Packet, QoS, TlsConfiguration, Transport};
+use rumqttc::{
+    AsyncClient, Event as MqttEvent, LastWill, MqttOptions, Outgoing, Packet, QoS, TlsConfiguration, Transport,
+};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -22,6 +24,8 @@ use crate::config::BridgeSettings;
 
 /// Messages the client may hold while the other broker is slow or away.
 const QUEUE: usize = 1024;
+/// How long the bridge keeps sending after shutdown, for the last messages (`offline`).
+pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// The longest wait between two attempts to reach the other broker.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
@@ -56,6 +60,12 @@ impl Bridge {
     /// Messages dropped because the queue was full (the other broker away for long).
     pub fn dropped(&self) -> u64 {
         self.shared.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Ends the session cleanly once everything queued before it is sent (the task stops by
+    /// itself at most [`CLOSE_GRACE`] after shutdown otherwise).
+    pub fn close(&self) {
+        let _ = self.client.try_disconnect();
     }
 
     /// Resolves when the retained messages should be sent again.
@@ -122,28 +132,34 @@ async fn drive(
 ) {
     let mut backoff = Duration::from_secs(1);
     let mut failures: u64 = 0;
+    // After shutdown: keep sending until the publisher's `close` goes out, or the grace ends.
+    let mut closing: Option<tokio::time::Instant> = None;
     loop {
         let polled = tokio::select! {
-            _ = shutdown.cancelled() => {
-                let _ = client.try_disconnect();
-                return;
+            _ = shutdown.cancelled(), if closing.is_none() => {
+                closing = Some(tokio::time::Instant::now() + CLOSE_GRACE);
+                continue;
             }
+            _ = tokio::time::sleep_until(closing.unwrap_or_else(tokio::time::Instant::now)), if closing.is_some() => return,
             p = eventloop.poll() => p,
         };
         match polled {
             Ok(MqttEvent::Incoming(Packet::ConnAck(_))) => {
-                tracing::info!(broker = %target, after_failures = failures, "bridge connected");
+                let dropped_so_far = shared.dropped.load(Ordering::Relaxed);
+                tracing::info!(broker = %target, after_failures = failures, dropped_so_far, "bridge connected");
                 shared.connected.store(true, Ordering::Relaxed);
                 backoff = Duration::from_secs(1);
                 failures = 0;
                 let _ = client.try_subscribe(birth.clone(), QoS::AtLeastOnce);
                 shared.resend.notify_one();
             }
+            Ok(MqttEvent::Outgoing(Outgoing::Disconnect)) => return,
             Ok(MqttEvent::Incoming(Packet::Publish(p))) if p.topic == birth && p.payload.as_ref() == b"online" => {
                 tracing::info!(broker = %target, "Home Assistant came online; sending the discovery configs again");
                 shared.resend.notify_one();
             }
             Ok(_) => {}
+            Err(_) if closing.is_some() => return,
             Err(e) => {
                 shared.connected.store(false, Ordering::Relaxed);
                 failures += 1;

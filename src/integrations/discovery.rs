@@ -224,9 +224,12 @@ mod tests {
             dashboard_url: "http://hub.local:8080",
         };
         let configs = ctx.satellite_configs(&facts("Oak"));
-        let topics_published: Vec<&str> = configs.iter().map(|(t, _)| t.as_str()).collect();
+        let mut published: Vec<&str> = configs.iter().map(|(t, _)| t.as_str()).collect();
         let removal = ctx.satellite_config_topics(SatelliteId(uuid::Uuid::from_u128(7)));
-        assert_eq!(topics_published, removal.iter().map(String::as_str).collect::<Vec<_>>());
+        let mut removed: Vec<&str> = removal.iter().map(String::as_str).collect();
+        published.sort_unstable();
+        removed.sort_unstable();
+        assert_eq!(published, removed, "a deleted satellite's removal must clear every config it had");
         let mut ids = std::collections::HashSet::new();
         for (topic, body) in &configs {
             let parts: Vec<&str> = topic.split('/').collect();

@@ -28,7 +28,7 @@ const REFRESH_EVERY: Duration = Duration::from_secs(60);
 /// Events close together cause one read of the database, this long after the first.
 const COALESCE: Duration = Duration::from_millis(300);
 /// How often a hub without its team looks again.
-const TEAM_RETRY: Duration = Duration::from_secs(30);
+const TEAM_RETRY: Duration = Duration::from_secs(5);
 
 /// Runs until shutdown. Started only while `integrations.home_assistant` or `.feed` is on.
 pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
@@ -87,6 +87,9 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
         }
     }
     p.publish_retained(p.topics.hub_availability(), OFFLINE.as_bytes().to_vec()).await;
+    if let Some(b) = &p.bridge {
+        b.close();
+    }
     Ok(())
 }
 
@@ -217,11 +220,12 @@ impl Publisher {
         let online = s.last_seen_at.is_some() && s.offline_since.is_none();
         let availability = if online { ONLINE } else { OFFLINE };
         self.publish_retained(self.topics.satellite_availability(s.id), availability.as_bytes().to_vec()).await;
-        self.publish_retained(self.topics.satellite_state(s.id), json_bytes(&SatelliteState::of(s))).await;
+        // The attributes first, so whoever sees the new state finds them current.
         if let Some(last) = &s.last {
             let attributes = LastDetectionAttributes::of(last, self.image_url(public, &last.species_code));
             self.publish_retained(self.topics.last_detection(s.id), json_bytes(&attributes)).await;
         }
+        self.publish_retained(self.topics.satellite_state(s.id), json_bytes(&SatelliteState::of(s))).await;
     }
 
     /// A deleted satellite: its device leaves Home Assistant and its retained states go.

@@ -300,4 +300,24 @@ mod tests {
         assert_eq!(Identity::from_user_id(Some(&me.user_id())), Some(me));
         assert!(Identity::Hub.may_publish("bh", &own) && !Identity::Hub.may_publish("bh", "other/x"));
     }
+
+    #[test]
+    fn the_read_only_login_reads_two_trees_and_nothing_else() {
+        let mut settings = crate::config::Settings::default();
+        assert!(ReadOnlyLogin::from_settings(&settings).is_none(), "closed while no integration is on");
+        settings.integrations.home_assistant.enabled = true;
+        settings.integrations.readonly_password = Secret::new("pw");
+        let login = ReadOnlyLogin::from_settings(&settings).expect("open");
+        for ok in ["homeassistant/#", "homeassistant/sensor/+/+/config", "birdhub-feed/#", "birdhub-feed/detections"] {
+            assert!(login.may_subscribe(ok), "{ok}");
+        }
+        for denied in
+            ["#", "+/#", "birdhub/#", "homeassistant", "$SYS/#", "$share/g/homeassistant/#", "birdhub-feedx/#"]
+        {
+            assert!(!login.may_subscribe(denied), "{denied}");
+        }
+        let ro = Identity::ReadOnly;
+        assert!(!ro.may_publish("birdhub", "homeassistant/status") && !ro.may_subscribe("birdhub", "birdhub/#"));
+        assert_eq!(Identity::from_user_id(Some(&ro.user_id())), Some(ro));
+    }
 }

@@ -63,6 +63,20 @@ impl Sub {
         serde_json::from_str(&line).ok()
     }
 
+    /// The next message printed by `-v` (`topic payload`) on a topic starting with `prefix`.
+    pub async fn next_message(&mut self, prefix: &str, secs: u64) -> Option<(String, String)> {
+        let line = self.line_until(|l| l.starts_with(prefix), secs).await?;
+        let (topic, payload) = line.split_once(' ').unwrap_or((&line, ""));
+        Some((topic.to_owned(), payload.to_owned()))
+    }
+
+    /// Waits for the process to end (at most `secs` seconds), keeping what it printed; its exit
+    /// status, or `None` if it was still running.
+    pub async fn wait_exit(&mut self, secs: u64) -> Option<std::process::ExitStatus> {
+        let _ = self.line_until(|_| false, secs).await; // to the end of its output
+        tokio::time::timeout(Duration::from_secs(secs), self.child.wait()).await.ok()?.ok()
+    }
+
     /// Stops the subscriber.
     pub async fn stop(mut self) {
         let _ = self.child.kill().await;
