@@ -55,7 +55,7 @@ async fn start_mosquitto(dir: &Path, port: u16) -> Mosquitto {
         passwd.display()
     );
     std::fs::write(&conf, text).expect("conf");
-    let child = Command::new(mosquitto_binary())
+    let mut child = Command::new(mosquitto_binary())
         .args(["-c", &conf.display().to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -67,6 +67,8 @@ async fn start_mosquitto(dir: &Path, port: u16) -> Mosquitto {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("mosquitto did not start on port {port}");
 }
 
