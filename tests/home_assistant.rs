@@ -57,16 +57,25 @@ async fn discovery_configs_follow_home_assistants_schema_and_a_real_bird_updates
         }
     }
 
+    // An alert rule, so the bird raises an alert too (a species new to the team is rare).
+    let rule = json!({"name": "Rarities", "trigger": "detection", "conditions": {"special": ["rare"]}});
+    let (status, body) = api.post("/alert-rules/rules", rule).await;
+    assert_eq!(status, 201, "{body}");
+
     // A real detection: the fixture's Tennessee Warbler, through the broker and the model.
     let client = sat::connect(&hub, &oak).await;
     client.publish(&oak.topic("audio"), sat::warbler_message_now(&oak)).await;
     let state_topic = format!("birdhub-feed/satellites/{}/state", oak.id);
-    let mut detection_seen = None;
+    let (mut detection_seen, mut alert_seen) = (None, None);
     let state = loop {
         let (topic, payload) =
             sub.next_message("", 60).await.unwrap_or_else(|| panic!("no last species: {:?}", sub.seen));
         if topic == "birdhub-feed/detections" {
             detection_seen = Some(as_json(&payload));
+            continue;
+        }
+        if topic == "birdhub-feed/alerts" {
+            alert_seen = Some(as_json(&payload));
             continue;
         }
         if !(topic.starts_with("homeassistant/") || topic.starts_with("birdhub-feed/")) {
@@ -160,6 +169,19 @@ async fn discovery_configs_follow_home_assistants_schema_and_a_real_bird_updates
     assert_eq!(detection["common_name"], "Tennessee Warbler");
     assert_eq!(detection["satellite_id"], oak.id.as_str());
     assert_eq!(detection["satellite_name"], "Oak");
+    // And the alert it raised, as GET /alerts shows it.
+    let alert = match alert_seen {
+        Some(a) => a,
+        None => {
+            let (_, payload) = sub.next_message("birdhub-feed/alerts", 30).await.expect("an alert on the feed");
+            as_json(&payload)
+        }
+    };
+    let (status, listed) = api.get("/alerts").await;
+    assert_eq!(status, 200, "{listed}");
+    let listed = listed["alerts"].as_array().and_then(|a| a.first()).cloned().unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(alert["id"], listed["id"], "{alert}");
+    assert!(alert.to_string().contains("Tennessee Warbler"), "{alert}");
     sub.stop().await;
 
     // A deleted satellite's device leaves Home Assistant: its configs are cleared.
