@@ -332,3 +332,29 @@ fn the_hub_runs_with_the_tuned_allocator_unless_told_otherwise() {
     let untouched = environ(&[("BIRDHUB_MALLOC", "default")]);
     assert!(!untouched.iter().any(|v| v.starts_with("MALLOC_MMAP_THRESHOLD_")), "{untouched:?}");
 }
+
+#[test]
+fn integrations_prints_the_read_only_login_the_hub_will_accept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, stdout, stderr) = run(&mut birdhub(dir.path(), &["integrations"]));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("Home Assistant discovery: off") && stdout.contains("enabled = true"), "{stdout}");
+
+    let (out, stdout, stderr) =
+        run(birdhub(dir.path(), &["integrations"]).env("BIRDHUB_INTEGRATIONS__HOME_ASSISTANT__ENABLED", "true"));
+    assert!(out.status.success(), "{stderr}");
+    let secrets = std::fs::read_to_string(dir.path().join("data/secrets.toml")).expect("secrets.toml");
+    let password = secrets
+        .lines()
+        .find_map(|l| l.strip_prefix("mqtt_readonly_password = "))
+        .map(|v| v.trim_matches('"').to_owned())
+        .expect("a generated read-only password");
+    assert_eq!(password.len(), 64, "{secrets}");
+    assert!(stdout.contains("username: homeassistant"), "{stdout}");
+    assert!(stdout.contains(&format!("password: {password}")), "{stdout}");
+    assert!(stdout.contains("may read: homeassistant/#  birdhub-feed/#"), "{stdout}");
+    // The same password on a second run: it is kept, not regenerated.
+    let (_, again, _) =
+        run(birdhub(dir.path(), &["integrations"]).env("BIRDHUB_INTEGRATIONS__HOME_ASSISTANT__ENABLED", "true"));
+    assert!(again.contains(&format!("password: {password}")), "{again}");
+}
