@@ -1,6 +1,7 @@
 //! `GET /metrics` (Prometheus text format 0.0.4) over real HTTP: who may scrape it, and that a real
 //! bird sent over MQTT moves the chunk, inference, detection and HTTP series. Every scrape is read
-//! with the strict parser below, so a line Prometheus would refuse fails the test.
+//! with the strict parser below, so a line Prometheus would refuse fails the test, and the final
+//! scrape also with Prometheus's own Python client parser.
 
 mod common;
 
@@ -207,6 +208,26 @@ async fn only_the_internal_key_or_an_allowed_address_may_scrape() {
     assert_json_error(&get_metrics(&off, None).await, 404);
 }
 
+/// The number of samples Prometheus's own Python client library (`prometheus_client.parser`,
+/// installed by `.ci/run` next to paho) reads from `body`; it panics on what that parser refuses.
+fn reference_parse(body: &str) -> usize {
+    use std::io::Write;
+    let script = "import sys\nfrom prometheus_client.parser import text_string_to_metric_families as parse\n\
+                  print(sum(len(f.samples) for f in parse(sys.stdin.read())))";
+    let mut child = std::process::Command::new(common::paho::python())
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python");
+    child.stdin.take().expect("stdin").write_all(body.as_bytes()).expect("write");
+    let out = child.wait_with_output().expect("python");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "prometheus_client refused the exposition: {stderr}");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or_else(|_| panic!("no count: {stderr}"))
+}
+
 /// Scrapes with the key until `ready` holds (at most 20 s); the samples of the last scrape.
 async fn scrape_until(hub: &common::TestHub, ready: impl Fn(&[Sample]) -> bool) -> (Vec<Sample>, String) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -215,6 +236,7 @@ async fn scrape_until(hub: &common::TestHub, ready: impl Fn(&[Sample]) -> bool) 
         assert_eq!(status, 200, "{body}");
         let samples = parse_exposition(&body);
         if ready(&samples) || std::time::Instant::now() > deadline {
+            assert_eq!(reference_parse(&body), samples.len(), "the reference parser reads another set of samples");
             return (samples, body);
         }
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
