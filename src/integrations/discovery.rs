@@ -66,18 +66,12 @@ impl Context<'_> {
         let node = self.hub_node();
         let state = self.topics.hub_state();
         let availability = json!([{ "topic": self.topics.hub_availability() }]);
+        let device = self.hub_device();
         let sensor = |object: &str, name: &str, extra: Value| {
-            let mut body = json!({
-                "name": name,
-                "unique_id": format!("{node}_{object}"),
-                "state_topic": state,
-                "value_template": format!("{{{{ value_json.{object} }}}}"),
-                "availability": availability,
-                "device": self.hub_device(),
-                "origin": self.origin(),
-            });
-            merge(&mut body, extra);
-            (self.topic("sensor", &node, object), body)
+            self.sensor(
+                Sensor { node: &node, object, name, state: &state, availability: &availability, device: &device },
+                extra,
+            )
         };
         vec![
             sensor(
@@ -117,19 +111,12 @@ impl Context<'_> {
         });
         // Values go unavailable when either the satellite or the hub is.
         let availability = json!([{ "topic": sat_availability }, { "topic": self.topics.hub_availability() }]);
-        let sensor = |object: &str, name: &str, extra: Value| {
-            let mut body = json!({
-                "name": name,
-                "unique_id": format!("{node}_{object}"),
-                "state_topic": state,
-                "value_template": format!("{{{{ value_json.{object} }}}}"),
-                "availability": availability,
-                "availability_mode": "all",
-                "device": device,
-                "origin": self.origin(),
-            });
-            merge(&mut body, extra);
-            (self.topic("sensor", &node, object), body)
+        let sensor = |object: &str, name: &str, mut extra: Value| {
+            merge(&mut extra, json!({ "availability_mode": "all" }));
+            self.sensor(
+                Sensor { node: &node, object, name, state: &state, availability: &availability, device: &device },
+                extra,
+            )
         };
         let online = (
             self.topic("binary_sensor", &node, "online"),
@@ -178,11 +165,36 @@ impl Context<'_> {
         ]
     }
 
+    /// A sensor reading `value_json.<object>` from `state`, with `extra` keys added or replaced.
+    fn sensor(&self, s: Sensor<'_>, extra: Value) -> Config {
+        let mut body = json!({
+            "name": s.name,
+            "unique_id": format!("{}_{}", s.node, s.object),
+            "state_topic": s.state,
+            "value_template": format!("{{{{ value_json.{} }}}}", s.object),
+            "availability": s.availability,
+            "device": s.device,
+            "origin": self.origin(),
+        });
+        merge(&mut body, extra);
+        (self.topic("sensor", s.node, s.object), body)
+    }
+
     /// The config topics of a satellite's device: an empty retained message on each removes it.
     pub fn satellite_config_topics(&self, s: SatelliteId) -> Vec<String> {
         let node = satellite_node(s);
         SATELLITE_ENTITIES.iter().map(|(component, object)| self.topic(component, &node, object)).collect()
     }
+}
+
+/// What tells one sensor from another of the same device.
+struct Sensor<'a> {
+    node: &'a str,
+    object: &'a str,
+    name: &'a str,
+    state: &'a str,
+    availability: &'a Value,
+    device: &'a Value,
 }
 
 /// Adds (or replaces) the keys of `extra` in `body`.
