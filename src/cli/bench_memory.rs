@@ -3,7 +3,7 @@
 //! - the stages of a start in `serve`'s order, each built with the hub's own code (a child
 //!   `birdhub bench memory --stages`): resident memory after the async runtime, the database
 //!   pool, the broker, the HTTP routes, ONNX Runtime, the labels, the range model, the classifier
-//!   session and the first inference;
+//!   session, the first inference, a full batch and what the idle queue gives back;
 //! - a real `birdhub serve` (mode `full`, model loaded): resident memory idle, the most while it
 //!   drains a backlog that simulated satellites send over MQTT (sampled every 50 ms), its peak
 //!   (`VmHWM`) and what it holds after the drain.
@@ -110,7 +110,7 @@ async fn stages(settings: &Settings) -> anyhow::Result<ExitCode> {
     table.mark("labels (English)");
     let range = state.range.clone();
     tokio::task::spawn_blocking(move || range.get()?.scores(40.8, -77.9, 20).map(|_| ())).await??;
-    table.mark("range model (session and one answer)");
+    table.mark("range model (one answer, session closed)");
     let (options, frontend_threads) = model::pool_options(workers, state.settings.inference.precision);
     let classifier = Classifier::load(&dir, options)?.with_frontend_threads(frontend_threads);
     table.mark("classifier session");
@@ -118,9 +118,11 @@ async fn stages(settings: &Settings) -> anyhow::Result<ExitCode> {
     let window = audio::decode_wav(&wav, 60.0)?.samples;
     classifier.logits(&[&window])?;
     table.mark("first inference");
-    let batch: Vec<&[f32]> = (0..4).map(|_| window.as_slice()).collect();
+    let batch: Vec<&[f32]> = (0..crate::inference::worker::BATCH).map(|_| window.as_slice()).collect();
     classifier.logits(&batch)?;
-    table.mark("a batch of 4");
+    table.mark("a batch as the workers claim it");
+    classifier.release_batch_memory()?;
+    table.mark("batch memory given back (queue idle)");
     table.print();
     let _ = std::fs::remove_dir_all(&data);
     Ok(ExitCode::SUCCESS)

@@ -17,7 +17,10 @@ use futures_util::StreamExt;
 use rumqttc::{AsyncClient, Event as MqttEvent, MqttOptions, Packet, QoS};
 use serde_json::json;
 
-use super::bench::{peak_rss_mb, percentile};
+use super::{
+    bench::{peak_rss_mb, percentile},
+    bench_satellites as sim,
+};
 use crate::{
     app,
     auth::tokens,
@@ -71,31 +74,35 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     let bare_before = bare_model(&dir, &wav, threads).await?;
 
     // 1. Ack latency at real rate, inference off (the model directory is hidden from this hub).
-    //    CPU per chunk is the whole process's (simulated satellites, broker, ingest) over the phase.
+    //    The simulated satellites run on their own runtime, so the hub's CPU can be told apart.
     let (acks, real_cpu, ingest) = {
         let hub = start_hub(settings, false).await?;
-        let sats = make_satellites(&hub, args.satellites).await?;
-        let cpu0 = super::bench::cpu_seconds(std::process::id());
-        let (acks, sent) = real_rate(&hub, &sats, &wav, args.seconds).await?;
-        let real_cpu = (super::bench::cpu_seconds(std::process::id()) - cpu0) / sent.max(1) as f64;
-        let ingest = ingest_backlog(&hub, &sats, &wav, args.backlog).await?;
+        let sats = Arc::new(make_satellites(&hub, args.satellites).await?);
+        let (to, wav) = (sim::Target::of(&hub)?, Arc::new(wav.clone()));
+        let rt = sim::runtime()?;
+        let cpu0 = sim::Cpu::now();
+        let (acks, sent) = rt.spawn(sim::real_rate(to.clone(), sats.clone(), wav.clone(), args.seconds)).await??;
+        let real_cpu = cpu0.per_chunk(sent);
+        let ingest = rt.spawn(sim::ingest_backlog(to, sats, wav, args.backlog)).await??;
+        rt.shutdown_background();
         hub.stop().await?;
         (acks, real_cpu, ingest)
     };
     println!(
-        "ingest capacity:            {:.1} chunks/s acknowledged (backlog, no inference)   CPU per chunk {:.2} ms",
-        ingest.rate,
-        ingest.cpu_per_chunk * 1e3
+        "ingest capacity:            {:.1} chunks/s acknowledged (backlog, no inference)   CPU per chunk: whole process {:.2} ms, hub only {:.2} ms",
+        ingest.rate, ingest.cpu.whole_ms, ingest.cpu.hub_ms
     );
     println!(
-        "ack latency (no inference): p50 {:.1} ms   p99 {:.1} ms   ({} chunks at one per satellite per 3 s)   CPU per chunk {:.2} ms",
+        "ack latency (no inference): p50 {:.1} ms   p99 {:.1} ms   ({} chunks at one per satellite per 3 s)   CPU per chunk: whole process {:.2} ms, hub only {:.2} ms",
         percentile(&acks, 50.0),
         percentile(&acks, 99.0),
         acks.len(),
-        real_cpu * 1e3
+        real_cpu.whole_ms,
+        real_cpu.hub_ms
     );
     println!(
-        "                            (CPU per chunk: user + system time of this whole process over the phase, simulated satellites and broker included, / chunks)"
+        "                            (CPU per chunk: user + system time over the phase / chunks; whole process: simulated satellites included; hub only: without the satellites' `{}` threads: broker, ingest, SQLite, fsync)",
+        sim::THREAD
     );
 
     // 2. Throughput and WebSocket latency with the real model, both ways: chunks arriving while
@@ -197,7 +204,8 @@ async fn queued_round(
     let data = std::env::temp_dir().join(format!("birdhub-bench-{}", uuid::Uuid::new_v4()));
     let queued = start_hub_in(settings, false, data.clone()).await?;
     let sats = make_satellites(&queued, args.satellites).await?;
-    ingest_backlog(&queued, &sats, wav, args.backlog).await?;
+    let sats = Arc::new(sats);
+    sim::ingest_backlog(sim::Target::of(&queued)?, sats.clone(), Arc::new(wav.to_vec()), args.backlog).await?;
     queued.stop().await?;
     let hub = start_hub_in(settings, true, data).await?;
     let receiver = match (alerts, sats.first()) {
@@ -365,89 +373,6 @@ pub(super) fn message(s: &Sat, chunk: &str, audio_b64: &str) -> Vec<u8> {
     out
 }
 
-type Pending = Arc<Mutex<HashMap<String, Instant>>>;
-
-/// Every satellite sends one chunk every 3 s; returns ack latencies in ms.
-async fn real_rate(hub: &app::Hub, sats: &[Sat], wav: &[u8], seconds: u64) -> anyhow::Result<(Vec<f64>, usize)> {
-    let b64 = base64::engine::general_purpose::STANDARD.encode(wav);
-    let pending: Pending = Arc::default();
-    let latencies = Arc::new(Mutex::new(Vec::new()));
-    let mut clients = Vec::new();
-    for s in sats {
-        let (p, l) = (pending.clone(), latencies.clone());
-        clients.push(connect(hub, s, move |topic, payload| record_ack(&p, &l, &topic, &payload)).await?);
-    }
-    let rounds = seconds.div_ceil(3).max(1);
-    let spacing = Duration::from_millis(3000 / sats.len().max(1) as u64);
-    for _ in 0..rounds {
-        for (s, c) in sats.iter().zip(&clients) {
-            let chunk = uuid::Uuid::new_v4().to_string();
-            pending.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.insert(chunk.clone(), Instant::now());
-            let topic = crate::mqtt::topics::topic(
-                &hub.state.settings.mqtt.topic_root,
-                s.tenant,
-                s.id,
-                crate::mqtt::topics::Channel::Audio,
-            );
-            c.publish(topic, QoS::AtLeastOnce, false, message(s, &chunk, &b64)).await?;
-            tokio::time::sleep(spacing).await; // spread each round over 3 s, like real devices
-        }
-    }
-    let expected = rounds as usize * sats.len();
-    for _ in 0..200 {
-        if latencies.lock().map(|l| l.len()).unwrap_or(0) >= expected {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let mut out = latencies.lock().map(|l| l.clone()).unwrap_or_default();
-    out.sort_by(f64::total_cmp);
-    Ok((out, expected))
-}
-
-fn record_ack(pending: &Pending, latencies: &Arc<Mutex<Vec<f64>>>, topic: &str, payload: &[u8]) {
-    if !topic.ends_with("/ack") {
-        return;
-    }
-    let Ok(ack) = serde_json::from_slice::<serde_json::Value>(payload) else { return };
-    let Some(chunk) = ack["chunkId"].as_str() else { return };
-    if let (Ok(mut p), Ok(mut l)) = (pending.lock(), latencies.lock())
-        && let Some(sent) = p.remove(chunk)
-    {
-        l.push(sent.elapsed().as_secs_f64() * 1e3);
-    }
-}
-
-/// How fast a backlog was acknowledged, and the process's CPU seconds per chunk meanwhile.
-struct Ingested {
-    rate: f64,
-    cpu_per_chunk: f64,
-}
-
-/// Every satellite sends `backlog` chunks at once; returns how fast they are acknowledged.
-async fn ingest_backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize) -> anyhow::Result<Ingested> {
-    let b64 = base64::engine::general_purpose::STANDARD.encode(wav);
-    let acked = Arc::new(Mutex::new(0usize));
-    let mut clients = Vec::new();
-    for s in sats {
-        let a = acked.clone();
-        let client = connect(hub, s, move |topic, _| {
-            if topic.ends_with("/ack")
-                && let Ok(mut n) = a.lock()
-            {
-                *n += 1;
-            }
-        });
-        clients.push(client.await?);
-    }
-    let total = sats.len() * backlog;
-    let (started, cpu0) = (Instant::now(), super::bench::cpu_seconds(std::process::id()));
-    publish_backlog(hub, sats, &clients, backlog, &b64).await?;
-    wait_count(&acked, total, "acks").await?;
-    let cpu = super::bench::cpu_seconds(std::process::id()) - cpu0;
-    Ok(Ingested { rate: total as f64 / started.elapsed().as_secs_f64(), cpu_per_chunk: cpu / total as f64 })
-}
-
 /// A hub started on a queue of `total` chunks: the drain rate from the first job claimed to the
 /// last job committed (WAV read, classified, detections written and published), by the hub's own
 /// timestamps, and the bus-to-WebSocket latencies seen meanwhile.
@@ -552,7 +477,7 @@ async fn backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize) -> an
     }
     let (_bus_times, ws_latency) = watch_websocket(hub).await?;
     let started = Instant::now();
-    publish_backlog(hub, sats, &clients, backlog, &b64).await?;
+    publish_backlog(&hub.state.settings.mqtt.topic_root, sats, &clients, backlog, &b64).await?;
     wait_count(&detections, total, "detections").await?;
     let rate = total as f64 / started.elapsed().as_secs_f64();
     for _ in 0..100 {
@@ -567,14 +492,13 @@ async fn backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize) -> an
 }
 
 /// Each satellite publishes `backlog` chunks at once.
-async fn publish_backlog(
-    hub: &app::Hub,
+pub(super) async fn publish_backlog(
+    root: &str,
     sats: &[Sat],
     clients: &[AsyncClient],
     backlog: usize,
     b64: &str,
 ) -> anyhow::Result<()> {
-    let root = &hub.state.settings.mqtt.topic_root;
     for (s, c) in sats.iter().zip(clients) {
         for _ in 0..backlog {
             let topic = crate::mqtt::topics::topic(root, s.tenant, s.id, crate::mqtt::topics::Channel::Audio);
@@ -585,7 +509,7 @@ async fn publish_backlog(
 }
 
 /// Waits (at most 5 minutes) until `counter` reaches `total`.
-async fn wait_count(counter: &Mutex<usize>, total: usize, what: &str) -> anyhow::Result<()> {
+pub(super) async fn wait_count(counter: &Mutex<usize>, total: usize, what: &str) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(300);
     while counter.lock().map(|n| *n).unwrap_or(0) < total {
         anyhow::ensure!(Instant::now() < deadline, "{what} did not all arrive within 5 minutes");

@@ -16,6 +16,7 @@ mod bench_export;
 mod bench_fleet;
 mod bench_memory;
 mod bench_pipeline;
+mod bench_satellites;
 mod classify;
 mod integrations;
 mod model;

@@ -4,8 +4,18 @@
 //! satellite costs one model run a week. The cache is bounded ([`DEFAULT_CACHE_ENTRIES`]):
 //! coordinates come from satellite messages, and one satellite sending a new place with every
 //! chunk must not grow the hub's memory without limit.
+//!
+//! The model's ONNX session holds ~37 MB and is needed only on a cache miss (a new cell or a new
+//! week: once a week per satellite's place), so a lone miss opens it (~0.2 s), runs it and closes
+//! it again: the hub does not carry it between misses. A miss within [`KEEP_OPEN`] of the previous
+//! one keeps it open (misses come in bursts: a hub starting with many satellites, a new week, a
+//! satellite moving), and [`RangeFilter::close_if_unused`] closes it once they stop.
 
-use std::sync::{Arc, Mutex};
+use std::{
+    path::PathBuf,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
 
 use chrono::{Datelike, NaiveDate};
 use ort::{session::Session, value::Tensor};
@@ -25,13 +35,20 @@ pub fn week_of(date: NaiveDate) -> u32 {
     (date.month() - 1) * 4 + ((date.day() - 1) / 7 + 1).min(4)
 }
 
+/// How long after a miss a following miss keeps the session open (instead of reopening it).
+pub const KEEP_OPEN: Duration = Duration::from_secs(60);
+
 /// (latitude x 10, longitude x 10, week): about 10 km cells.
 type CellWeek = (i32, i32, u32);
 
 /// The meta-model with its cache.
 pub struct RangeFilter {
-    /// The ONNX session; one run at a time.
-    session: Mutex<Session>,
+    /// `meta_model.onnx`, opened for each cache miss.
+    path: PathBuf,
+    /// The ONNX Runtime library.
+    library: PathBuf,
+    /// The session while misses come in a burst, and when the last miss was; one run at a time.
+    open: Mutex<Open>,
     /// Answers per (cell, week), bounded so untrusted coordinates cannot exhaust memory.
     cache: moka::sync::Cache<CellWeek, Arc<Vec<f32>>>,
     /// Species scoring at least this are expected.
@@ -45,17 +62,32 @@ impl RangeFilter {
 
     /// Like [`RangeFilter::load`], keeping at most `entries` cached answers.
     pub fn load_with_capacity(dir: &ModelDir, threshold: f32, entries: u64) -> Result<Self, ModelError> {
-        let env = model::init_runtime(&dir.runtime_library())?;
-        let session = model::open_session(env, &dir.file("meta_model.onnx"), 1, false)?;
-        Ok(Self { session: Mutex::new(session), cache: moka::sync::Cache::new(entries), threshold })
+        let (path, library) = (dir.file("meta_model.onnx"), dir.runtime_library());
+        // Opened once here so that a missing or broken model is an error at load, not later.
+        drop(model::open_session(model::init_runtime(&library)?, &path, 1, false)?);
+        let open = Mutex::new(Open { session: None, last_miss: None });
+        Ok(Self { path, library, open, cache: moka::sync::Cache::new(entries), threshold })
+    }
+
+    /// Closes a session kept open for a burst of misses once [`KEEP_OPEN`] passed without one.
+    /// Returns whether it closed one. Cheap: the inference workers call it whenever they idle.
+    pub fn close_if_unused(&self) -> bool {
+        let Ok(mut open) = self.open.try_lock() else { return false };
+        let stale = open.last_miss.is_none_or(|t| t.elapsed() >= KEEP_OPEN);
+        stale && open.session.take().is_some()
+    }
+
+    /// Whether answering this place and week would run the model (valid, and not cached).
+    pub fn needs_run(&self, latitude: f64, longitude: f64, week: u32) -> bool {
+        valid(latitude, longitude, week) && !self.cache.contains_key(&cell_week(latitude, longitude, week))
     }
 
     /// Occurrence scores (one per class) at a place and week.
     pub fn scores(&self, latitude: f64, longitude: f64, week: u32) -> Result<Arc<Vec<f32>>, ModelError> {
-        if !(-90.0..=90.0).contains(&latitude) || !(-180.0..=180.0).contains(&longitude) || !(1..=48).contains(&week) {
+        if !valid(latitude, longitude, week) {
             return Err(ModelError::Runtime(format!("no range data for ({latitude}, {longitude}) week {week}")));
         }
-        let key = ((latitude * 10.0).round() as i32, (longitude * 10.0).round() as i32, week);
+        let key = cell_week(latitude, longitude, week);
         // Concurrent misses on one key run the model once; the others wait for that answer.
         self.cache.try_get_with(key, || self.run(key)).map_err(|e: Arc<String>| ModelError::Runtime((*e).clone()))
     }
@@ -64,10 +96,25 @@ impl RangeFilter {
     fn run(&self, (lat10, lon10, week): CellWeek) -> Result<Arc<Vec<f32>>, String> {
         let input = vec![lat10 as f32 / 10.0, lon10 as f32 / 10.0, week as f32];
         let tensor = Tensor::from_array(([1usize, 3], input)).map_err(|e| e.to_string())?;
-        let mut session = self.session.lock().map_err(|_| "a range-filter thread panicked".to_owned())?;
-        let outputs = session.run(ort::inputs![tensor]).map_err(|e| e.to_string())?;
-        let (_, data) = outputs[0].try_extract_tensor::<f32>().map_err(|e| e.to_string())?;
-        Ok(Arc::new(data.to_vec()))
+        let mut open = self.open.lock().map_err(|_| "a range-filter thread panicked".to_owned())?;
+        let burst = open.last_miss.is_some_and(|t| t.elapsed() < KEEP_OPEN);
+        open.last_miss = Some(Instant::now());
+        let mut session = match open.session.take() {
+            Some(s) => s,
+            None => {
+                let env = model::init_runtime(&self.library).map_err(|e| e.to_string())?;
+                model::open_session(env, &self.path, 1, false).map_err(|e| e.to_string())?
+            }
+        };
+        let scores = {
+            let outputs = session.run(ort::inputs![tensor]).map_err(|e| e.to_string())?;
+            let (_, data) = outputs[0].try_extract_tensor::<f32>().map_err(|e| e.to_string())?;
+            Arc::new(data.to_vec())
+        };
+        if burst {
+            open.session = Some(session);
+        }
+        Ok(scores)
     }
 
     /// Whether class `index` is expected at this place on this date.
@@ -86,6 +133,22 @@ impl RangeFilter {
     pub fn capacity(&self) -> u64 {
         self.cache.policy().max_capacity().unwrap_or(u64::MAX)
     }
+}
+
+/// The range model's session while misses come in a burst.
+struct Open {
+    /// Kept only between misses of a burst; `None` otherwise.
+    session: Option<Session>,
+    /// When the model last ran, to tell a burst from a lone miss.
+    last_miss: Option<Instant>,
+}
+
+fn valid(latitude: f64, longitude: f64, week: u32) -> bool {
+    (-90.0..=90.0).contains(&latitude) && (-180.0..=180.0).contains(&longitude) && (1..=48).contains(&week)
+}
+
+fn cell_week(latitude: f64, longitude: f64, week: u32) -> CellWeek {
+    ((latitude * 10.0).round() as i32, (longitude * 10.0).round() as i32, week)
 }
 
 /// The range filter for callers outside the inference workers (`/stats/expected-species`):

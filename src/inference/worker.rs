@@ -238,6 +238,7 @@ impl Shared {
                 }
             };
             if jobs.is_empty() {
+                self.idle();
                 board.update(id, |w| w.status = WorkerStatus::Idle);
                 seen = self.state.signal.wait(seen, Duration::from_secs(1));
                 continue;
@@ -246,6 +247,18 @@ impl Shared {
             self.process(id, jobs);
         }
         board.update(id, |w| w.status = WorkerStatus::Stopped);
+    }
+
+    /// The queue is empty: give back the memory ONNX Runtime kept for the batches of a backlog,
+    /// so an idle hub holds what it held before it (a no-op after single windows), and close the
+    /// range model if a burst of misses kept it open.
+    fn idle(&self) {
+        if let Err(e) = self.classifier.release_batch_memory() {
+            tracing::warn!(error = %e, "could not release the classifier's batch memory");
+        }
+        if let Some(f) = &self.filter {
+            f.close_if_unused();
+        }
     }
 
     fn process(&self, worker: &str, jobs: Vec<Claimed>) {
@@ -264,6 +277,7 @@ impl Shared {
             }
         }
         let refs: Vec<&[f32]> = prepared.iter().flat_map(|(_, w)| w.iter().map(|(_, s)| s.as_slice())).collect();
+        self.warm_range(prepared.iter().map(|(job, _)| job));
         let logits = match self.classifier.logits(&refs) {
             Ok(l) => l,
             Err(e) => {
@@ -273,12 +287,16 @@ impl Shared {
                 return;
             }
         };
+        drop(refs);
+        // The samples are done with: only the windows' starts are needed from here on.
+        let prepared: Vec<(Claimed, Vec<usize>)> =
+            prepared.into_iter().map(|(job, w)| (job, w.into_iter().map(|(start, _)| start).collect())).collect();
         let mut logits = logits.into_iter();
         let results: Vec<(String, Vec<NewDetection>)> = prepared
             .iter()
-            .map(|(job, windows)| {
+            .map(|(job, starts)| {
                 let per_window: Vec<(usize, Vec<f32>)> =
-                    windows.iter().map(|(start, _)| (*start, logits.next().unwrap_or_default())).collect();
+                    starts.iter().map(|start| (*start, logits.next().unwrap_or_default())).collect();
                 (job.job_id.clone(), self.detections(job, &per_window))
             })
             .collect();
@@ -300,6 +318,21 @@ impl Shared {
                 for (job, _) in &prepared {
                     self.finish_failed(worker, job, JobError { message: e.to_string(), permanent: false }, started);
                 }
+            }
+        }
+    }
+
+    /// Answers the range model for the batch's places before the network runs. A miss opens the
+    /// range model (~60 MB while it loads): that happens while no network run is in progress and
+    /// after the batch memory went back, so the two peaks never add up.
+    fn warm_range<'a>(&self, jobs: impl Iterator<Item = &'a Claimed>) {
+        let Some(filter) = &self.filter else { return };
+        for job in jobs {
+            let (Some(lat), Some(lon)) = (job.latitude, job.longitude) else { continue };
+            let week = range::week_of(job.recorded_at.at().date_naive());
+            if filter.needs_run(lat, lon, week) {
+                // An error shows up again (and is handled) when the detections read the scores.
+                let _ = self.classifier.exclusive_released(|| filter.scores(lat, lon, week));
             }
         }
     }

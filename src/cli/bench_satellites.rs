@@ -1,0 +1,208 @@
+//! The simulated satellites of `bench pipeline`'s ingest phases, on an async runtime of their
+//! own whose threads are named [`THREAD`]. The hub runs in the same process, so the process's
+//! CPU time counts both MQTT ends; the satellites' threads are told apart by that name in
+//! `/proc/self/task`, and the hub's own CPU time is the process's minus theirs ([`Cpu`]).
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use anyhow::Context;
+use base64::Engine;
+use rumqttc::QoS;
+
+use super::bench_pipeline::{Sat, connect_to, message, publish_backlog, wait_count};
+use crate::app;
+
+/// The name of every thread of the satellites' runtime.
+pub(super) const THREAD: &str = "bench-sat";
+
+/// The broker the satellites connect to (owned, so the satellites' tasks can move it along).
+#[derive(Clone)]
+pub(super) struct Target {
+    pub port: u16,
+    pub root: String,
+}
+
+impl Target {
+    pub fn of(hub: &app::Hub) -> anyhow::Result<Self> {
+        let port = hub.mqtt_addr.context("no broker")?.port();
+        Ok(Self { port, root: hub.state.settings.mqtt.topic_root.clone() })
+    }
+}
+
+/// The satellites' runtime: one worker thread, so their MQTT clients never run on the hub's.
+pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_blocking_threads(1)
+        .thread_name(THREAD)
+        .enable_all()
+        .build()?)
+}
+
+/// User plus system CPU seconds of the whole process and of the satellites' threads, at a moment.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Cpu {
+    process: f64,
+    satellites: f64,
+}
+
+/// CPU milliseconds per chunk over a phase: the whole process, and the hub alone.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct PerChunk {
+    pub whole_ms: f64,
+    pub hub_ms: f64,
+}
+
+impl Cpu {
+    pub fn now() -> Self {
+        Self { process: super::bench::cpu_seconds(std::process::id()), satellites: threads_cpu_seconds(THREAD) }
+    }
+
+    /// What was spent per chunk since `self` (the satellites' threads live through the phase,
+    /// so their difference is all they spent; the hub's is the rest).
+    pub fn per_chunk(self, chunks: usize) -> PerChunk {
+        let end = Self::now();
+        let whole = end.process - self.process;
+        let hub = whole - (end.satellites - self.satellites);
+        let n = chunks.max(1) as f64;
+        PerChunk { whole_ms: whole * 1e3 / n, hub_ms: hub.max(0.0) * 1e3 / n }
+    }
+}
+
+/// User plus system CPU seconds of this process's threads named `name` (`/proc/self/task`).
+fn threads_cpu_seconds(name: &str) -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0.0 };
+    tasks
+        .filter_map(Result::ok)
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name))
+        .map(|t| stat_cpu_seconds(&std::fs::read_to_string(t.path().join("stat")).unwrap_or_default()))
+        .sum()
+}
+
+/// utime + stime of a `stat` line (the 14th and 15th fields, 100 ticks a second).
+fn stat_cpu_seconds(stat: &str) -> f64 {
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+type Pending = Arc<Mutex<HashMap<String, Instant>>>;
+
+/// Every satellite sends one chunk every 3 s; returns the ack latencies in ms (sorted) and how
+/// many chunks were sent.
+pub(super) async fn real_rate(
+    to: Target,
+    sats: Arc<Vec<Sat>>,
+    wav: Arc<Vec<u8>>,
+    seconds: u64,
+) -> anyhow::Result<(Vec<f64>, usize)> {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(wav.as_slice());
+    let pending: Pending = Arc::default();
+    let latencies = Arc::new(Mutex::new(Vec::new()));
+    let mut clients = Vec::new();
+    for s in sats.iter() {
+        let (p, l) = (pending.clone(), latencies.clone());
+        clients
+            .push(connect_to(to.port, &to.root, s, move |topic, payload| record_ack(&p, &l, &topic, &payload)).await?);
+    }
+    let rounds = seconds.div_ceil(3).max(1);
+    let spacing = Duration::from_millis(3000 / sats.len().max(1) as u64);
+    for _ in 0..rounds {
+        for (s, c) in sats.iter().zip(&clients) {
+            let chunk = uuid::Uuid::new_v4().to_string();
+            pending.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.insert(chunk.clone(), Instant::now());
+            let topic = crate::mqtt::topics::topic(&to.root, s.tenant, s.id, crate::mqtt::topics::Channel::Audio);
+            c.publish(topic, QoS::AtLeastOnce, false, message(s, &chunk, &b64)).await?;
+            tokio::time::sleep(spacing).await; // spread each round over 3 s, like real devices
+        }
+    }
+    let expected = rounds as usize * sats.len();
+    for _ in 0..200 {
+        if latencies.lock().map(|l| l.len()).unwrap_or(0) >= expected {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut out = latencies.lock().map(|l| l.clone()).unwrap_or_default();
+    out.sort_by(f64::total_cmp);
+    Ok((out, expected))
+}
+
+fn record_ack(pending: &Pending, latencies: &Arc<Mutex<Vec<f64>>>, topic: &str, payload: &[u8]) {
+    if !topic.ends_with("/ack") {
+        return;
+    }
+    let Ok(ack) = serde_json::from_slice::<serde_json::Value>(payload) else { return };
+    let Some(chunk) = ack["chunkId"].as_str() else { return };
+    if let (Ok(mut p), Ok(mut l)) = (pending.lock(), latencies.lock())
+        && let Some(sent) = p.remove(chunk)
+    {
+        l.push(sent.elapsed().as_secs_f64() * 1e3);
+    }
+}
+
+/// How fast a backlog was acknowledged, and the CPU per chunk meanwhile.
+pub(super) struct Ingested {
+    pub rate: f64,
+    pub cpu: PerChunk,
+}
+
+/// Every satellite sends `backlog` chunks at once; returns how fast they are acknowledged.
+pub(super) async fn ingest_backlog(
+    to: Target,
+    sats: Arc<Vec<Sat>>,
+    wav: Arc<Vec<u8>>,
+    backlog: usize,
+) -> anyhow::Result<Ingested> {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(wav.as_slice());
+    let acked = Arc::new(Mutex::new(0usize));
+    let mut clients = Vec::new();
+    for s in sats.iter() {
+        let a = acked.clone();
+        let client = connect_to(to.port, &to.root, s, move |topic, _| {
+            if topic.ends_with("/ack")
+                && let Ok(mut n) = a.lock()
+            {
+                *n += 1;
+            }
+        });
+        clients.push(client.await?);
+    }
+    let total = sats.len() * backlog;
+    let (started, cpu0) = (Instant::now(), Cpu::now());
+    publish_backlog(&to.root, &sats, &clients, backlog, &b64).await?;
+    wait_count(&acked, total, "acks").await?;
+    Ok(Ingested { rate: total as f64 / started.elapsed().as_secs_f64(), cpu: cpu0.per_chunk(total) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_fields_after_the_command_name() {
+        // A command name with spaces and parentheses must not shift the fields.
+        let line = "42 (bench-sat (x) y) S 1 2 3 4 5 6 7 8 9 10 250 150 0 0";
+        assert!((stat_cpu_seconds(line) - 4.0).abs() < 1e-9);
+        assert_eq!(stat_cpu_seconds(""), 0.0);
+    }
+
+    #[test]
+    fn the_satellites_threads_are_found_by_name() {
+        let rt = runtime().expect("runtime");
+        let spin = rt.spawn(async {
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_millis(300) {
+                std::hint::black_box(0u64);
+            }
+        });
+        rt.block_on(spin).expect("spin");
+        assert!(threads_cpu_seconds(THREAD) > 0.0, "300 ms of spinning on a {THREAD} thread is counted");
+        rt.shutdown_background();
+    }
+}
