@@ -7,7 +7,7 @@
 use std::{
     sync::{
         Arc,
-        atomic::{AtomicBool, AtomicU64, Ordering},
+        atomic::{AtomicU64, Ordering},
     },
     time::Duration,
 };
@@ -37,7 +37,8 @@ pub struct Bridge {
 }
 
 struct Shared {
-    connected: AtomicBool,
+    /// Messages dropped because the queue was full (the other broker away for long); logged
+    /// when the connection comes back.
     dropped: AtomicU64,
     /// Set when the retained messages must be sent again (a new connection, Home Assistant's birth).
     resend: Notify,
@@ -51,15 +52,6 @@ impl Bridge {
             self.shared.dropped.fetch_add(1, Ordering::Relaxed);
         }
         queued
-    }
-
-    pub fn connected(&self) -> bool {
-        self.shared.connected.load(Ordering::Relaxed)
-    }
-
-    /// Messages dropped because the queue was full (the other broker away for long).
-    pub fn dropped(&self) -> u64 {
-        self.shared.dropped.load(Ordering::Relaxed)
     }
 
     /// Ends the session cleanly once everything queued before it is sent (the task stops by
@@ -92,8 +84,7 @@ pub fn start(
         options.set_transport(Transport::Tls(tls(settings)?));
     }
     let (client, eventloop) = AsyncClient::new(options, QUEUE);
-    let shared =
-        Arc::new(Shared { connected: AtomicBool::new(false), dropped: AtomicU64::new(0), resend: Notify::new() });
+    let shared = Arc::new(Shared { dropped: AtomicU64::new(0), resend: Notify::new() });
     let bridge = Bridge { client: client.clone(), shared: shared.clone() };
     let target = format!("{}:{}", settings.host.trim(), settings.port);
     let birth = birth_topic.to_owned();
@@ -147,7 +138,6 @@ async fn drive(
             Ok(MqttEvent::Incoming(Packet::ConnAck(_))) => {
                 let dropped_so_far = shared.dropped.load(Ordering::Relaxed);
                 tracing::info!(broker = %target, after_failures = failures, dropped_so_far, "bridge connected");
-                shared.connected.store(true, Ordering::Relaxed);
                 backoff = Duration::from_secs(1);
                 failures = 0;
                 let _ = client.try_subscribe(birth.clone(), QoS::AtLeastOnce);
@@ -161,7 +151,6 @@ async fn drive(
             Ok(_) => {}
             Err(_) if closing.is_some() => return,
             Err(e) => {
-                shared.connected.store(false, Ordering::Relaxed);
                 failures += 1;
                 // The first failure is news; the rest of an outage is not worth a line each.
                 if failures == 1 {

@@ -7,16 +7,16 @@ use serde_json::{Value, json};
 use super::feed::{OFFLINE, ONLINE, Topics};
 use crate::{ids::SatelliteId, store::home_feed::SatelliteFacts};
 
-/// What every config needs to know about the hub.
-pub struct Context<'a> {
-    pub prefix: &'a str,
-    pub topics: &'a Topics,
+/// What every config needs to know about the hub; built once when the integrations start.
+pub struct Context {
+    pub prefix: String,
+    pub topics: Topics,
     /// Stable across restarts: the hub device's node id is derived from the team.
-    pub team_id: &'a str,
-    pub team_name: &'a str,
-    pub version: &'a str,
+    pub team_id: String,
+    pub team_name: String,
+    pub version: String,
     /// The dashboard's address, for each device's "visit" link.
-    pub dashboard_url: &'a str,
+    pub dashboard_url: String,
 }
 
 /// One discovery message: its topic and its JSON body.
@@ -37,7 +37,7 @@ const SATELLITE_ENTITIES: [(&str, &str); 6] = [
     ("binary_sensor", "online"),
 ];
 
-impl Context<'_> {
+impl Context {
     fn hub_node(&self) -> String {
         format!("birdhub_hub_{}", self.team_id.replace('-', ""))
     }
@@ -228,12 +228,12 @@ mod tests {
     fn every_satellite_config_sits_where_home_assistant_looks_and_names_its_device() {
         let topics = Topics::new("feed");
         let ctx = Context {
-            prefix: "homeassistant",
-            topics: &topics,
-            team_id: "00000000-0000-0000-0000-000000000001",
-            team_name: "Garden",
-            version: "1.0.0",
-            dashboard_url: "http://hub.local:8080",
+            prefix: "homeassistant".into(),
+            topics,
+            team_id: "00000000-0000-0000-0000-000000000001".into(),
+            team_name: "Garden".into(),
+            version: "1.0.0".into(),
+            dashboard_url: "http://hub.local:8080".into(),
         };
         let configs = ctx.satellite_configs(&facts("Oak"));
         let mut published: Vec<&str> = configs.iter().map(|(t, _)| t.as_str()).collect();

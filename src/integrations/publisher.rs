@@ -50,8 +50,24 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
         root = %settings.feed.root,
         "integrations publishing"
     );
-    let mut p =
-        Publisher { state: state.clone(), topics, team, bridge, retained: BTreeMap::new(), known: HashSet::new() };
+    let discovery = discovery::Context {
+        prefix: settings.home_assistant.discovery_prefix.clone(),
+        topics: topics.clone(),
+        team_id: team.id.to_string(),
+        team_name: team.name.clone(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        dashboard_url: state.links.get(&state.settings).http_base.clone(),
+    };
+    let mut p = Publisher {
+        state: state.clone(),
+        topics,
+        team,
+        discovery,
+        bridge,
+        retained: BTreeMap::new(),
+        known: HashSet::new(),
+        public_pictures: false,
+    };
     p.publish_retained(p.topics.hub_availability(), ONLINE.as_bytes().to_vec()).await;
     p.refresh().await;
     let mut tick = tokio::time::interval_at(Instant::now() + REFRESH_EVERY, REFRESH_EVERY);
@@ -115,11 +131,14 @@ struct Publisher {
     state: AppState,
     topics: Topics,
     team: Team,
+    discovery: discovery::Context,
     bridge: Option<Bridge>,
     /// The last payload of every retained topic, to skip repeats and to replay to the bridge.
     retained: BTreeMap<String, Vec<u8>>,
     /// Satellites whose discovery configs are out.
     known: HashSet<SatelliteId>,
+    /// Whether the team's public page was on at the last refresh (picture links need it).
+    public_pictures: bool,
 }
 
 impl Publisher {
@@ -159,16 +178,15 @@ impl Publisher {
         }
     }
 
-    fn image_url(&self, snapshot_public: bool, code: &str) -> Option<String> {
-        snapshot_public.then(|| {
+    fn image_url(&self, code: &str) -> Option<String> {
+        self.public_pictures.then(|| {
             let base = &self.state.links.get(&self.state.settings).http_base;
             format!("{base}/api/public/{}/species/{code}/image", self.team.id)
         })
     }
 
     async fn detection(&mut self, d: &DetectionCreated) {
-        let public = home_feed::public_pictures(&self.state.store, self.team.id).await.unwrap_or(false);
-        let message = DetectionMessage::of(d, self.image_url(public, &d.species_code));
+        let message = DetectionMessage::of(d, self.image_url(&d.species_code));
         self.publish(self.topics.detections(), json_bytes(&message), false).await;
     }
 
@@ -182,10 +200,11 @@ impl Publisher {
                 return;
             }
         };
+        self.public_pictures = snapshot.public_pictures;
         self.publish_hub(&snapshot).await;
         let present: HashSet<SatelliteId> = snapshot.satellites.iter().map(|s| s.id).collect();
         for s in &snapshot.satellites {
-            self.publish_satellite(s, snapshot.public_pictures).await;
+            self.publish_satellite(s).await;
         }
         let gone: Vec<SatelliteId> = self.known.difference(&present).copied().collect();
         for id in gone {
@@ -197,7 +216,7 @@ impl Publisher {
     async fn publish_hub(&mut self, s: &Snapshot) {
         let version = env!("CARGO_PKG_VERSION");
         if self.home_assistant() {
-            for (topic, body) in self.discovery().hub_configs() {
+            for (topic, body) in self.discovery.hub_configs() {
                 self.publish_retained(topic, json_bytes(&body)).await;
             }
         }
@@ -211,9 +230,9 @@ impl Publisher {
         self.publish_retained(self.topics.hub_state(), json_bytes(&state)).await;
     }
 
-    async fn publish_satellite(&mut self, s: &SatelliteFacts, public: bool) {
+    async fn publish_satellite(&mut self, s: &SatelliteFacts) {
         if self.home_assistant() {
-            for (topic, body) in self.discovery().satellite_configs(s) {
+            for (topic, body) in self.discovery.satellite_configs(s) {
                 self.publish_retained(topic, json_bytes(&body)).await;
             }
         }
@@ -222,7 +241,7 @@ impl Publisher {
         self.publish_retained(self.topics.satellite_availability(s.id), availability.as_bytes().to_vec()).await;
         // The attributes first, so whoever sees the new state finds them current.
         if let Some(last) = &s.last {
-            let attributes = LastDetectionAttributes::of(last, self.image_url(public, &last.species_code));
+            let attributes = LastDetectionAttributes::of(last, self.image_url(&last.species_code));
             self.publish_retained(self.topics.last_detection(s.id), json_bytes(&attributes)).await;
         }
         self.publish_retained(self.topics.satellite_state(s.id), json_bytes(&SatelliteState::of(s))).await;
@@ -230,7 +249,7 @@ impl Publisher {
 
     /// A deleted satellite: its device leaves Home Assistant and its retained states go.
     async fn forget_satellite(&mut self, id: SatelliteId) {
-        let mut topics = self.discovery().satellite_config_topics(id);
+        let mut topics = self.discovery.satellite_config_topics(id);
         topics.extend([
             self.topics.satellite_state(id),
             self.topics.satellite_availability(id),
@@ -239,51 +258,6 @@ impl Publisher {
         for topic in topics {
             self.clear_retained(topic).await;
         }
-    }
-
-    fn discovery(&self) -> DiscoveryOwned {
-        let s = &self.state.settings;
-        DiscoveryOwned {
-            prefix: s.integrations.home_assistant.discovery_prefix.clone(),
-            topics: self.topics.clone(),
-            team_id: self.team.id.to_string(),
-            team_name: self.team.name.clone(),
-            dashboard_url: self.state.links.get(s).http_base.clone(),
-        }
-    }
-}
-
-/// The discovery context's owned parts, so building configs does not borrow the publisher.
-struct DiscoveryOwned {
-    prefix: String,
-    topics: Topics,
-    team_id: String,
-    team_name: String,
-    dashboard_url: String,
-}
-
-impl DiscoveryOwned {
-    fn ctx(&self) -> discovery::Context<'_> {
-        discovery::Context {
-            prefix: &self.prefix,
-            topics: &self.topics,
-            team_id: &self.team_id,
-            team_name: &self.team_name,
-            version: env!("CARGO_PKG_VERSION"),
-            dashboard_url: &self.dashboard_url,
-        }
-    }
-
-    fn hub_configs(&self) -> Vec<discovery::Config> {
-        self.ctx().hub_configs()
-    }
-
-    fn satellite_configs(&self, s: &SatelliteFacts) -> Vec<discovery::Config> {
-        self.ctx().satellite_configs(s)
-    }
-
-    fn satellite_config_topics(&self, id: SatelliteId) -> Vec<String> {
-        self.ctx().satellite_config_topics(id)
     }
 }
 

@@ -74,13 +74,3 @@ pub async fn snapshot(store: &Store, team: TenantId, now: Timestamp) -> Result<S
         })
         .await?)
 }
-
-/// Whether the team's public page is on (its species pictures may be linked without sign-in).
-pub async fn public_pictures(store: &Store, team: TenantId) -> Result<bool, FeedError> {
-    Ok(store
-        .call(move |c| {
-            let settings: TenantSettings = store::settings::load(c, &team.to_string())?;
-            Ok(settings.public_page_enabled)
-        })
-        .await?)
-}
