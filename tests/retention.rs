@@ -271,8 +271,10 @@ async fn a_sigkill_in_the_middle_of_a_sweep_leaves_no_broken_row_and_no_file_beh
             let tx = c.unchecked_transaction().expect("tx");
             for (id, key) in &rows {
                 tx.execute(
-                    "INSERT INTO audio_chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, size_bytes)
-                     VALUES (?1, ?2, ?3, ?4, 3000, 48000, ?5, 10)",
+                    "INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate,
+                         storage_key, size_bytes)
+                     VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?4,
+                             3000, 48000, ?5, 10)",
                     rusqlite::params![id, tenant, sat, at, key],
                 )
                 .expect("row");

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 fn hub_chunks(hub: &common::TestHub, id: &str) -> (i64, i64) {
     let id = id.to_owned();
     hub.sql(move |c| {
-        c.query_row("SELECT count(*), count(DISTINCT id) FROM audio_chunks WHERE satellite_id = ?1", [id], |r| {
+        c.query_row("SELECT count(*), count(DISTINCT id) FROM audio_chunks WHERE satellite_pk = (SELECT pk FROM satellites WHERE id = ?1)", [id], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })
         .expect("count")

@@ -57,7 +57,7 @@ async fn a_late_chunk_bridging_two_sessions_merges_them_with_their_detections() 
     assert_eq!(s["top_species"][0]["detections"], 2);
     assert_eq!(s["top_species"][1]["common_name"], "House Wren");
     let in_session: i64 = hub
-        .sql(|c| c.query_row("SELECT count(DISTINCT session_id) FROM audio_chunks", [], |r| r.get(0)).expect("count"));
+        .sql(|c| c.query_row("SELECT count(DISTINCT session_pk) FROM audio_chunks", [], |r| r.get(0)).expect("count"));
     assert_eq!(in_session, 1, "every chunk points at the merged session");
 }
 

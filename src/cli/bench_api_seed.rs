@@ -348,9 +348,10 @@ fn insert_chunk(
     let (sat, lat, lon) = &ctx.satellites[slot.sat];
     let id = ChunkId::new();
     tx.prepare_cached(
-        "INSERT INTO audio_chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, latitude, longitude,
-             storage_key, size_bytes, received_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate, latitude,
+             longitude, storage_key, size_bytes, received_at)
+         VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?4, ?5, ?6, ?7,
+                 ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         id,
@@ -405,10 +406,12 @@ fn insert_chunk(
         let confidence = 0.5 + 0.5 * rng.random::<f32>().powf(1.3);
         let detection = DetectionId::new();
         tx.prepare_cached(
-            "INSERT INTO detections (id, tenant_id, satellite_id, audio_chunk_id, model_id, species_code, scientific_name,
+            "INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_code, scientific_name,
                  common_name, confidence, detected_at, start_ms, end_ms, is_rare, rare_reason, is_first_of_day,
                  is_first_of_season, expected_here, verification_status, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+             VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3),
+                     (SELECT pk FROM audio_chunks WHERE id = ?4), ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?14, ?15, ?16,
+                     ?17, ?18)",
         )?
         .execute(params![
             detection,

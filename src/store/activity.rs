@@ -17,10 +17,10 @@ pub fn last_detection(
 ) -> Result<Option<Timestamp>> {
     let t = match satellite {
         None => conn
-            .prepare_cached("SELECT max(detected_at) FROM detections WHERE tenant_id = ?1")?
+            .prepare_cached("SELECT max(detected_at) FROM detections WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1)")?
             .query_row([tenant], |r| r.get(0))?,
         Some(s) => conn
-            .prepare_cached("SELECT max(detected_at) FROM detections WHERE satellite_id = ?1 AND tenant_id = ?2")?
+            .prepare_cached("SELECT max(detected_at) FROM detections WHERE satellite_pk = (SELECT pk FROM satellites WHERE id = ?1) AND tenant_pk = (SELECT pk FROM tenants WHERE id = ?2)")?
             .query_row(params![s, tenant], |r| r.get(0))?,
     };
     Ok(t)
@@ -30,10 +30,10 @@ pub fn last_detection(
 pub fn last_chunk(conn: &Connection, tenant: TenantId, satellite: Option<SatelliteId>) -> Result<Option<Timestamp>> {
     let t = match satellite {
         None => conn
-            .prepare_cached("SELECT max(recorded_at) FROM audio_chunks WHERE tenant_id = ?1")?
+            .prepare_cached("SELECT max(recorded_at) FROM audio_chunks WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1)")?
             .query_row([tenant], |r| r.get(0))?,
         Some(s) => conn
-            .prepare_cached("SELECT max(recorded_at) FROM audio_chunks WHERE satellite_id = ?1 AND tenant_id = ?2")?
+            .prepare_cached("SELECT max(recorded_at) FROM audio_chunks WHERE satellite_pk = (SELECT pk FROM satellites WHERE id = ?1) AND tenant_pk = (SELECT pk FROM tenants WHERE id = ?2)")?
             .query_row(params![s, tenant], |r| r.get(0))?,
     };
     Ok(t)
@@ -52,7 +52,7 @@ pub fn daily_totals(
     let what = if species { "count(DISTINCT species_code)" } else { "count(*)" };
     let sql = format!(
         "SELECT substr(detected_at, 1, 10) AS day, {what} FROM detections
-         WHERE tenant_id = ?1 AND detected_at >= ?2 AND detected_at < ?3 AND (?4 IS NULL OR satellite_id = ?4)
+         WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND detected_at >= ?2 AND detected_at < ?3 AND (?4 IS NULL OR satellite_pk = (SELECT pk FROM satellites WHERE id = ?4))
          GROUP BY day ORDER BY day"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -64,6 +64,6 @@ pub fn daily_totals(
 /// When the team last detected `species_code`, if ever (one index seek).
 pub fn last_detected(conn: &Connection, tenant: TenantId, species_code: &str) -> Result<Option<Timestamp>> {
     Ok(conn
-        .prepare_cached("SELECT max(detected_at) FROM detections WHERE tenant_id = ?1 AND species_code = ?2")?
+        .prepare_cached("SELECT max(detected_at) FROM detections WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND species_code = ?2")?
         .query_row(params![tenant, species_code], |r| r.get(0))?)
 }

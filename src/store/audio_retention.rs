@@ -31,14 +31,14 @@ pub struct Candidate {
 }
 
 /// A detection of the chunk that a person verified, is rare or is annotated.
-const VALUED: &str = "EXISTS (SELECT 1 FROM detections d WHERE d.audio_chunk_id = c.id AND (
+const VALUED: &str = "EXISTS (SELECT 1 FROM detections d WHERE d.chunk_pk = c.pk AND (
         d.is_rare = 1 OR d.verification_status IN ('confirmed', 'rejected')
         OR EXISTS (SELECT 1 FROM annotations a WHERE a.detection_id = d.id)))";
 /// The chunk is still waiting for the classifier (its audio is needed).
 const UNCLASSIFIED: &str =
     "EXISTS (SELECT 1 FROM inference_jobs j WHERE j.chunk_id = c.id AND j.status IN ('queued', 'running'))";
 /// A detection of the chunk whose share link is still valid at `?2`.
-const SHARED: &str = "EXISTS (SELECT 1 FROM detections d WHERE d.audio_chunk_id = c.id AND d.shared_until IS NOT NULL AND d.shared_until > ?2)";
+const SHARED: &str = "EXISTS (SELECT 1 FROM detections d WHERE d.chunk_pk = c.pk AND d.shared_until IS NOT NULL AND d.shared_until > ?2)";
 
 /// Up to `limit` chunks of `tier` recorded before `before`, oldest first, with live audio.
 pub fn candidates(

@@ -17,7 +17,7 @@ use crate::{
 pub fn samples(conn: &Connection, tenant: TenantId, model: &str) -> Result<Vec<(f64, bool)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT confidence, verification_status = 'confirmed' FROM detections INDEXED BY detections_tenant_status_confidence
-         WHERE tenant_id = ?1 AND verification_status IN ('confirmed', 'rejected') AND model_id = ?2",
+         WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND verification_status IN ('confirmed', 'rejected') AND model_id = ?2",
     )?;
     let rows = stmt.query_map(params![tenant, model], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -95,7 +95,7 @@ fn verified_counts(conn: &Connection, tenant: TenantId) -> Result<Vec<(String, i
         "SELECT model_id, coalesce(sum(verification_status = 'confirmed'), 0),
              coalesce(sum(verification_status = 'rejected'), 0)
          FROM detections INDEXED BY detections_tenant_status_confidence
-         WHERE tenant_id = ?1 AND verification_status IN ('confirmed', 'rejected')
+         WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND verification_status IN ('confirmed', 'rejected')
          GROUP BY model_id",
     )?;
     let rows = stmt.query_map([tenant], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;

@@ -35,11 +35,12 @@ pub fn stored_key(c: &NewChunk) -> &str {
 
 /// The storage key of the chunk row `alias` as SQL: the stored key, or the derived one when ''.
 /// The SQL twin of [`derived_key`] (`recorded_at` is stored in UTC, so its first ten characters
-/// are the UTC day).
+/// are the UTC day; the team's and satellite's UUIDs are read through their keys).
 pub fn key_sql(alias: &str) -> String {
     let a = alias;
     format!(
-        "(CASE {a}.storage_key WHEN '' THEN 'audio/' || {a}.tenant_id || '/' || {a}.satellite_id || '/' || \
+        "(CASE {a}.storage_key WHEN '' THEN 'audio/' || (SELECT id FROM tenants WHERE pk = {a}.tenant_pk) || '/' || \
+         (SELECT id FROM satellites WHERE pk = {a}.satellite_pk) || '/' || \
          substr({a}.recorded_at, 1, 10) || '/' || {a}.id || '.wav' ELSE {a}.storage_key END)"
     )
 }
@@ -63,9 +64,10 @@ pub fn insert_with_job_in(tx: &Connection, c: &NewChunk, now: Timestamp) -> Resu
         return Ok(false);
     }
     tx.execute(
-        "INSERT INTO audio_chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, latitude, longitude,
-             storage_key, size_bytes, received_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate, latitude,
+             longitude, storage_key, size_bytes, received_at)
+         VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?4, ?5, ?6, ?7,
+                 ?8, ?9, ?10, ?11)",
         params![
             c.id,
             c.tenant_id,
@@ -93,7 +95,7 @@ pub fn insert_with_job_in(tx: &Connection, c: &NewChunk, now: Timestamp) -> Resu
 pub fn storage_key(conn: &Connection, tenant: TenantId, id: ChunkId) -> Result<Option<String>> {
     Ok(conn
         .query_row(
-            &format!("SELECT {} FROM audio_chunks c WHERE c.id = ?1 AND c.tenant_id = ?2", key_sql("c")),
+            &format!("SELECT {} FROM audio_chunks c WHERE c.id = ?1 AND c.tenant_pk = (SELECT pk FROM tenants WHERE id = ?2)", key_sql("c")),
             params![id, tenant],
             |r| r.get(0),
         )
@@ -121,7 +123,7 @@ pub fn meta(conn: &Connection, tenant: TenantId, id: ChunkId) -> Result<Option<C
         .query_row(
             &format!(
                 "SELECT c.duration_ms, c.sample_rate, {}, c.audio_expired_at FROM audio_chunks c
-                 WHERE c.id = ?1 AND c.tenant_id = ?2",
+                 WHERE c.id = ?1 AND c.tenant_pk = (SELECT pk FROM tenants WHERE id = ?2)",
                 key_sql("c")
             ),
             params![id, tenant],

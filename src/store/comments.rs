@@ -55,7 +55,7 @@ pub fn add(
     let id = uuid::Uuid::new_v4().to_string();
     let n = conn.execute(
         "INSERT INTO comments (id, detection_id, tenant_id, user_id, body, created_at)
-         SELECT ?1, d.id, d.tenant_id, ?4, ?5, ?6 FROM detections d WHERE d.id = ?2 AND d.tenant_id = ?3",
+         SELECT ?1, d.id, ?3, ?4, ?5, ?6 FROM detections d WHERE d.id = ?2 AND d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?3)",
         params![id, detection, tenant, user, body, now],
     )?;
     if n == 0 {

@@ -1,6 +1,6 @@
-//! Upgrading a database with data from schema 0015 to 0016 (the compact layout): every
-//! detection, chunk and session is kept, the store answers as before, and the triggers still
-//! keep their summaries.
+//! Upgrading a database with data from schema 0015 through 0016 (the compact layout) and 0017
+//! (integer keys): every detection, chunk and session is kept, the store answers as a database
+//! made by today's hub with the same rows does, and the triggers still keep their summaries.
 
 use rusqlite::Connection;
 
@@ -26,25 +26,83 @@ fn at_0015(path: &std::path::Path) -> Connection {
     conn
 }
 
-/// A chunk stored the way the ingest before 0016 stored it: with its whole derived key.
-fn old_chunk(c: &mut Connection, tenant: TenantId, sat: SatelliteId, at: Timestamp) -> ChunkId {
-    let id = ChunkId::new();
-    let key = chunks::derived_key(tenant, sat, at, id);
-    let new = chunks::NewChunk {
-        id,
-        tenant_id: tenant,
-        satellite_id: sat,
-        recorded_at: at,
-        duration_ms: 3000,
-        sample_rate: 48_000,
-        latitude: Some(40.5),
-        longitude: Some(-78.1),
-        storage_key: key.clone(),
-        size_bytes: 288_044,
+/// When the fixture's chunk `i` was recorded: two sessions a day over several days.
+fn fixture_time(i: i64) -> Timestamp {
+    Timestamp(
+        "2026-05-01T05:00:00.000Z".parse::<Timestamp>().expect("t").at()
+            + chrono::Duration::hours(12 * (i / 10))
+            + chrono::Duration::seconds(3 * (i % 10)),
+    )
+}
+
+/// The fixture's 40 chunks (every third holding a robin) and one chunk whose key has another
+/// shape (a restored or hand-made row), written with the SQL of the schema the database is at:
+/// before 0016 with the whole derived key and UUID references, from 0017 on with integer keys.
+/// Ids are fixed, so two databases filled this way hold the same rows.
+fn fixture(c: &Connection, tenant: TenantId, sat: SatelliteId, keyed: bool) -> Vec<ChunkId> {
+    let (chunk_sql, detection_sql) = if keyed {
+        (
+            "INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate, latitude,
+                 longitude, storage_key, size_bytes, received_at)
+             VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?4, 3000,
+                     48000, 40.5, -78.1, ?5, 288044, ?4)",
+            "INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_code, scientific_name,
+                 common_name, confidence, detected_at, created_at)
+             VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3),
+                     (SELECT pk FROM audio_chunks WHERE id = ?4), 'm', 'turdus_migratorius', 'Turdus migratorius',
+                     'American Robin', ?5, ?6, ?6)",
+        )
+    } else {
+        (
+            "INSERT INTO audio_chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, latitude,
+                 longitude, storage_key, size_bytes, received_at)
+             VALUES (?1, ?2, ?3, ?4, 3000, 48000, 40.5, -78.1, ?5, 288044, ?4)",
+            "INSERT INTO detections (id, tenant_id, satellite_id, audio_chunk_id, model_id, species_code, scientific_name,
+                 common_name, confidence, detected_at, created_at)
+             VALUES (?1, ?2, ?3, ?4, 'm', 'turdus_migratorius', 'Turdus migratorius', 'American Robin', ?5, ?6, ?6)",
+        )
     };
-    chunks::insert_with_job(c, &new, at).expect("chunk");
-    c.execute("UPDATE audio_chunks SET storage_key = ?2 WHERE id = ?1", rusqlite::params![id, key]).expect("old key");
-    id
+    let mut ids = Vec::new();
+    for i in 0..41i64 {
+        let id = ChunkId(uuid::Uuid::from_u128(i as u128 + 1));
+        let at = if i < 40 { fixture_time(i) } else { "2026-05-09T05:00:00.000Z".parse().expect("t") };
+        let derived = chunks::derived_key(tenant, sat, at, id);
+        let key = match (i < 40, keyed) {
+            (false, _) => format!("audio/{id}.wav"),
+            (true, false) => derived,
+            (true, true) => String::new(),
+        };
+        c.execute(chunk_sql, rusqlite::params![id, tenant, sat, at, key]).expect("chunk");
+        if i < 40 && i % 3 == 0 {
+            let detection = crate::ids::DetectionId(uuid::Uuid::from_u128(1000 + i as u128));
+            let confidence = 0.5 + f64::from(i as u32) / 100.0;
+            c.execute(detection_sql, rusqlite::params![detection, tenant, sat, id, confidence, at]).expect("detection");
+        }
+        ids.push(id);
+    }
+    ids
+}
+
+/// The answers with each session's random id replaced by its rank in time, so that two
+/// databases that placed the same chunks in the same sessions answer alike.
+fn without_session_ids(mut a: Answers) -> Answers {
+    let mut ids: Vec<String> = Vec::new();
+    for chunk in &a.timeline.chunks {
+        if let Some(s) = &chunk.session_id {
+            if !ids.contains(s) {
+                ids.push(s.clone());
+            }
+        }
+    }
+    for (rank, id) in ids.iter().enumerate() {
+        a.sessions = a.sessions.replace(id.as_str(), &format!("session-{rank}"));
+    }
+    for chunk in &mut a.timeline.chunks {
+        if let Some(s) = &mut chunk.session_id {
+            *s = format!("session-{}", ids.iter().position(|i| i == s).expect("listed"));
+        }
+    }
+    a
 }
 
 /// Everything the API reads of the team's detections, chunks and sessions.
@@ -104,9 +162,10 @@ fn answers(c: &Connection, tenant: TenantId, chunk_ids: &[ChunkId]) -> Answers {
 }
 
 #[test]
-fn a_database_at_0015_keeps_every_row_and_answer_through_the_compact_migration() {
+fn a_database_at_0015_keeps_every_row_and_answer_through_the_compact_migrations() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut c = at_0015(&dir.path().join("hub.db"));
+    let (old_path, fresh_path) = (dir.path().join("old.db"), dir.path().join("fresh.db"));
+    let mut c = at_0015(&old_path);
     let new = users::NewUser {
         email: "a@example.org".into(),
         name: "A".into(),
@@ -115,32 +174,23 @@ fn a_database_at_0015_keeps_every_row_and_answer_through_the_compact_migration()
     };
     let tenant = users::create_with_team(&mut c, &new, "t").expect("team").tenant_id;
     let sat = satellite(&c, tenant).expect("satellite");
-    let mut chunk_ids = Vec::new();
-    let flags = crate::domain::detection_flags::judge(Default::default(), None);
-    for i in 0..40i64 {
-        // Two sessions a day over several days; every third chunk holds a robin.
-        let at: Timestamp = Timestamp(
-            "2026-05-01T05:00:00.000Z".parse::<Timestamp>().expect("t").at()
-                + chrono::Duration::hours(12 * (i / 10))
-                + chrono::Duration::seconds(3 * (i % 10)),
-        );
-        let chunk = old_chunk(&mut c, tenant, sat, at);
-        if i % 3 == 0 {
-            detections::insert(&c, &robin(tenant, sat, chunk, at, Some(true)), flags, at).expect("detection");
-        }
-        chunk_ids.push(chunk);
-    }
-    // A key of another shape (a restored or hand-made row) is kept as it is.
-    let odd: Timestamp = "2026-05-09T05:00:00.000Z".parse().expect("t");
-    let odd_chunk = super::detections::testing::chunk(&mut c, tenant, sat, odd).expect("chunk");
-    chunk_ids.push(odd_chunk);
-    let before = answers(&c, tenant, &chunk_ids);
-    assert_eq!(before.counts.0, 14, "the fixture holds detections");
+    c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").expect("checkpoint");
+    // The same team and satellite in a database made by today's hub, filled with the same rows.
+    std::fs::copy(&old_path, &fresh_path).expect("copy");
+    let mut fresh = Connection::open(&fresh_path).expect("open");
+    fresh.execute_batch("PRAGMA foreign_keys = ON;").expect("pragmas");
+    migrate::run(&mut fresh).expect("migrate");
+    let fresh_ids = fixture(&fresh, tenant, sat, true);
+    recording_sessions::backfill(&mut fresh).expect("sessions");
 
+    let chunk_ids = fixture(&c, tenant, sat, false);
+    assert_eq!(chunk_ids, fresh_ids);
     let report = migrate::run(&mut c).expect("migrate");
-    assert_eq!(report.applied, ["0016_compact"]);
-    let after = answers(&c, tenant, &chunk_ids);
-    assert_eq!(after, before, "the same rows and the same answers");
+    assert_eq!(report.applied, ["0016_compact", "0017_integer_keys"]);
+    recording_sessions::backfill(&mut c).expect("sessions");
+    let after = without_session_ids(answers(&c, tenant, &chunk_ids));
+    assert_eq!(after.counts.0, 14, "the fixture holds detections");
+    assert_eq!(after, without_session_ids(answers(&fresh, tenant, &chunk_ids)), "the same rows and answers");
 
     let stored: Vec<String> = c
         .prepare("SELECT storage_key FROM audio_chunks ORDER BY recorded_at")
@@ -150,6 +200,7 @@ fn a_database_at_0015_keeps_every_row_and_answer_through_the_compact_migration()
         .collect::<Result<_, _>>()
         .expect("keys");
     assert_eq!(stored.iter().filter(|k| k.is_empty()).count(), 40, "derived keys are stored as ''");
+    let odd_chunk = chunk_ids[40];
     assert_eq!(stored.last().map(String::as_str), Some(format!("audio/{odd_chunk}.wav").as_str()));
     assert_eq!(
         after.keys[0].as_deref(),
@@ -165,8 +216,11 @@ fn a_database_at_0015_keeps_every_row_and_answer_through_the_compact_migration()
         c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).expect("check"),
     );
     assert_eq!((mode, check.as_str()), (2, "ok"), "compacted into incremental auto-vacuum, intact");
+    let broken: i64 = c.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| r.get(0)).expect("fk");
+    assert_eq!(broken, 0, "every reference resolves");
 
-    // The triggers of 0004 and 0009 still keep their summaries.
+    // The triggers of 0004 and 0009, rebuilt by 0017, still keep their summaries.
+    let flags = crate::domain::detection_flags::judge(Default::default(), None);
     let at: Timestamp = "2026-05-10T05:00:00.000Z".parse().expect("t");
     let chunk = super::detections::testing::chunk(&mut c, tenant, sat, at).expect("chunk");
     detections::insert(&c, &robin(tenant, sat, chunk, at, Some(true)), flags, at).expect("detection");
@@ -176,6 +230,8 @@ fn a_database_at_0015_keeps_every_row_and_answer_through_the_compact_migration()
         })
         .expect("summaries");
     assert_eq!((species, rollup), (15, 15));
+    let drift = super::stats::rollups::drift(&c).expect("drift");
+    assert!(drift.iter().all(|(_, n)| *n == 0), "{drift:?}");
 }
 
 #[test]

@@ -167,10 +167,10 @@ pub fn list(conn: &Connection, tenant: TenantId, q: &Query) -> Result<(Vec<Store
         return Ok((Vec::new(), q.with_count.then_some(0)));
     }
     let index = index_for(q, species.as_ref());
-    let mut clauses = vec!["d.tenant_id = ?".to_owned()];
+    let mut clauses = vec!["d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?)".to_owned()];
     let mut args: Vec<Value> = vec![Value::Text(tenant.to_string())];
     if let Some(s) = q.satellite_id {
-        clauses.push("d.satellite_id = ?".into());
+        clauses.push("d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?)".into());
         args.push(Value::Text(s.to_string()));
     }
     if let Some(s) = &species {

@@ -67,13 +67,14 @@ pub struct Stored {
 }
 
 pub(super) const SELECT: &str =
-    "SELECT d.id, d.tenant_id, d.satellite_id, s.name, d.audio_chunk_id, d.model_id, d.species_code,
+    "SELECT d.id, (SELECT id FROM tenants WHERE pk = d.tenant_pk), s.id, s.name, c.id, d.model_id, d.species_code,
         d.scientific_name, d.common_name, d.confidence, d.detected_at, d.start_ms, d.end_ms, d.is_rare, d.rare_reason,
         d.is_first_of_day, d.is_first_of_season, d.expected_here, d.verification_status,
-        (CASE c.storage_key WHEN '' THEN 'audio/' || c.tenant_id || '/' || c.satellite_id || '/' ||
+        (CASE c.storage_key WHEN '' THEN 'audio/' || (SELECT id FROM tenants WHERE pk = c.tenant_pk) || '/' ||
+         (SELECT id FROM satellites WHERE pk = c.satellite_pk) || '/' ||
          substr(c.recorded_at, 1, 10) || '/' || c.id || '.wav' ELSE c.storage_key END), d.created_at,
         c.audio_expired_at
-     FROM detections d JOIN satellites s ON s.id = d.satellite_id JOIN audio_chunks c ON c.id = d.audio_chunk_id";
+     FROM detections d JOIN satellites s ON s.pk = d.satellite_pk JOIN audio_chunks c ON c.pk = d.chunk_pk";
 
 pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
     Ok(Stored {
@@ -112,7 +113,7 @@ fn any_in(
 ) -> Result<bool> {
     Ok(conn
         .prepare_cached(
-            "SELECT 1 FROM detections WHERE tenant_id = ?1 AND species_code = ?2
+            "SELECT 1 FROM detections WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND species_code = ?2
              AND detected_at >= ?3 AND detected_at < ?4 LIMIT 1",
         )?
         .query_row(params![tenant, species, Timestamp(from), Timestamp(to)], |_| Ok(()))
@@ -140,10 +141,11 @@ pub fn insert(conn: &Connection, d: &NewDetection, flags: Flags, now: Timestamp)
     let rare_reason = flags.rare.map(RareReason::as_str);
     let id = DetectionId::new();
     let inserted = conn.prepare_cached(
-        "INSERT OR IGNORE INTO detections (id, tenant_id, satellite_id, audio_chunk_id, model_id, species_code, scientific_name,
+        "INSERT OR IGNORE INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_code, scientific_name,
              common_name, confidence, detected_at, start_ms, end_ms, is_rare, rare_reason, is_first_of_day, is_first_of_season,
              expected_here, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+         VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3),
+                 (SELECT pk FROM audio_chunks WHERE id = ?4), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
     )?
     .execute(params![
             id,
@@ -180,7 +182,7 @@ pub fn insert(conn: &Connection, d: &NewDetection, flags: Flags, now: Timestamp)
 }
 
 pub fn get(conn: &Connection, tenant: TenantId, id: DetectionId) -> Result<Stored> {
-    Ok(conn.query_row(&format!("{SELECT} WHERE d.id = ?1 AND d.tenant_id = ?2"), params![id, tenant], from_row)?)
+    Ok(conn.query_row(&format!("{SELECT} WHERE d.id = ?1 AND d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?2)"), params![id, tenant], from_row)?)
 }
 
 /// A detection of any team (share links, which carry their own proof).

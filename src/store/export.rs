@@ -113,14 +113,14 @@ pub fn placed_page(
 }
 
 fn query(tenant: TenantId, f: &Filter, after: Option<&Cursor>, limit: usize, placed: bool) -> (String, Vec<Value>) {
-    let mut clauses = vec!["d.tenant_id = ?".to_owned()];
+    let mut clauses = vec!["d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?)".to_owned()];
     let mut args = vec![Value::Text(tenant.to_string())];
     if let Some(c) = after {
         clauses.push("(d.detected_at, d.id) > (?, ?)".into());
         args.extend([Value::Text(c.detected_at.to_string()), Value::Text(c.id.clone())]);
     }
     if let Some(s) = f.satellite {
-        clauses.push("d.satellite_id = ?".into());
+        clauses.push("d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?)".into());
         args.push(Value::Text(s.to_string()));
     }
     if let Some(codes) = &f.species {
@@ -154,7 +154,7 @@ fn query(tenant: TenantId, f: &Filter, after: Option<&Cursor>, limit: usize, pla
     let mut select = SELECT.replacen("FROM detections d", "FROM detections d INDEXED BY detections_tenant_time", 1);
     if placed {
         select = select.replacen(" FROM detections d", PLACED, 1)
-            + " LEFT JOIN recording_sessions rs ON rs.id = c.session_id";
+            + " LEFT JOIN recording_sessions rs ON rs.pk = c.session_pk";
     }
     let sql = format!("{select} WHERE {} ORDER BY d.detected_at, d.id LIMIT ?", clauses.join(" AND "));
     (sql, args)

@@ -81,7 +81,7 @@ pub fn satellites(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result
 fn last_detection(conn: &Connection, satellite: SatelliteId) -> Result<Option<LastDetection>> {
     let mut stmt = conn.prepare_cached(
         "SELECT species_code, common_name, scientific_name, confidence, detected_at FROM detections
-         WHERE satellite_id = ?1 ORDER BY detected_at DESC LIMIT 1",
+         WHERE satellite_pk = (SELECT pk FROM satellites WHERE id = ?1) ORDER BY detected_at DESC LIMIT 1",
     )?;
     Ok(stmt
         .query_row([satellite], |r| {

@@ -46,9 +46,9 @@ pub fn claim(conn: &mut Connection, worker: &str, max: u32, now: Timestamp) -> R
         for id in ids {
             out.push(tx.query_row(
                 &format!(
-                    "SELECT j.id, j.chunk_id, j.tenant_id, c.satellite_id, s.name, j.attempts, {}, c.recorded_at,
+                    "SELECT j.id, j.chunk_id, j.tenant_id, s.id, s.name, j.attempts, {}, c.recorded_at,
                             c.latitude, c.longitude
-                     FROM inference_jobs j JOIN audio_chunks c ON c.id = j.chunk_id JOIN satellites s ON s.id = c.satellite_id
+                     FROM inference_jobs j JOIN audio_chunks c ON c.id = j.chunk_id JOIN satellites s ON s.pk = c.satellite_pk
                      WHERE j.id = ?1",
                     super::chunks::key_sql("c")
                 ),

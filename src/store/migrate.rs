@@ -1,7 +1,7 @@
 //! Schema migrations: plain SQL files in `migrations/`, embedded by `build.rs`, applied in order,
 //! one transaction each. `PRAGMA user_version` records how far a database has come.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::{Error, Result};
 
@@ -33,17 +33,21 @@ pub fn run(conn: &mut Connection) -> Result<Report> {
     }
     let mut applied = Vec::new();
     for (version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > from) {
-        let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
-        after(*version, &tx)?;
-        tx.pragma_update(None, "user_version", version)?;
-        tx.commit()?;
+        if sql.starts_with(FOREIGN_KEYS_OFF) {
+            tracing::info!(version, name, "rebuilding tables; this takes a while on a big database");
+            conn.pragma_update(None, "foreign_keys", "OFF")?;
+            let applied_one = apply(conn, *version, sql, true);
+            conn.pragma_update(None, "foreign_keys", "ON")?;
+            applied_one?;
+        } else {
+            apply(conn, *version, sql, false)?;
+        }
         tracing::info!(version, name, "applied migration");
         applied.push(format!("{version:04}_{name}"));
     }
-    if from > 0 && from < COMPACT_AT && supported >= COMPACT_AT {
-        // Upgrading past 0016: give the freed pages back and pack the rest, once. A failure
-        // (no room, a full disk half-way) leaves the database as it was, only not smaller.
+    if from > 0 && COMPACT_AT.iter().any(|&v| from < v && supported >= v) {
+        // Upgrading past 0016 or 0017: give the freed pages back and pack the rest, once. A
+        // failure (no room, a full disk half-way) leaves the database as it was, only not smaller.
         match compact(conn) {
             Ok(done) => tracing::info!(?done, "database compacted after the upgrade"),
             Err(e) => tracing::warn!(error = %e, "the database could not be compacted; it keeps its size"),
@@ -52,8 +56,30 @@ pub fn run(conn: &mut Connection) -> Result<Report> {
     Ok(Report { from, to: supported.max(from), applied })
 }
 
-/// The migration whose upgrade compacts the file (`0016_compact.sql`).
-const COMPACT_AT: u32 = 16;
+/// The migrations whose upgrade compacts the file once afterwards (`0016_compact.sql`, and
+/// `0017_integer_keys.sql`, which rebuilds the two big tables and leaves the old pages free).
+const COMPACT_AT: [u32; 2] = [16, 17];
+/// The first line of a migration that rebuilds tables: it runs with foreign keys off (SQLite's
+/// procedure for changing a table's shape), and every foreign key is checked before it commits.
+const FOREIGN_KEYS_OFF: &str = "-- birdhub: foreign-keys-off";
+
+/// Applies one migration in its own transaction.
+fn apply(conn: &mut Connection, version: u32, sql: &str, check_foreign_keys: bool) -> Result<()> {
+    let tx = conn.transaction()?;
+    tx.execute_batch(sql)?;
+    after(version, &tx)?;
+    if check_foreign_keys {
+        let broken: Option<String> = tx
+            .query_row("PRAGMA foreign_key_check", [], |r| r.get::<_, String>(0))
+            .optional()?;
+        if let Some(table) = broken {
+            return Err(Error::Corrupt { what: "reference after a table rebuild", value: format!("{version:04}: {table}") });
+        }
+    }
+    tx.pragma_update(None, "user_version", version)?;
+    tx.commit()?;
+    Ok(())
+}
 /// Room kept on the disk on top of what a VACUUM needs.
 const COMPACT_MARGIN: u64 = 256 << 20;
 

@@ -81,7 +81,8 @@ pub fn add_chunk(
             first.id.clone()
         }
     };
-    conn.prepare_cached("UPDATE audio_chunks SET session_id = ?1 WHERE id = ?2")?.execute(params![id, chunk])?;
+    conn.prepare_cached("UPDATE audio_chunks SET session_pk = (SELECT pk FROM recording_sessions WHERE id = ?1) WHERE id = ?2")?
+        .execute(params![id, chunk])?;
     Ok(id)
 }
 
@@ -111,7 +112,11 @@ fn merge(conn: &Connection, a: &str, b: &str) -> Result<()> {
          WHERE id = ?1",
         params![a, b],
     )?;
-    conn.execute("UPDATE audio_chunks SET session_id = ?1 WHERE session_id = ?2", params![a, b])?;
+    conn.execute(
+        "UPDATE audio_chunks SET session_pk = (SELECT pk FROM recording_sessions WHERE id = ?1)
+         WHERE session_pk = (SELECT pk FROM recording_sessions WHERE id = ?2)",
+        params![a, b],
+    )?;
     conn.execute(
         "INSERT INTO session_species (session_id, species_code, common_name, scientific_name, detections)
          SELECT ?1, species_code, common_name, scientific_name, detections FROM session_species WHERE session_id = ?2
@@ -136,7 +141,9 @@ pub fn add_detection(
     scientific_name: &str,
 ) -> Result<()> {
     let session: Option<String> = conn
-        .prepare_cached("SELECT session_id FROM audio_chunks WHERE id = ?1")?
+        .prepare_cached(
+            "SELECT (SELECT id FROM recording_sessions WHERE pk = c.session_pk) FROM audio_chunks c WHERE c.id = ?1",
+        )?
         .query_row([chunk], |r| r.get(0))
         .optional()?
         .flatten();
@@ -167,8 +174,9 @@ pub fn backfill(conn: &mut Connection) -> Result<u64> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let chunks: Vec<(ChunkId, TenantId, SatelliteId, Timestamp, i64)> = tx
         .prepare(
-            "SELECT id, tenant_id, satellite_id, recorded_at, duration_ms FROM audio_chunks
-             WHERE session_id IS NULL ORDER BY satellite_id, recorded_at",
+            "SELECT c.id, (SELECT id FROM tenants WHERE pk = c.tenant_pk), (SELECT id FROM satellites WHERE pk = c.satellite_pk),
+                 c.recorded_at, c.duration_ms
+             FROM audio_chunks c WHERE c.session_pk IS NULL ORDER BY c.satellite_pk, c.recorded_at",
         )?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
         .collect::<rusqlite::Result<_>>()?;
@@ -176,7 +184,8 @@ pub fn backfill(conn: &mut Connection) -> Result<u64> {
         add_chunk(&tx, *id, *tenant, *satellite, *at, *duration)?;
         let species: Vec<(String, String, String)> = tx
             .prepare_cached(
-                "SELECT species_code, common_name, scientific_name FROM detections WHERE audio_chunk_id = ?1",
+                "SELECT species_code, common_name, scientific_name FROM detections
+                 WHERE chunk_pk = (SELECT pk FROM audio_chunks WHERE id = ?1)",
             )?
             .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<rusqlite::Result<_>>()?;

@@ -33,8 +33,9 @@ fn at(ms: i64) -> String {
 fn bare_chunk(conn: &Connection, tenant: TenantId, sat: SatelliteId, ms: i64) -> ChunkId {
     let id = ChunkId::new();
     conn.execute(
-        "INSERT INTO audio_chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, size_bytes)
-         VALUES (?1, ?2, ?3, ?4, 3000, 48000, 'k', 1)",
+        "INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate, storage_key, size_bytes)
+         VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?4, 3000, 48000,
+                 'k', 1)",
         params![id, tenant, sat, at(ms)],
     )
     .expect("chunk");
@@ -88,7 +89,7 @@ proptest! {
         }
         prop_assert_eq!(sessions(&conn), expected(starts));
         let orphans: i64 = conn
-            .query_row("SELECT count(*) FROM audio_chunks WHERE session_id IS NULL OR session_id NOT IN (SELECT id FROM recording_sessions)", [], |r| r.get(0))
+            .query_row("SELECT count(*) FROM audio_chunks WHERE session_pk IS NULL OR session_pk NOT IN (SELECT pk FROM recording_sessions)", [], |r| r.get(0))
             .expect("count");
         prop_assert_eq!(orphans, 0);
     }
@@ -101,9 +102,11 @@ fn backfill_places_old_chunks_and_counts_their_detections() {
     bare_chunk(&conn, tenant, sat, 3_000);
     bare_chunk(&conn, tenant, sat, GAP_MS + 3_000);
     conn.execute(
-        "INSERT INTO detections (id, tenant_id, satellite_id, audio_chunk_id, model_id, species_code, scientific_name,
+        "INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_code, scientific_name,
              common_name, confidence, detected_at)
-         VALUES ('d1', ?1, ?2, ?3, 'm', 'turdus-migratorius', 'Turdus migratorius', 'American Robin', 0.9, ?4)",
+         VALUES ('d1', (SELECT pk FROM tenants WHERE id = ?1), (SELECT pk FROM satellites WHERE id = ?2),
+                 (SELECT pk FROM audio_chunks WHERE id = ?3), 'm', 'turdus-migratorius', 'Turdus migratorius',
+                 'American Robin', 0.9, ?4)",
         params![tenant, sat, first, at(0)],
     )
     .expect("detection");

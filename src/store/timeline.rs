@@ -57,8 +57,9 @@ pub fn range(
     let cap = MAX_ROWS + 1;
     let chunks = conn
         .prepare_cached(
-            "SELECT id, satellite_id, session_id, recorded_at, duration_ms FROM audio_chunks
-             WHERE tenant_id = ?1 AND (?2 IS NULL OR satellite_id = ?2) AND recorded_at >= ?3 AND recorded_at < ?4
+            "SELECT id, (SELECT id FROM satellites WHERE pk = satellite_pk),
+                 (SELECT id FROM recording_sessions WHERE pk = session_pk), recorded_at, duration_ms FROM audio_chunks
+             WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND (?2 IS NULL OR satellite_pk = (SELECT pk FROM satellites WHERE id = ?2)) AND recorded_at >= ?3 AND recorded_at < ?4
              ORDER BY recorded_at, rowid LIMIT ?5",
         )?
         .query_map(params![tenant, satellite, from, to, cap], |r| {
@@ -73,10 +74,11 @@ pub fn range(
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let detections = conn
         .prepare_cached(
-            "SELECT id, audio_chunk_id, satellite_id, species_code, common_name, scientific_name, confidence,
+            "SELECT id, (SELECT id FROM audio_chunks WHERE pk = chunk_pk), (SELECT id FROM satellites WHERE pk = satellite_pk),
+                 species_code, common_name, scientific_name, confidence,
                  detected_at, verification_status
              FROM detections
-             WHERE tenant_id = ?1 AND (?2 IS NULL OR satellite_id = ?2) AND detected_at >= ?3 AND detected_at < ?4
+             WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND (?2 IS NULL OR satellite_pk = (SELECT pk FROM satellites WHERE id = ?2)) AND detected_at >= ?3 AND detected_at < ?4
              ORDER BY detected_at, rowid LIMIT ?5",
         )?
         .query_map(params![tenant, satellite, from, to, cap], |r| {

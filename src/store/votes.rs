@@ -49,7 +49,7 @@ pub fn record(
     let written = conn
         .prepare_cached(
             "INSERT INTO verification_votes (id, detection_id, user_id, vote, annotation_id, created_at, updated_at)
-         SELECT ?1, d.id, ?3, ?4, ?5, ?6, ?6 FROM detections d WHERE d.id = ?2 AND d.tenant_id = ?7
+         SELECT ?1, d.id, ?3, ?4, ?5, ?6, ?6 FROM detections d WHERE d.id = ?2 AND d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?7)
          ON CONFLICT (detection_id, user_id) DO UPDATE SET
              vote = excluded.vote, annotation_id = excluded.annotation_id, updated_at = excluded.updated_at",
         )?
@@ -64,7 +64,7 @@ pub fn record(
 fn settle(conn: &Connection, tenant: TenantId, detection: DetectionId) -> Result<(Status, Tally)> {
     let mut stmt = conn.prepare_cached(
         "SELECT v.vote, u.is_platform_admin OR coalesce(m.role = 'admin', 0)
-         FROM verification_votes v JOIN detections d ON d.id = v.detection_id AND d.tenant_id = ?2
+         FROM verification_votes v JOIN detections d ON d.id = v.detection_id AND d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?2)
          JOIN users u ON u.id = v.user_id
          LEFT JOIN memberships m ON m.user_id = v.user_id AND m.tenant_id = ?2
          WHERE v.detection_id = ?1 ORDER BY v.updated_at, v.rowid",
@@ -78,7 +78,8 @@ fn settle(conn: &Connection, tenant: TenantId, detection: DetectionId) -> Result
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let status = consensus::decide(&ballots);
     let updated = conn
-        .prepare_cached("UPDATE detections SET verification_status = ?2 WHERE id = ?1 AND tenant_id = ?3")?
+        .prepare_cached("UPDATE detections SET verification_status = ?2
+             WHERE id = ?1 AND tenant_pk = (SELECT pk FROM tenants WHERE id = ?3)")?
         .execute(params![detection, status.as_str(), tenant])?;
     if updated == 0 {
         return Err(super::Error::NotFound);
@@ -128,7 +129,7 @@ pub fn mine(conn: &Connection, tenant: TenantId, user: UserId, ids: &[DetectionI
     let marks = vec!["?"; ids.len()].join(",");
     let sql = format!(
         "SELECT v.detection_id, v.vote, v.annotation_id, v.updated_at FROM verification_votes v
-         JOIN detections d ON d.id = v.detection_id AND d.tenant_id = ?
+         JOIN detections d ON d.id = v.detection_id AND d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?)
          WHERE v.user_id = ? AND v.detection_id IN ({marks})"
     );
     let mut args: Vec<rusqlite::types::Value> = vec![tenant.to_string().into(), user.to_string().into()];

@@ -166,7 +166,7 @@ pub struct Place {
 pub fn places(conn: &Connection, tenant: crate::ids::TenantId) -> Result<Vec<Place>> {
     let mut stmt = conn.prepare_cached(
         "SELECT s.id, s.name, s.latitude, s.longitude, s.last_seen_at,
-                (SELECT max(d.detected_at) FROM detections d WHERE d.satellite_id = s.id)
+                (SELECT max(d.detected_at) FROM detections d WHERE d.satellite_pk = s.pk)
          FROM satellites s WHERE s.tenant_id = ?1 AND s.deleted_at IS NULL ORDER BY s.name, s.id",
     )?;
     let rows = stmt.query_map([tenant], |r| {
@@ -214,10 +214,10 @@ impl Point {
 pub fn points(conn: &Connection, scope: &Scope, since: &str, cap: usize) -> Result<Vec<Point>> {
     let status = if scope.include_rejected { "" } else { "AND d.verification_status <> 'rejected'" };
     let sql = format!(
-        "SELECT d.id, d.satellite_id, d.species_code, d.confidence, d.detected_at,
+        "SELECT d.id, s.id, d.species_code, d.confidence, d.detected_at,
                 coalesce(c.latitude, s.latitude), coalesce(c.longitude, s.longitude)
-         FROM detections d JOIN audio_chunks c ON c.id = d.audio_chunk_id JOIN satellites s ON s.id = d.satellite_id
-         WHERE d.tenant_id = ?1 AND d.detected_at >= ?2 AND (?3 IS NULL OR d.satellite_id = ?3)
+         FROM detections d JOIN audio_chunks c ON c.pk = d.chunk_pk JOIN satellites s ON s.pk = d.satellite_pk
+         WHERE d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND d.detected_at >= ?2 AND (?3 IS NULL OR d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?3))
            AND +d.confidence >= ?4 {status}
            AND coalesce(c.latitude, s.latitude) IS NOT NULL AND coalesce(c.longitude, s.longitude) IS NOT NULL
          ORDER BY d.detected_at DESC LIMIT ?5"
@@ -234,10 +234,10 @@ pub fn points(conn: &Connection, scope: &Scope, since: &str, cap: usize) -> Resu
 pub fn recent(conn: &Connection, scope: &Scope, code: &str, limit: usize) -> Result<Vec<Point>> {
     let status = if scope.include_rejected { "" } else { "AND d.verification_status <> 'rejected'" };
     let sql = format!(
-        "SELECT d.id, d.satellite_id, d.species_code, d.confidence, d.detected_at,
+        "SELECT d.id, s.id, d.species_code, d.confidence, d.detected_at,
                 coalesce(s.latitude, 0), coalesce(s.longitude, 0)
-         FROM detections d JOIN satellites s ON s.id = d.satellite_id
-         WHERE d.tenant_id = ?1 AND d.species_code = ?2 AND +d.confidence >= ?3 {status}
+         FROM detections d JOIN satellites s ON s.pk = d.satellite_pk
+         WHERE d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND d.species_code = ?2 AND +d.confidence >= ?3 {status}
          ORDER BY d.detected_at DESC LIMIT ?4"
     );
     let mut stmt = conn.prepare_cached(&sql)?;

@@ -29,21 +29,43 @@ const BAND: &str = "CAST(d.confidence * 20 AS INTEGER)";
 const DAY: &str = "date(d.detected_at, 'localtime')";
 const HOUR: &str = "CAST(strftime('%H', d.detected_at, 'localtime') AS INTEGER)";
 
+/// The detections and chunks with their team's and satellite's UUIDs as `tenant_id` and
+/// `satellite_id`: since migration 0017 the tables hold integer keys, before it (when 0009 fills
+/// the rollups of an old database) the UUIDs themselves.
+fn sources(conn: &Connection) -> Result<(&'static str, &'static str)> {
+    let keyed: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM pragma_table_info('detections') WHERE name = 'tenant_pk'",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(if keyed {
+        (
+            "(SELECT x.*, t.id AS tenant_id, s.id AS satellite_id FROM detections x
+              JOIN tenants t ON t.pk = x.tenant_pk JOIN satellites s ON s.pk = x.satellite_pk)",
+            "(SELECT x.*, t.id AS tenant_id, s.id AS satellite_id FROM audio_chunks x
+              JOIN tenants t ON t.pk = x.tenant_pk JOIN satellites s ON s.pk = x.satellite_pk)",
+        )
+    } else {
+        ("detections", "audio_chunks")
+    })
+}
+
 /// The rollups as aggregates of the source tables: `(table, SELECT producing its rows)`. Also what
 /// the property test compares the trigger-kept tables with.
-pub fn aggregates() -> Vec<(&'static str, String)> {
+pub fn aggregates(conn: &Connection) -> Result<Vec<(&'static str, String)>> {
+    let (detections, chunks) = sources(conn)?;
     let thresholds: Vec<String> = threshold_columns().map(|(b, _)| format!("sum({BAND} >= {b})")).collect();
     let counting = |keys: &[&str]| {
         let group: Vec<String> = (1..=keys.len() + 1).map(|i| i.to_string()).collect();
         format!(
-            "SELECT d.tenant_id, {}, count(*), {} FROM detections d GROUP BY {}",
+            "SELECT d.tenant_id, {}, count(*), {} FROM {detections} d GROUP BY {}",
             keys.join(", "),
             thresholds.join(", "),
             group.join(", ")
         )
     };
     let month = "strftime('%Y-%m', d.detected_at, 'localtime')";
-    vec![
+    Ok(vec![
         ("stats_daily", counting(&[DAY, "d.satellite_id", "d.species_code"])),
         ("stats_monthly", counting(&[month, "d.satellite_id", "d.species_code"])),
         ("stats_hourly", counting(&[DAY, HOUR, "d.satellite_id"])),
@@ -53,28 +75,30 @@ pub fn aggregates() -> Vec<(&'static str, String)> {
             "stats_verdicts",
             format!(
                 "SELECT d.tenant_id, {DAY}, {HOUR}, d.satellite_id, d.species_code, {BAND}, d.verification_status, count(*)
-                 FROM detections d WHERE d.verification_status <> 'unverified' GROUP BY 1, 2, 3, 4, 5, 6, 7"
+                 FROM {detections} d WHERE d.verification_status <> 'unverified' GROUP BY 1, 2, 3, 4, 5, 6, 7"
             ),
         ),
         (
             "stats_verdicts_monthly",
             format!(
                 "SELECT d.tenant_id, {month}, d.satellite_id, d.species_code, {BAND}, d.verification_status, count(*)
-                 FROM detections d WHERE d.verification_status <> 'unverified' GROUP BY 1, 2, 3, 4, 5, 6"
+                 FROM {detections} d WHERE d.verification_status <> 'unverified' GROUP BY 1, 2, 3, 4, 5, 6"
             ),
         ),
         (
             "stats_chunks",
-            "SELECT tenant_id, date(recorded_at, 'localtime'), satellite_id, count(*) FROM audio_chunks GROUP BY 1, 2, 3"
-                .into(),
+            format!(
+                "SELECT tenant_id, date(recorded_at, 'localtime'), satellite_id, count(*) FROM {chunks} GROUP BY 1, 2, 3"
+            ),
         ),
         (
             "stats_votes",
-            "SELECT d.tenant_id, date(v.created_at, 'localtime'), v.user_id, v.vote, count(*)
-             FROM verification_votes v JOIN detections d ON d.id = v.detection_id GROUP BY 1, 2, 3, 4"
-                .into(),
+            format!(
+                "SELECT d.tenant_id, date(v.created_at, 'localtime'), v.user_id, v.vote, count(*)
+                 FROM verification_votes v JOIN {detections} d ON d.id = v.detection_id GROUP BY 1, 2, 3, 4"
+            ),
         ),
-    ]
+    ])
 }
 
 /// What a rebuild wrote: rows per table.
@@ -83,7 +107,7 @@ pub type Filled = Vec<(&'static str, i64)>;
 /// Fills empty rollups from the source tables. The caller holds the transaction.
 pub fn fill(conn: &Connection) -> Result<Filled> {
     let mut filled = Vec::with_capacity(TABLES.len());
-    for (table, select) in aggregates() {
+    for (table, select) in aggregates(conn)? {
         let rows = conn.execute(&format!("INSERT INTO {table} {select}"), [])?;
         filled.push((table, rows as i64));
     }
@@ -107,7 +131,7 @@ pub fn rebuild(conn: &mut Connection) -> Result<Filled> {
 /// rollups right.
 pub fn drift(conn: &Connection) -> Result<Vec<(&'static str, i64)>> {
     let mut out = Vec::with_capacity(TABLES.len());
-    for (table, fresh) in aggregates() {
+    for (table, fresh) in aggregates(conn)? {
         let kept = format!("SELECT * FROM {table}");
         let n: i64 = conn.query_row(
             &format!(
