@@ -279,3 +279,52 @@ fn new_chunks_store_the_derived_key_as_empty_and_read_it_back_whole() {
 fn the_detection_select_derives_keys_as_the_chunks_store_does() {
     assert!(detections::SELECT.replace(['\n', ' '], "").contains(&chunks::key_sql("c").replace(['\n', ' '], "")));
 }
+
+#[test]
+fn new_teams_satellites_and_sessions_get_their_own_keys_and_take_their_rows_with_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = Connection::open(dir.path().join("hub.db")).expect("open");
+    c.execute_batch("PRAGMA foreign_keys = ON;").expect("pragmas");
+    migrate::run(&mut c).expect("migrate");
+    let mut teams = Vec::new();
+    for who in ["a", "b"] {
+        let new = users::NewUser {
+            email: format!("{who}@example.org"),
+            name: who.into(),
+            password_hash: "x".into(),
+            is_platform_admin: false,
+        };
+        let tenant = users::create_with_team(&mut c, &new, who).expect("team").tenant_id;
+        let sat = satellite(&c, tenant).expect("satellite");
+        let flags = crate::domain::detection_flags::judge(Default::default(), None);
+        for i in 0..3 {
+            let at = fixture_time(i);
+            let chunk = super::detections::testing::chunk(&mut c, tenant, sat, at).expect("chunk");
+            detections::insert(&c, &robin(tenant, sat, chunk, at, Some(true)), flags, at).expect("detection");
+        }
+        teams.push(tenant);
+    }
+    let distinct = |table: &str| -> (i64, i64) {
+        c.query_row(&format!("SELECT count(*), count(DISTINCT pk) FROM {table} WHERE pk IS NOT NULL"), [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .expect("keys")
+    };
+    assert_eq!(distinct("tenants"), (2, 2));
+    assert_eq!(distinct("satellites"), (2, 2));
+    assert_eq!(distinct("recording_sessions"), (2, 2));
+    let rows = |c: &Connection| -> (i64, i64, i64) {
+        c.query_row(
+            "SELECT (SELECT count(*) FROM audio_chunks), (SELECT count(*) FROM detections),
+                    (SELECT coalesce(sum(n), 0) FROM stats_daily)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("rows")
+    };
+    assert_eq!(rows(&c), (6, 6, 6));
+    c.execute("DELETE FROM tenants WHERE id = ?1", [teams[0]]).expect("remove a team");
+    assert_eq!(rows(&c), (3, 3, 3), "the team's chunks, detections and statistics went with it, the other's stayed");
+    let drift = super::stats::rollups::drift(&c).expect("drift");
+    assert!(drift.iter().all(|(_, n)| *n == 0), "{drift:?}");
+}
