@@ -39,6 +39,13 @@ impl Timestamp {
     pub fn millis_until(self, later: Timestamp) -> i64 {
         (later.0 - self.0).num_milliseconds()
     }
+
+    /// Milliseconds since the Unix epoch: how the big tables store a time (migration 0017), and
+    /// what a query binds when it compares with `audio_chunks.recorded_at` or
+    /// `detections.detected_at`.
+    pub fn millis(self) -> i64 {
+        self.0.timestamp_millis()
+    }
 }
 
 impl From<DateTime<Utc>> for Timestamp {
@@ -78,8 +85,12 @@ impl ToSql for Timestamp {
     }
 }
 
+/// Reads the SPEC's text, or milliseconds since the Unix epoch (the big tables' integer times).
 impl FromSql for Timestamp {
     fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        if let ValueRef::Integer(ms) = value {
+            return DateTime::from_timestamp_millis(ms).map(Self).ok_or(FromSqlError::OutOfRange(ms));
+        }
         let text = value.as_str()?;
         text.parse().map_err(|e: BadTimestamp| FromSqlError::Other(Box::new(e)))
     }
@@ -113,6 +124,20 @@ mod tests {
         // Other offsets are normalised to UTC.
         let shifted: Timestamp = "2026-11-21T18:05:19.123+01:00".parse().expect("parse");
         assert_eq!(shifted, t);
+    }
+
+    #[test]
+    fn milliseconds_since_the_epoch_read_as_the_same_time_and_agree_with_sqlite() {
+        let t: Timestamp = "2026-11-21T17:05:19.123Z".parse().expect("parse");
+        let conn = rusqlite::Connection::open_in_memory().expect("db");
+        let (back, text, day): (Timestamp, String, String) = conn
+            .query_row(
+                "SELECT ?1, strftime('%Y-%m-%dT%H:%M:%fZ', ?1 / 1000.0, 'unixepoch'), date(?1 / 1000, 'unixepoch')",
+                [t.millis()],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .expect("row");
+        assert_eq!((back, text.as_str(), day.as_str()), (t, "2026-11-21T17:05:19.123Z", "2026-11-21"));
     }
 
     #[test]

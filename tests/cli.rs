@@ -255,12 +255,12 @@ fn admin_rebuild_stats_repairs_rollups_that_drifted() {
              SELECT '00000000-0000-4000-8000-00000000000a', id, 'north', '!' FROM tenants;
          INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate, storage_key, size_bytes)
              SELECT '00000000-0000-4000-8000-00000000000' || n, (SELECT pk FROM tenants WHERE id = tenant_id), pk,
-                    '2026-06-10T12:00:00.000Z', 3000, 48000, 'k', 1
+                    1781092800000, 3000, 48000, 'k', 1
              FROM satellites, (SELECT 1 AS n UNION SELECT 2);
          INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_code, scientific_name,
                                  common_name, confidence, detected_at)
              SELECT replace(id, '-8000-', '-9000-'), tenant_pk, satellite_pk, pk, 'm', 'turdus_migratorius',
-                    'Turdus migratorius', 'American Robin', 0.9, '2026-06-10T12:00:00.000Z'
+                    'Turdus migratorius', 'American Robin', 0.9, 1781092800000
              FROM audio_chunks;
          UPDATE stats_daily SET n = 99;",
     )

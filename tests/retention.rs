@@ -273,8 +273,8 @@ async fn a_sigkill_in_the_middle_of_a_sweep_leaves_no_broken_row_and_no_file_beh
                 tx.execute(
                     "INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate,
                          storage_key, size_bytes)
-                     VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?4,
-                             3000, 48000, ?5, 10)",
+                     VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3),
+                             CAST(round((julianday(?4) - 2440587.5) * 86400000) AS INTEGER), 3000, 48000, ?5, 10)",
                     rusqlite::params![id, tenant, sat, at, key],
                 )
                 .expect("row");

@@ -343,7 +343,7 @@ fn insert_chunk(
 ) -> store::Result<Timestamp> {
     let at = DateTime::<Utc>::from_timestamp_millis(slot.at_ms).unwrap_or_default();
     let ms = |n: i64| Timestamp(at + chrono::Duration::milliseconds(n));
-    let (recorded, upload) = (crate::time::format(at), SLOT_MS + rng.random_range(300..4000));
+    let (recorded, upload) = (slot.at_ms, SLOT_MS + rng.random_range(300..4000));
     let (received, claimed, finished) = (ms(upload), ms(upload + 120), ms(upload + 450));
     let (sat, lat, lon) = &ctx.satellites[slot.sat];
     let id = ChunkId::new();

@@ -51,13 +51,13 @@ pub fn daily_totals(
 ) -> Result<Vec<(String, f64)>> {
     let what = if species { "count(DISTINCT species_code)" } else { "count(*)" };
     let sql = format!(
-        "SELECT substr(detected_at, 1, 10) AS day, {what} FROM detections
+        "SELECT date(detected_at / 1000, 'unixepoch') AS day, {what} FROM detections
          WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND detected_at >= ?2 AND detected_at < ?3 AND (?4 IS NULL OR satellite_pk = (SELECT pk FROM satellites WHERE id = ?4))
          GROUP BY day ORDER BY day"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows =
-        stmt.query_map(params![tenant, from, to, satellite], |r| Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?)))?;
+        stmt.query_map(params![tenant, from.millis(), to.millis(), satellite], |r| Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 

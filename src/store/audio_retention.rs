@@ -59,7 +59,7 @@ pub fn candidates(
          ORDER BY c.recorded_at LIMIT ?3"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params![before, now, limit], |r| {
+    let rows = stmt.query_map(params![before.millis(), now, limit], |r| {
         Ok(Candidate { id: r.get(0)?, storage_key: r.get(1)?, size_bytes: r.get(2)? })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

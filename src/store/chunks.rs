@@ -34,14 +34,14 @@ pub fn stored_key(c: &NewChunk) -> &str {
 }
 
 /// The storage key of the chunk row `alias` as SQL: the stored key, or the derived one when ''.
-/// The SQL twin of [`derived_key`] (`recorded_at` is stored in UTC, so its first ten characters
-/// are the UTC day; the team's and satellite's UUIDs are read through their keys).
+/// The SQL twin of [`derived_key`] (`recorded_at` is stored as UTC milliseconds; the team's and
+/// satellite's UUIDs are read through their keys).
 pub fn key_sql(alias: &str) -> String {
     let a = alias;
     format!(
         "(CASE {a}.storage_key WHEN '' THEN 'audio/' || (SELECT id FROM tenants WHERE pk = {a}.tenant_pk) || '/' || \
          (SELECT id FROM satellites WHERE pk = {a}.satellite_pk) || '/' || \
-         substr({a}.recorded_at, 1, 10) || '/' || {a}.id || '.wav' ELSE {a}.storage_key END)"
+         date({a}.recorded_at / 1000, 'unixepoch') || '/' || {a}.id || '.wav' ELSE {a}.storage_key END)"
     )
 }
 
@@ -72,7 +72,7 @@ pub fn insert_with_job_in(tx: &Connection, c: &NewChunk, now: Timestamp) -> Resu
             c.id,
             c.tenant_id,
             c.satellite_id,
-            c.recorded_at,
+            c.recorded_at.millis(),
             c.duration_ms,
             c.sample_rate,
             c.latitude,

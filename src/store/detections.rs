@@ -72,7 +72,7 @@ pub(super) const SELECT: &str =
         d.is_first_of_day, d.is_first_of_season, d.expected_here, d.verification_status,
         (CASE c.storage_key WHEN '' THEN 'audio/' || (SELECT id FROM tenants WHERE pk = c.tenant_pk) || '/' ||
          (SELECT id FROM satellites WHERE pk = c.satellite_pk) || '/' ||
-         substr(c.recorded_at, 1, 10) || '/' || c.id || '.wav' ELSE c.storage_key END), d.created_at,
+         date(c.recorded_at / 1000, 'unixepoch') || '/' || c.id || '.wav' ELSE c.storage_key END), d.created_at,
         c.audio_expired_at
      FROM detections d JOIN satellites s ON s.pk = d.satellite_pk JOIN audio_chunks c ON c.pk = d.chunk_pk";
 
@@ -116,7 +116,7 @@ fn any_in(
             "SELECT 1 FROM detections WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND species_code = ?2
              AND detected_at >= ?3 AND detected_at < ?4 LIMIT 1",
         )?
-        .query_row(params![tenant, species, Timestamp(from), Timestamp(to)], |_| Ok(()))
+        .query_row(params![tenant, species, Timestamp(from).millis(), Timestamp(to).millis()], |_| Ok(()))
         .optional()?
         .is_some())
 }
@@ -157,7 +157,7 @@ pub fn insert(conn: &Connection, d: &NewDetection, flags: Flags, now: Timestamp)
             d.scientific_name,
             d.common_name,
             f64::from(d.confidence),
-            d.detected_at,
+            d.detected_at.millis(),
             d.start_ms,
             d.end_ms,
             rare_reason.is_some(),

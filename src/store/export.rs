@@ -117,7 +117,7 @@ fn query(tenant: TenantId, f: &Filter, after: Option<&Cursor>, limit: usize, pla
     let mut args = vec![Value::Text(tenant.to_string())];
     if let Some(c) = after {
         clauses.push("(d.detected_at, d.id) > (?, ?)".into());
-        args.extend([Value::Text(c.detected_at.to_string()), Value::Text(c.id.clone())]);
+        args.extend([Value::Integer(c.detected_at.millis()), Value::Text(c.id.clone())]);
     }
     if let Some(s) = f.satellite {
         clauses.push("d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?)".into());
@@ -144,11 +144,11 @@ fn query(tenant: TenantId, f: &Filter, after: Option<&Cursor>, limit: usize, pla
     }
     if let Some(from) = f.from {
         clauses.push("d.detected_at >= ?".into());
-        args.push(Value::Text(from.to_string()));
+        args.push(Value::Integer(from.millis()));
     }
     if let Some(to) = f.to {
         clauses.push("d.detected_at < ?".into());
-        args.push(Value::Text(to.to_string()));
+        args.push(Value::Integer(to.millis()));
     }
     args.push(Value::Integer(limit as i64));
     let mut select = SELECT.replacen("FROM detections d", "FROM detections d INDEXED BY detections_tenant_time", 1);

@@ -57,7 +57,7 @@ pub fn run(conn: &mut Connection) -> Result<Report> {
 }
 
 /// The migrations whose upgrade compacts the file once afterwards (`0016_compact.sql`, and
-/// `0017_integer_keys.sql`, which rebuilds the two big tables and leaves the old pages free).
+/// `0017_compact_rows.sql`, which rebuilds the two big tables and leaves the old pages free).
 const COMPACT_AT: [u32; 2] = [16, 17];
 /// The first line of a migration that rebuilds tables: it runs with foreign keys off (SQLite's
 /// procedure for changing a table's shape), and every foreign key is checked before it commits.

@@ -34,8 +34,8 @@ fn bare_chunk(conn: &Connection, tenant: TenantId, sat: SatelliteId, ms: i64) ->
     let id = ChunkId::new();
     conn.execute(
         "INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate, storage_key, size_bytes)
-         VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?4, 3000, 48000,
-                 'k', 1)",
+         VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3),
+                 CAST(round((julianday(?4) - 2440587.5) * 86400000) AS INTEGER), 3000, 48000, 'k', 1)",
         params![id, tenant, sat, at(ms)],
     )
     .expect("chunk");
@@ -106,7 +106,7 @@ fn backfill_places_old_chunks_and_counts_their_detections() {
              common_name, confidence, detected_at)
          VALUES ('d1', (SELECT pk FROM tenants WHERE id = ?1), (SELECT pk FROM satellites WHERE id = ?2),
                  (SELECT pk FROM audio_chunks WHERE id = ?3), 'm', 'turdus-migratorius', 'Turdus migratorius',
-                 'American Robin', 0.9, ?4)",
+                 'American Robin', 0.9, CAST(round((julianday(?4) - 2440587.5) * 86400000) AS INTEGER))",
         params![tenant, sat, first, at(0)],
     )
     .expect("detection");

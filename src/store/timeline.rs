@@ -62,7 +62,7 @@ pub fn range(
              WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND (?2 IS NULL OR satellite_pk = (SELECT pk FROM satellites WHERE id = ?2)) AND recorded_at >= ?3 AND recorded_at < ?4
              ORDER BY recorded_at, rowid LIMIT ?5",
         )?
-        .query_map(params![tenant, satellite, from, to, cap], |r| {
+        .query_map(params![tenant, satellite, from.millis(), to.millis(), cap], |r| {
             Ok(Chunk {
                 id: r.get(0)?,
                 satellite_id: r.get(1)?,
@@ -81,7 +81,7 @@ pub fn range(
              WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND (?2 IS NULL OR satellite_pk = (SELECT pk FROM satellites WHERE id = ?2)) AND detected_at >= ?3 AND detected_at < ?4
              ORDER BY detected_at, rowid LIMIT ?5",
         )?
-        .query_map(params![tenant, satellite, from, to, cap], |r| {
+        .query_map(params![tenant, satellite, from.millis(), to.millis(), cap], |r| {
             Ok(Detection {
                 id: r.get(0)?,
                 audio_chunk_id: r.get(1)?,

@@ -189,7 +189,7 @@ pub struct Point {
     pub satellite_id: String,
     pub species_code: String,
     pub confidence: f64,
-    pub detected_at: String,
+    pub detected_at: crate::time::Timestamp,
     pub latitude: f64,
     pub longitude: f64,
 }
@@ -211,7 +211,7 @@ impl Point {
 
 /// The newest located detections of the scope (the chunk's position, else its satellite's),
 /// at most `cap`, newest first. Reads the detections (time index), so the caller caps the range.
-pub fn points(conn: &Connection, scope: &Scope, since: &str, cap: usize) -> Result<Vec<Point>> {
+pub fn points(conn: &Connection, scope: &Scope, since: crate::time::Timestamp, cap: usize) -> Result<Vec<Point>> {
     let status = if scope.include_rejected { "" } else { "AND d.verification_status <> 'rejected'" };
     let sql = format!(
         "SELECT d.id, s.id, d.species_code, d.confidence, d.detected_at,
@@ -224,7 +224,7 @@ pub fn points(conn: &Connection, scope: &Scope, since: &str, cap: usize) -> Resu
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(
-        rusqlite::params![scope.tenant, since, scope.satellite, f64::from(scope.min_band) / 20.0, cap as i64],
+        rusqlite::params![scope.tenant, since.millis(), scope.satellite, f64::from(scope.min_band) / 20.0, cap as i64],
         Point::from_row,
     )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

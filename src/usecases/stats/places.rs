@@ -394,13 +394,12 @@ pub async fn map_detections(ctx: &Ctx<'_>, f: &Filters, limit: Option<usize>) ->
     }
     let (scope, _) = ctx.scope(&Filters { days: Some(days), ..f.clone() }, 7).await?;
     let names = ctx.names(f).await?;
-    let since = crate::time::format(ctx.now - chrono::Duration::days(days));
-    let s2 = since.clone();
-    let mut points = ctx.read(move |c| queries::points(c, &scope, &s2, limit + 1)).await?;
+    let since = crate::time::Timestamp(ctx.now - chrono::Duration::days(days));
+    let mut points = ctx.read(move |c| queries::points(c, &scope, since, limit + 1)).await?;
     let truncated = points.len() > limit;
     points.truncate(limit);
     Ok(MapDetections {
-        since,
+        since: since.to_string(),
         days,
         limit,
         truncated,
@@ -411,7 +410,7 @@ pub async fn map_detections(ctx: &Ctx<'_>, f: &Filters, limit: Option<usize>) ->
                 id: p.id,
                 satellite_id: p.satellite_id,
                 confidence: p.confidence,
-                detected_at: p.detected_at,
+                detected_at: p.detected_at.to_string(),
                 latitude: p.latitude,
                 longitude: p.longitude,
             })

@@ -137,7 +137,7 @@ pub async fn profile(ctx: &Ctx<'_>, f: &Filters, code: &str) -> Result<Profile, 
                 id: p.id,
                 satellite_id: p.satellite_id,
                 confidence: p.confidence,
-                detected_at: p.detected_at,
+                detected_at: p.detected_at.to_string(),
             })
             .collect(),
     })

@@ -1,5 +1,5 @@
 -- birdhub: foreign-keys-off
--- Integer keys inside the two big tables (issue 18). Every audio chunk and detection row, and
+-- Integer keys and times inside the two big tables (issue 18). Every audio chunk and detection row, and
 -- every entry of their indexes, carried its team's and satellite's UUID as 36 characters of
 -- text (and a detection its chunk's, a chunk its session's): on the benchmark year that was
 -- about half of a 4 GB file. Teams, satellites and sessions get a small integer `pk` beside
@@ -7,6 +7,12 @@
 -- each other by those. UUIDs stay the ids of the API, the MQTT topics and the storage keys;
 -- queries turn one into the other where they meet (`tenant_pk = (SELECT pk FROM tenants
 -- WHERE id = ?)`), which is one index lookup.
+--
+-- The times the big tables are indexed by, `audio_chunks.recorded_at` and
+-- `detections.detected_at`, become milliseconds since the Unix epoch (6 bytes instead of 24 in
+-- the row and in each of their eight indexes). Queries bind `Timestamp::millis`, and SQL reads
+-- a day as `date(recorded_at / 1000, 'unixepoch')`. Both tables are STRICT, so a text time
+-- written by mistake is refused instead of sorting apart from the numbers.
 --
 -- The runner applies this one with foreign keys off (the first line asks for it), as SQLite's
 -- table-rebuild procedure requires, and checks every foreign key before it commits.
@@ -49,7 +55,8 @@ CREATE TABLE audio_chunks_compact (
     id               TEXT NOT NULL UNIQUE,
     tenant_pk        INTEGER NOT NULL REFERENCES tenants(pk) ON DELETE CASCADE,
     satellite_pk     INTEGER NOT NULL REFERENCES satellites(pk) ON DELETE CASCADE,
-    recorded_at      TEXT NOT NULL,
+    -- milliseconds since the Unix epoch (UTC)
+    recorded_at      INTEGER NOT NULL,
     duration_ms      INTEGER NOT NULL,
     sample_rate      INTEGER NOT NULL,
     latitude         REAL,
@@ -60,9 +67,9 @@ CREATE TABLE audio_chunks_compact (
     session_pk       INTEGER REFERENCES recording_sessions(pk) ON DELETE SET NULL,
     audio_expired_at TEXT,
     audio_deleted    INTEGER NOT NULL DEFAULT 0 CHECK (audio_deleted IN (0, 1))
-);
+) STRICT;
 INSERT INTO audio_chunks_compact
-SELECT c.rowid, c.id, t.pk, s.pk, c.recorded_at, c.duration_ms, c.sample_rate, c.latitude, c.longitude,
+SELECT c.rowid, c.id, t.pk, s.pk, CAST(round((julianday(c.recorded_at) - 2440587.5) * 86400000) AS INTEGER), c.duration_ms, c.sample_rate, c.latitude, c.longitude,
        c.storage_key, c.size_bytes, c.received_at, r.pk, c.audio_expired_at, c.audio_deleted
 FROM audio_chunks c
 JOIN tenants t ON t.id = c.tenant_id
@@ -83,7 +90,8 @@ CREATE TABLE detections_compact (
     scientific_name     TEXT NOT NULL,
     common_name         TEXT NOT NULL,
     confidence          REAL NOT NULL,
-    detected_at         TEXT NOT NULL,
+    -- milliseconds since the Unix epoch (UTC)
+    detected_at         INTEGER NOT NULL,
     start_ms            INTEGER NOT NULL DEFAULT 0,
     end_ms              INTEGER NOT NULL DEFAULT 3000,
     is_rare             INTEGER NOT NULL DEFAULT 0,
@@ -95,10 +103,10 @@ CREATE TABLE detections_compact (
         CHECK (verification_status IN ('pending_review', 'confirmed', 'rejected', 'unverified')),
     created_at          TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
     shared_until        TEXT
-);
+) STRICT;
 INSERT INTO detections_compact
 SELECT d.rowid, d.id, t.pk, s.pk, c.pk, d.model_id, d.species_code, d.scientific_name, d.common_name,
-       d.confidence, d.detected_at, d.start_ms, d.end_ms, d.is_rare, d.rare_reason, d.is_first_of_day,
+       d.confidence, CAST(round((julianday(d.detected_at) - 2440587.5) * 86400000) AS INTEGER), d.start_ms, d.end_ms, d.is_rare, d.rare_reason, d.is_first_of_day,
        d.is_first_of_season, d.expected_here, d.verification_status, d.created_at, d.shared_until
 FROM detections d
 JOIN tenants t ON t.id = d.tenant_id
@@ -154,7 +162,9 @@ CREATE TRIGGER detections_species_added AFTER INSERT ON detections
 BEGIN
     INSERT INTO tenant_species (tenant_id, species_code, common_name, scientific_name, detection_count,
                                 first_detected_at, last_detected_at)
-    VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), NEW.species_code, NEW.common_name, NEW.scientific_name, 1, NEW.detected_at, NEW.detected_at)
+    VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), NEW.species_code, NEW.common_name, NEW.scientific_name, 1,
+            strftime('%Y-%m-%dT%H:%M:%fZ', NEW.detected_at / 1000.0, 'unixepoch'),
+            strftime('%Y-%m-%dT%H:%M:%fZ', NEW.detected_at / 1000.0, 'unixepoch'))
     ON CONFLICT (tenant_id, species_code) DO UPDATE SET
         detection_count = detection_count + 1,
         first_detected_at = min(first_detected_at, excluded.first_detected_at),
@@ -171,7 +181,7 @@ END;
 
 CREATE TRIGGER stats_detection_added AFTER INSERT ON detections
 BEGIN
-    INSERT INTO stats_daily VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), date(NEW.detected_at, 'localtime'), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), NEW.species_code, 1, CAST(NEW.confidence * 20 AS INTEGER) >= 1, CAST(NEW.confidence * 20 AS INTEGER) >= 2, CAST(NEW.confidence * 20 AS INTEGER) >= 3, CAST(NEW.confidence * 20 AS INTEGER) >= 4, CAST(NEW.confidence * 20 AS INTEGER) >= 5, CAST(NEW.confidence * 20 AS INTEGER) >= 6, CAST(NEW.confidence * 20 AS INTEGER) >= 7, CAST(NEW.confidence * 20 AS INTEGER) >= 8, CAST(NEW.confidence * 20 AS INTEGER) >= 9, CAST(NEW.confidence * 20 AS INTEGER) >= 10, CAST(NEW.confidence * 20 AS INTEGER) >= 11, CAST(NEW.confidence * 20 AS INTEGER) >= 12, CAST(NEW.confidence * 20 AS INTEGER) >= 13, CAST(NEW.confidence * 20 AS INTEGER) >= 14, CAST(NEW.confidence * 20 AS INTEGER) >= 15, CAST(NEW.confidence * 20 AS INTEGER) >= 16, CAST(NEW.confidence * 20 AS INTEGER) >= 17, CAST(NEW.confidence * 20 AS INTEGER) >= 18, CAST(NEW.confidence * 20 AS INTEGER) >= 19, CAST(NEW.confidence * 20 AS INTEGER) >= 20)
+    INSERT INTO stats_daily VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), date(NEW.detected_at / 1000, 'unixepoch', 'localtime'), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), NEW.species_code, 1, CAST(NEW.confidence * 20 AS INTEGER) >= 1, CAST(NEW.confidence * 20 AS INTEGER) >= 2, CAST(NEW.confidence * 20 AS INTEGER) >= 3, CAST(NEW.confidence * 20 AS INTEGER) >= 4, CAST(NEW.confidence * 20 AS INTEGER) >= 5, CAST(NEW.confidence * 20 AS INTEGER) >= 6, CAST(NEW.confidence * 20 AS INTEGER) >= 7, CAST(NEW.confidence * 20 AS INTEGER) >= 8, CAST(NEW.confidence * 20 AS INTEGER) >= 9, CAST(NEW.confidence * 20 AS INTEGER) >= 10, CAST(NEW.confidence * 20 AS INTEGER) >= 11, CAST(NEW.confidence * 20 AS INTEGER) >= 12, CAST(NEW.confidence * 20 AS INTEGER) >= 13, CAST(NEW.confidence * 20 AS INTEGER) >= 14, CAST(NEW.confidence * 20 AS INTEGER) >= 15, CAST(NEW.confidence * 20 AS INTEGER) >= 16, CAST(NEW.confidence * 20 AS INTEGER) >= 17, CAST(NEW.confidence * 20 AS INTEGER) >= 18, CAST(NEW.confidence * 20 AS INTEGER) >= 19, CAST(NEW.confidence * 20 AS INTEGER) >= 20)
     ON CONFLICT DO UPDATE SET n = n + 1,
         ge05 = ge05 + excluded.ge05,
         ge10 = ge10 + excluded.ge10,
@@ -193,7 +203,7 @@ BEGIN
         ge90 = ge90 + excluded.ge90,
         ge95 = ge95 + excluded.ge95,
         ge100 = ge100 + excluded.ge100;
-    INSERT INTO stats_monthly VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), strftime('%Y-%m', NEW.detected_at, 'localtime'), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), NEW.species_code, 1, CAST(NEW.confidence * 20 AS INTEGER) >= 1, CAST(NEW.confidence * 20 AS INTEGER) >= 2, CAST(NEW.confidence * 20 AS INTEGER) >= 3, CAST(NEW.confidence * 20 AS INTEGER) >= 4, CAST(NEW.confidence * 20 AS INTEGER) >= 5, CAST(NEW.confidence * 20 AS INTEGER) >= 6, CAST(NEW.confidence * 20 AS INTEGER) >= 7, CAST(NEW.confidence * 20 AS INTEGER) >= 8, CAST(NEW.confidence * 20 AS INTEGER) >= 9, CAST(NEW.confidence * 20 AS INTEGER) >= 10, CAST(NEW.confidence * 20 AS INTEGER) >= 11, CAST(NEW.confidence * 20 AS INTEGER) >= 12, CAST(NEW.confidence * 20 AS INTEGER) >= 13, CAST(NEW.confidence * 20 AS INTEGER) >= 14, CAST(NEW.confidence * 20 AS INTEGER) >= 15, CAST(NEW.confidence * 20 AS INTEGER) >= 16, CAST(NEW.confidence * 20 AS INTEGER) >= 17, CAST(NEW.confidence * 20 AS INTEGER) >= 18, CAST(NEW.confidence * 20 AS INTEGER) >= 19, CAST(NEW.confidence * 20 AS INTEGER) >= 20)
+    INSERT INTO stats_monthly VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), strftime('%Y-%m', NEW.detected_at / 1000, 'unixepoch', 'localtime'), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), NEW.species_code, 1, CAST(NEW.confidence * 20 AS INTEGER) >= 1, CAST(NEW.confidence * 20 AS INTEGER) >= 2, CAST(NEW.confidence * 20 AS INTEGER) >= 3, CAST(NEW.confidence * 20 AS INTEGER) >= 4, CAST(NEW.confidence * 20 AS INTEGER) >= 5, CAST(NEW.confidence * 20 AS INTEGER) >= 6, CAST(NEW.confidence * 20 AS INTEGER) >= 7, CAST(NEW.confidence * 20 AS INTEGER) >= 8, CAST(NEW.confidence * 20 AS INTEGER) >= 9, CAST(NEW.confidence * 20 AS INTEGER) >= 10, CAST(NEW.confidence * 20 AS INTEGER) >= 11, CAST(NEW.confidence * 20 AS INTEGER) >= 12, CAST(NEW.confidence * 20 AS INTEGER) >= 13, CAST(NEW.confidence * 20 AS INTEGER) >= 14, CAST(NEW.confidence * 20 AS INTEGER) >= 15, CAST(NEW.confidence * 20 AS INTEGER) >= 16, CAST(NEW.confidence * 20 AS INTEGER) >= 17, CAST(NEW.confidence * 20 AS INTEGER) >= 18, CAST(NEW.confidence * 20 AS INTEGER) >= 19, CAST(NEW.confidence * 20 AS INTEGER) >= 20)
     ON CONFLICT DO UPDATE SET n = n + 1,
         ge05 = ge05 + excluded.ge05,
         ge10 = ge10 + excluded.ge10,
@@ -215,7 +225,7 @@ BEGIN
         ge90 = ge90 + excluded.ge90,
         ge95 = ge95 + excluded.ge95,
         ge100 = ge100 + excluded.ge100;
-    INSERT INTO stats_hourly VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), date(NEW.detected_at, 'localtime'), CAST(strftime('%H', NEW.detected_at, 'localtime') AS INTEGER), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), 1, CAST(NEW.confidence * 20 AS INTEGER) >= 1, CAST(NEW.confidence * 20 AS INTEGER) >= 2, CAST(NEW.confidence * 20 AS INTEGER) >= 3, CAST(NEW.confidence * 20 AS INTEGER) >= 4, CAST(NEW.confidence * 20 AS INTEGER) >= 5, CAST(NEW.confidence * 20 AS INTEGER) >= 6, CAST(NEW.confidence * 20 AS INTEGER) >= 7, CAST(NEW.confidence * 20 AS INTEGER) >= 8, CAST(NEW.confidence * 20 AS INTEGER) >= 9, CAST(NEW.confidence * 20 AS INTEGER) >= 10, CAST(NEW.confidence * 20 AS INTEGER) >= 11, CAST(NEW.confidence * 20 AS INTEGER) >= 12, CAST(NEW.confidence * 20 AS INTEGER) >= 13, CAST(NEW.confidence * 20 AS INTEGER) >= 14, CAST(NEW.confidence * 20 AS INTEGER) >= 15, CAST(NEW.confidence * 20 AS INTEGER) >= 16, CAST(NEW.confidence * 20 AS INTEGER) >= 17, CAST(NEW.confidence * 20 AS INTEGER) >= 18, CAST(NEW.confidence * 20 AS INTEGER) >= 19, CAST(NEW.confidence * 20 AS INTEGER) >= 20)
+    INSERT INTO stats_hourly VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), date(NEW.detected_at / 1000, 'unixepoch', 'localtime'), CAST(strftime('%H', NEW.detected_at / 1000, 'unixepoch', 'localtime') AS INTEGER), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), 1, CAST(NEW.confidence * 20 AS INTEGER) >= 1, CAST(NEW.confidence * 20 AS INTEGER) >= 2, CAST(NEW.confidence * 20 AS INTEGER) >= 3, CAST(NEW.confidence * 20 AS INTEGER) >= 4, CAST(NEW.confidence * 20 AS INTEGER) >= 5, CAST(NEW.confidence * 20 AS INTEGER) >= 6, CAST(NEW.confidence * 20 AS INTEGER) >= 7, CAST(NEW.confidence * 20 AS INTEGER) >= 8, CAST(NEW.confidence * 20 AS INTEGER) >= 9, CAST(NEW.confidence * 20 AS INTEGER) >= 10, CAST(NEW.confidence * 20 AS INTEGER) >= 11, CAST(NEW.confidence * 20 AS INTEGER) >= 12, CAST(NEW.confidence * 20 AS INTEGER) >= 13, CAST(NEW.confidence * 20 AS INTEGER) >= 14, CAST(NEW.confidence * 20 AS INTEGER) >= 15, CAST(NEW.confidence * 20 AS INTEGER) >= 16, CAST(NEW.confidence * 20 AS INTEGER) >= 17, CAST(NEW.confidence * 20 AS INTEGER) >= 18, CAST(NEW.confidence * 20 AS INTEGER) >= 19, CAST(NEW.confidence * 20 AS INTEGER) >= 20)
     ON CONFLICT DO UPDATE SET n = n + 1,
         ge05 = ge05 + excluded.ge05,
         ge10 = ge10 + excluded.ge10,
@@ -237,7 +247,7 @@ BEGIN
         ge90 = ge90 + excluded.ge90,
         ge95 = ge95 + excluded.ge95,
         ge100 = ge100 + excluded.ge100;
-    INSERT INTO stats_day_species VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), date(NEW.detected_at, 'localtime'), NEW.species_code, 1, CAST(NEW.confidence * 20 AS INTEGER) >= 1, CAST(NEW.confidence * 20 AS INTEGER) >= 2, CAST(NEW.confidence * 20 AS INTEGER) >= 3, CAST(NEW.confidence * 20 AS INTEGER) >= 4, CAST(NEW.confidence * 20 AS INTEGER) >= 5, CAST(NEW.confidence * 20 AS INTEGER) >= 6, CAST(NEW.confidence * 20 AS INTEGER) >= 7, CAST(NEW.confidence * 20 AS INTEGER) >= 8, CAST(NEW.confidence * 20 AS INTEGER) >= 9, CAST(NEW.confidence * 20 AS INTEGER) >= 10, CAST(NEW.confidence * 20 AS INTEGER) >= 11, CAST(NEW.confidence * 20 AS INTEGER) >= 12, CAST(NEW.confidence * 20 AS INTEGER) >= 13, CAST(NEW.confidence * 20 AS INTEGER) >= 14, CAST(NEW.confidence * 20 AS INTEGER) >= 15, CAST(NEW.confidence * 20 AS INTEGER) >= 16, CAST(NEW.confidence * 20 AS INTEGER) >= 17, CAST(NEW.confidence * 20 AS INTEGER) >= 18, CAST(NEW.confidence * 20 AS INTEGER) >= 19, CAST(NEW.confidence * 20 AS INTEGER) >= 20)
+    INSERT INTO stats_day_species VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), date(NEW.detected_at / 1000, 'unixepoch', 'localtime'), NEW.species_code, 1, CAST(NEW.confidence * 20 AS INTEGER) >= 1, CAST(NEW.confidence * 20 AS INTEGER) >= 2, CAST(NEW.confidence * 20 AS INTEGER) >= 3, CAST(NEW.confidence * 20 AS INTEGER) >= 4, CAST(NEW.confidence * 20 AS INTEGER) >= 5, CAST(NEW.confidence * 20 AS INTEGER) >= 6, CAST(NEW.confidence * 20 AS INTEGER) >= 7, CAST(NEW.confidence * 20 AS INTEGER) >= 8, CAST(NEW.confidence * 20 AS INTEGER) >= 9, CAST(NEW.confidence * 20 AS INTEGER) >= 10, CAST(NEW.confidence * 20 AS INTEGER) >= 11, CAST(NEW.confidence * 20 AS INTEGER) >= 12, CAST(NEW.confidence * 20 AS INTEGER) >= 13, CAST(NEW.confidence * 20 AS INTEGER) >= 14, CAST(NEW.confidence * 20 AS INTEGER) >= 15, CAST(NEW.confidence * 20 AS INTEGER) >= 16, CAST(NEW.confidence * 20 AS INTEGER) >= 17, CAST(NEW.confidence * 20 AS INTEGER) >= 18, CAST(NEW.confidence * 20 AS INTEGER) >= 19, CAST(NEW.confidence * 20 AS INTEGER) >= 20)
     ON CONFLICT DO UPDATE SET n = n + 1,
         ge05 = ge05 + excluded.ge05,
         ge10 = ge10 + excluded.ge10,
@@ -259,7 +269,7 @@ BEGIN
         ge90 = ge90 + excluded.ge90,
         ge95 = ge95 + excluded.ge95,
         ge100 = ge100 + excluded.ge100;
-    INSERT INTO stats_species_hourly VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), NEW.species_code, date(NEW.detected_at, 'localtime'), CAST(strftime('%H', NEW.detected_at, 'localtime') AS INTEGER), 1, CAST(NEW.confidence * 20 AS INTEGER) >= 1, CAST(NEW.confidence * 20 AS INTEGER) >= 2, CAST(NEW.confidence * 20 AS INTEGER) >= 3, CAST(NEW.confidence * 20 AS INTEGER) >= 4, CAST(NEW.confidence * 20 AS INTEGER) >= 5, CAST(NEW.confidence * 20 AS INTEGER) >= 6, CAST(NEW.confidence * 20 AS INTEGER) >= 7, CAST(NEW.confidence * 20 AS INTEGER) >= 8, CAST(NEW.confidence * 20 AS INTEGER) >= 9, CAST(NEW.confidence * 20 AS INTEGER) >= 10, CAST(NEW.confidence * 20 AS INTEGER) >= 11, CAST(NEW.confidence * 20 AS INTEGER) >= 12, CAST(NEW.confidence * 20 AS INTEGER) >= 13, CAST(NEW.confidence * 20 AS INTEGER) >= 14, CAST(NEW.confidence * 20 AS INTEGER) >= 15, CAST(NEW.confidence * 20 AS INTEGER) >= 16, CAST(NEW.confidence * 20 AS INTEGER) >= 17, CAST(NEW.confidence * 20 AS INTEGER) >= 18, CAST(NEW.confidence * 20 AS INTEGER) >= 19, CAST(NEW.confidence * 20 AS INTEGER) >= 20)
+    INSERT INTO stats_species_hourly VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), NEW.species_code, date(NEW.detected_at / 1000, 'unixepoch', 'localtime'), CAST(strftime('%H', NEW.detected_at / 1000, 'unixepoch', 'localtime') AS INTEGER), 1, CAST(NEW.confidence * 20 AS INTEGER) >= 1, CAST(NEW.confidence * 20 AS INTEGER) >= 2, CAST(NEW.confidence * 20 AS INTEGER) >= 3, CAST(NEW.confidence * 20 AS INTEGER) >= 4, CAST(NEW.confidence * 20 AS INTEGER) >= 5, CAST(NEW.confidence * 20 AS INTEGER) >= 6, CAST(NEW.confidence * 20 AS INTEGER) >= 7, CAST(NEW.confidence * 20 AS INTEGER) >= 8, CAST(NEW.confidence * 20 AS INTEGER) >= 9, CAST(NEW.confidence * 20 AS INTEGER) >= 10, CAST(NEW.confidence * 20 AS INTEGER) >= 11, CAST(NEW.confidence * 20 AS INTEGER) >= 12, CAST(NEW.confidence * 20 AS INTEGER) >= 13, CAST(NEW.confidence * 20 AS INTEGER) >= 14, CAST(NEW.confidence * 20 AS INTEGER) >= 15, CAST(NEW.confidence * 20 AS INTEGER) >= 16, CAST(NEW.confidence * 20 AS INTEGER) >= 17, CAST(NEW.confidence * 20 AS INTEGER) >= 18, CAST(NEW.confidence * 20 AS INTEGER) >= 19, CAST(NEW.confidence * 20 AS INTEGER) >= 20)
     ON CONFLICT DO UPDATE SET n = n + 1,
         ge05 = ge05 + excluded.ge05,
         ge10 = ge10 + excluded.ge10,
@@ -281,10 +291,10 @@ BEGIN
         ge90 = ge90 + excluded.ge90,
         ge95 = ge95 + excluded.ge95,
         ge100 = ge100 + excluded.ge100;
-    INSERT INTO stats_verdicts SELECT (SELECT id FROM tenants WHERE pk = NEW.tenant_pk), date(NEW.detected_at, 'localtime'), CAST(strftime('%H', NEW.detected_at, 'localtime') AS INTEGER), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), NEW.species_code, CAST(NEW.confidence * 20 AS INTEGER), NEW.verification_status, 1
+    INSERT INTO stats_verdicts SELECT (SELECT id FROM tenants WHERE pk = NEW.tenant_pk), date(NEW.detected_at / 1000, 'unixepoch', 'localtime'), CAST(strftime('%H', NEW.detected_at / 1000, 'unixepoch', 'localtime') AS INTEGER), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), NEW.species_code, CAST(NEW.confidence * 20 AS INTEGER), NEW.verification_status, 1
     WHERE NEW.verification_status <> 'unverified'
     ON CONFLICT DO UPDATE SET n = n + 1;
-    INSERT INTO stats_verdicts_monthly SELECT (SELECT id FROM tenants WHERE pk = NEW.tenant_pk), strftime('%Y-%m', NEW.detected_at, 'localtime'), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), NEW.species_code, CAST(NEW.confidence * 20 AS INTEGER), NEW.verification_status, 1
+    INSERT INTO stats_verdicts_monthly SELECT (SELECT id FROM tenants WHERE pk = NEW.tenant_pk), strftime('%Y-%m', NEW.detected_at / 1000, 'unixepoch', 'localtime'), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), NEW.species_code, CAST(NEW.confidence * 20 AS INTEGER), NEW.verification_status, 1
     WHERE NEW.verification_status <> 'unverified'
     ON CONFLICT DO UPDATE SET n = n + 1;
 END;
@@ -292,14 +302,14 @@ END;
 CREATE TRIGGER stats_detection_verdict AFTER UPDATE OF verification_status ON detections
     WHEN OLD.verification_status IS NOT NEW.verification_status
 BEGIN
-    UPDATE stats_verdicts SET n = n - 1 WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER) AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status;
-    DELETE FROM stats_verdicts WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER) AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status AND n <= 0;
-    INSERT INTO stats_verdicts SELECT (SELECT id FROM tenants WHERE pk = NEW.tenant_pk), date(NEW.detected_at, 'localtime'), CAST(strftime('%H', NEW.detected_at, 'localtime') AS INTEGER), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), NEW.species_code, CAST(NEW.confidence * 20 AS INTEGER), NEW.verification_status, 1
+    UPDATE stats_verdicts SET n = n - 1 WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at / 1000, 'unixepoch', 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at / 1000, 'unixepoch', 'localtime') AS INTEGER) AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status;
+    DELETE FROM stats_verdicts WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at / 1000, 'unixepoch', 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at / 1000, 'unixepoch', 'localtime') AS INTEGER) AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status AND n <= 0;
+    INSERT INTO stats_verdicts SELECT (SELECT id FROM tenants WHERE pk = NEW.tenant_pk), date(NEW.detected_at / 1000, 'unixepoch', 'localtime'), CAST(strftime('%H', NEW.detected_at / 1000, 'unixepoch', 'localtime') AS INTEGER), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), NEW.species_code, CAST(NEW.confidence * 20 AS INTEGER), NEW.verification_status, 1
     WHERE NEW.verification_status <> 'unverified'
     ON CONFLICT DO UPDATE SET n = n + 1;
-    UPDATE stats_verdicts_monthly SET n = n - 1 WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND month = strftime('%Y-%m', OLD.detected_at, 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status;
-    DELETE FROM stats_verdicts_monthly WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND month = strftime('%Y-%m', OLD.detected_at, 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status AND n <= 0;
-    INSERT INTO stats_verdicts_monthly SELECT (SELECT id FROM tenants WHERE pk = NEW.tenant_pk), strftime('%Y-%m', NEW.detected_at, 'localtime'), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), NEW.species_code, CAST(NEW.confidence * 20 AS INTEGER), NEW.verification_status, 1
+    UPDATE stats_verdicts_monthly SET n = n - 1 WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND month = strftime('%Y-%m', OLD.detected_at / 1000, 'unixepoch', 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status;
+    DELETE FROM stats_verdicts_monthly WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND month = strftime('%Y-%m', OLD.detected_at / 1000, 'unixepoch', 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status AND n <= 0;
+    INSERT INTO stats_verdicts_monthly SELECT (SELECT id FROM tenants WHERE pk = NEW.tenant_pk), strftime('%Y-%m', NEW.detected_at / 1000, 'unixepoch', 'localtime'), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), NEW.species_code, CAST(NEW.confidence * 20 AS INTEGER), NEW.verification_status, 1
     WHERE NEW.verification_status <> 'unverified'
     ON CONFLICT DO UPDATE SET n = n + 1;
 END;
@@ -338,8 +348,8 @@ BEGIN
         ge90 = ge90 - (CAST(OLD.confidence * 20 AS INTEGER) >= 18),
         ge95 = ge95 - (CAST(OLD.confidence * 20 AS INTEGER) >= 19),
         ge100 = ge100 - (CAST(OLD.confidence * 20 AS INTEGER) >= 20)
-    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at, 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code;
-    DELETE FROM stats_daily WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at, 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND n <= 0;
+    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at / 1000, 'unixepoch', 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code;
+    DELETE FROM stats_daily WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at / 1000, 'unixepoch', 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND n <= 0;
     UPDATE stats_monthly SET n = n - 1,
         ge05 = ge05 - (CAST(OLD.confidence * 20 AS INTEGER) >= 1),
         ge10 = ge10 - (CAST(OLD.confidence * 20 AS INTEGER) >= 2),
@@ -361,8 +371,8 @@ BEGIN
         ge90 = ge90 - (CAST(OLD.confidence * 20 AS INTEGER) >= 18),
         ge95 = ge95 - (CAST(OLD.confidence * 20 AS INTEGER) >= 19),
         ge100 = ge100 - (CAST(OLD.confidence * 20 AS INTEGER) >= 20)
-    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND month = strftime('%Y-%m', OLD.detected_at, 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code;
-    DELETE FROM stats_monthly WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND month = strftime('%Y-%m', OLD.detected_at, 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND n <= 0;
+    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND month = strftime('%Y-%m', OLD.detected_at / 1000, 'unixepoch', 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code;
+    DELETE FROM stats_monthly WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND month = strftime('%Y-%m', OLD.detected_at / 1000, 'unixepoch', 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND n <= 0;
     UPDATE stats_hourly SET n = n - 1,
         ge05 = ge05 - (CAST(OLD.confidence * 20 AS INTEGER) >= 1),
         ge10 = ge10 - (CAST(OLD.confidence * 20 AS INTEGER) >= 2),
@@ -384,8 +394,8 @@ BEGIN
         ge90 = ge90 - (CAST(OLD.confidence * 20 AS INTEGER) >= 18),
         ge95 = ge95 - (CAST(OLD.confidence * 20 AS INTEGER) >= 19),
         ge100 = ge100 - (CAST(OLD.confidence * 20 AS INTEGER) >= 20)
-    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER) AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk);
-    DELETE FROM stats_hourly WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER) AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND n <= 0;
+    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at / 1000, 'unixepoch', 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at / 1000, 'unixepoch', 'localtime') AS INTEGER) AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk);
+    DELETE FROM stats_hourly WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at / 1000, 'unixepoch', 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at / 1000, 'unixepoch', 'localtime') AS INTEGER) AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND n <= 0;
     UPDATE stats_day_species SET n = n - 1,
         ge05 = ge05 - (CAST(OLD.confidence * 20 AS INTEGER) >= 1),
         ge10 = ge10 - (CAST(OLD.confidence * 20 AS INTEGER) >= 2),
@@ -407,8 +417,8 @@ BEGIN
         ge90 = ge90 - (CAST(OLD.confidence * 20 AS INTEGER) >= 18),
         ge95 = ge95 - (CAST(OLD.confidence * 20 AS INTEGER) >= 19),
         ge100 = ge100 - (CAST(OLD.confidence * 20 AS INTEGER) >= 20)
-    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at, 'localtime') AND species_code = OLD.species_code;
-    DELETE FROM stats_day_species WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at, 'localtime') AND species_code = OLD.species_code AND n <= 0;
+    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at / 1000, 'unixepoch', 'localtime') AND species_code = OLD.species_code;
+    DELETE FROM stats_day_species WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at / 1000, 'unixepoch', 'localtime') AND species_code = OLD.species_code AND n <= 0;
     UPDATE stats_species_hourly SET n = n - 1,
         ge05 = ge05 - (CAST(OLD.confidence * 20 AS INTEGER) >= 1),
         ge10 = ge10 - (CAST(OLD.confidence * 20 AS INTEGER) >= 2),
@@ -430,26 +440,26 @@ BEGIN
         ge90 = ge90 - (CAST(OLD.confidence * 20 AS INTEGER) >= 18),
         ge95 = ge95 - (CAST(OLD.confidence * 20 AS INTEGER) >= 19),
         ge100 = ge100 - (CAST(OLD.confidence * 20 AS INTEGER) >= 20)
-    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND species_code = OLD.species_code AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER);
-    DELETE FROM stats_species_hourly WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND species_code = OLD.species_code AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER) AND n <= 0;
-    UPDATE stats_verdicts SET n = n - 1 WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER) AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status;
-    DELETE FROM stats_verdicts WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at, 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at, 'localtime') AS INTEGER) AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status AND n <= 0;
-    UPDATE stats_verdicts_monthly SET n = n - 1 WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND month = strftime('%Y-%m', OLD.detected_at, 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status;
-    DELETE FROM stats_verdicts_monthly WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND month = strftime('%Y-%m', OLD.detected_at, 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status AND n <= 0;
+    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND species_code = OLD.species_code AND day = date(OLD.detected_at / 1000, 'unixepoch', 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at / 1000, 'unixepoch', 'localtime') AS INTEGER);
+    DELETE FROM stats_species_hourly WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND species_code = OLD.species_code AND day = date(OLD.detected_at / 1000, 'unixepoch', 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at / 1000, 'unixepoch', 'localtime') AS INTEGER) AND n <= 0;
+    UPDATE stats_verdicts SET n = n - 1 WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at / 1000, 'unixepoch', 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at / 1000, 'unixepoch', 'localtime') AS INTEGER) AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status;
+    DELETE FROM stats_verdicts WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.detected_at / 1000, 'unixepoch', 'localtime') AND hour = CAST(strftime('%H', OLD.detected_at / 1000, 'unixepoch', 'localtime') AS INTEGER) AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status AND n <= 0;
+    UPDATE stats_verdicts_monthly SET n = n - 1 WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND month = strftime('%Y-%m', OLD.detected_at / 1000, 'unixepoch', 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status;
+    DELETE FROM stats_verdicts_monthly WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND month = strftime('%Y-%m', OLD.detected_at / 1000, 'unixepoch', 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk) AND species_code = OLD.species_code AND band = CAST(OLD.confidence * 20 AS INTEGER) AND status = OLD.verification_status AND n <= 0;
 END;
 
 CREATE TRIGGER stats_chunk_added AFTER INSERT ON audio_chunks
 BEGIN
-    INSERT INTO stats_chunks VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), date(NEW.recorded_at, 'localtime'), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), 1)
+    INSERT INTO stats_chunks VALUES ((SELECT id FROM tenants WHERE pk = NEW.tenant_pk), date(NEW.recorded_at / 1000, 'unixepoch', 'localtime'), (SELECT id FROM satellites WHERE pk = NEW.satellite_pk), 1)
     ON CONFLICT DO UPDATE SET n = n + 1;
 END;
 
 CREATE TRIGGER stats_chunk_removed AFTER DELETE ON audio_chunks
 BEGIN
     UPDATE stats_chunks SET n = n - 1
-    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.recorded_at, 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk);
+    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.recorded_at / 1000, 'unixepoch', 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk);
     DELETE FROM stats_chunks
-    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.recorded_at, 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk)
+    WHERE tenant_id = (SELECT id FROM tenants WHERE pk = OLD.tenant_pk) AND day = date(OLD.recorded_at / 1000, 'unixepoch', 'localtime') AND satellite_id = (SELECT id FROM satellites WHERE pk = OLD.satellite_pk)
       AND n <= 0;
 END;
 
