@@ -281,8 +281,12 @@ async fn the_read_only_login_publishes_nowhere_sees_no_satellite_topic_and_no_ot
     let neighbour_tenant = neighbour.tenant.to_string();
     for _ in 0..120 {
         let stored: i64 = hub.sql(|c| {
-            c.query_row("SELECT count(*) FROM detections WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1)", [&neighbour_tenant], |r| r.get(0))
-                .expect("count")
+            c.query_row(
+                "SELECT count(*) FROM detections WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1)",
+                [&neighbour_tenant],
+                |r| r.get(0),
+            )
+            .expect("count")
         });
         if stored > 0 {
             break;
@@ -304,8 +308,12 @@ async fn the_read_only_login_publishes_nowhere_sees_no_satellite_topic_and_no_ot
     // Only the satellite's own message was stored: one chunk in the garden, not two.
     let garden_tenant = garden.tenant.to_string();
     let chunks: i64 = hub.sql(|c| {
-        c.query_row("SELECT count(*) FROM audio_chunks WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1)", [&garden_tenant], |r| r.get(0))
-            .expect("count")
+        c.query_row(
+            "SELECT count(*) FROM audio_chunks WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1)",
+            [&garden_tenant],
+            |r| r.get(0),
+        )
+        .expect("count")
     });
     assert_eq!(chunks, 1, "the read-only login's audio was ingested");
     feed.stop().await;

@@ -17,7 +17,9 @@ fn hub_ids(data: &Path, satellite: &str) -> Vec<String> {
     let c = rusqlite::Connection::open_with_flags(data.join("birdhub.db"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
         .expect("hub db");
     c.busy_timeout(Duration::from_secs(5)).expect("busy timeout");
-    let mut q = c.prepare("SELECT id FROM audio_chunks WHERE satellite_pk = (SELECT pk FROM satellites WHERE id = ?1)").expect("query");
+    let mut q = c
+        .prepare("SELECT id FROM audio_chunks WHERE satellite_pk = (SELECT pk FROM satellites WHERE id = ?1)")
+        .expect("query");
     q.query_map([satellite], |r| r.get(0)).expect("rows").map(|r| r.expect("id")).collect()
 }
 

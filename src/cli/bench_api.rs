@@ -182,10 +182,12 @@ async fn describe(hub: &app::Hub, dir: &Path) -> anyhow::Result<String> {
         .await?;
     let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
     Ok(format!(
-        "{:.0} MB (birdhub.db {:.0} MB + WAL {:.0} MB): {detections} detections, {chunks} chunks, {sessions} sessions, {rollups} rollup rows",
+        "{:.0} MB (birdhub.db {:.0} MB + WAL {:.0} MB): {detections} detections, {chunks} chunks, {sessions} sessions, \
+         {rollups} rollup rows; {:.0} bytes of file a detection",
         mb(db + wal),
         mb(db),
-        mb(wal)
+        mb(wal),
+        (db + wal) as f64 / detections.max(1) as f64
     ))
 }
 

@@ -56,8 +56,9 @@ pub fn daily_totals(
          GROUP BY day ORDER BY day"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows =
-        stmt.query_map(params![tenant, from.millis(), to.millis(), satellite], |r| Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?)))?;
+    let rows = stmt.query_map(params![tenant, from.millis(), to.millis(), satellite], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?))
+    })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 

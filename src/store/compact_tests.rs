@@ -84,7 +84,7 @@ fn fixture(c: &Connection, tenant: TenantId, sat: SatelliteId, keyed: bool) -> V
             let detection = crate::ids::DetectionId(uuid::Uuid::from_u128(1000 + i as u128));
             let confidence = 0.5 + f64::from(i as u32) / 100.0;
             let params = rusqlite::params![detection, tenant, sat, id, confidence, at, time];
-            c.execute(detection_sql, if keyed { &params[..] } else { &params[..6] }).expect("detection");
+            c.execute(detection_sql, if keyed { params } else { &params[..6] }).expect("detection");
         }
         ids.push(id);
     }
@@ -96,10 +96,10 @@ fn fixture(c: &Connection, tenant: TenantId, sat: SatelliteId, keyed: bool) -> V
 fn without_session_ids(mut a: Answers) -> Answers {
     let mut ids: Vec<String> = Vec::new();
     for chunk in &a.timeline.chunks {
-        if let Some(s) = &chunk.session_id {
-            if !ids.contains(s) {
-                ids.push(s.clone());
-            }
+        if let Some(s) = &chunk.session_id
+            && !ids.contains(s)
+        {
+            ids.push(s.clone());
         }
     }
     for (rank, id) in ids.iter().enumerate() {

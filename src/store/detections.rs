@@ -182,7 +182,11 @@ pub fn insert(conn: &Connection, d: &NewDetection, flags: Flags, now: Timestamp)
 }
 
 pub fn get(conn: &Connection, tenant: TenantId, id: DetectionId) -> Result<Stored> {
-    Ok(conn.query_row(&format!("{SELECT} WHERE d.id = ?1 AND d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?2)"), params![id, tenant], from_row)?)
+    Ok(conn.query_row(
+        &format!("{SELECT} WHERE d.id = ?1 AND d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?2)"),
+        params![id, tenant],
+        from_row,
+    )?)
 }
 
 /// A detection of any team (share links, which carry their own proof).

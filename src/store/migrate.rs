@@ -69,11 +69,13 @@ fn apply(conn: &mut Connection, version: u32, sql: &str, check_foreign_keys: boo
     tx.execute_batch(sql)?;
     after(version, &tx)?;
     if check_foreign_keys {
-        let broken: Option<String> = tx
-            .query_row("PRAGMA foreign_key_check", [], |r| r.get::<_, String>(0))
-            .optional()?;
+        let broken: Option<String> =
+            tx.query_row("PRAGMA foreign_key_check", [], |r| r.get::<_, String>(0)).optional()?;
         if let Some(table) = broken {
-            return Err(Error::Corrupt { what: "reference after a table rebuild", value: format!("{version:04}: {table}") });
+            return Err(Error::Corrupt {
+                what: "reference after a table rebuild",
+                value: format!("{version:04}: {table}"),
+            });
         }
     }
     tx.pragma_update(None, "user_version", version)?;

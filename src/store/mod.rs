@@ -2,6 +2,13 @@
 //!
 //! One file per aggregate (`users.rs`, ...). Handlers never touch rusqlite: they call
 //! [`Store::call`] with a function from one of these files, and it runs on a blocking thread.
+//!
+//! The two big tables, `audio_chunks` and `detections`, are compact (migration 0017): they refer
+//! to teams, satellites, sessions and chunks by the small integer `pk` those rows carry beside
+//! their UUID, and keep `recorded_at` / `detected_at` as Unix milliseconds. Their SQL turns a
+//! UUID into its key where it meets them (`tenant_pk = (SELECT pk FROM tenants WHERE id = ?1)`),
+//! binds times with [`crate::time::Timestamp::millis`], and reads the UUIDs back through the
+//! keys; every other table keeps UUIDs and the SPEC's text times.
 
 pub mod activity;
 pub mod alert_channels;

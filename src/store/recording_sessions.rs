@@ -81,8 +81,10 @@ pub fn add_chunk(
             first.id.clone()
         }
     };
-    conn.prepare_cached("UPDATE audio_chunks SET session_pk = (SELECT pk FROM recording_sessions WHERE id = ?1) WHERE id = ?2")?
-        .execute(params![id, chunk])?;
+    conn.prepare_cached(
+        "UPDATE audio_chunks SET session_pk = (SELECT pk FROM recording_sessions WHERE id = ?1) WHERE id = ?2",
+    )?
+    .execute(params![id, chunk])?;
     Ok(id)
 }
 

@@ -78,8 +78,10 @@ fn settle(conn: &Connection, tenant: TenantId, detection: DetectionId) -> Result
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let status = consensus::decide(&ballots);
     let updated = conn
-        .prepare_cached("UPDATE detections SET verification_status = ?2
-             WHERE id = ?1 AND tenant_pk = (SELECT pk FROM tenants WHERE id = ?3)")?
+        .prepare_cached(
+            "UPDATE detections SET verification_status = ?2
+             WHERE id = ?1 AND tenant_pk = (SELECT pk FROM tenants WHERE id = ?3)",
+        )?
         .execute(params![detection, status.as_str(), tenant])?;
     if updated == 0 {
         return Err(super::Error::NotFound);

@@ -176,7 +176,7 @@ pub fn places(conn: &Connection, tenant: crate::ids::TenantId) -> Result<Vec<Pla
             latitude: r.get(2)?,
             longitude: r.get(3)?,
             last_seen_at: r.get(4)?,
-            last_detection_at: r.get(5)?,
+            last_detection_at: r.get::<_, Option<crate::time::Timestamp>>(5)?.map(|t| t.to_string()),
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

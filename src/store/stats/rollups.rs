@@ -34,11 +34,10 @@ const HOUR: &str = "CAST(strftime('%H', d.detected_at, 'localtime') AS INTEGER)"
 /// tables hold integer keys and milliseconds; before it (when 0009 fills the rollups of an old
 /// database) the UUIDs and text themselves.
 fn sources(conn: &Connection) -> Result<(&'static str, &'static str)> {
-    let keyed: bool = conn.query_row(
-        "SELECT count(*) > 0 FROM pragma_table_info('detections') WHERE name = 'tenant_pk'",
-        [],
-        |r| r.get(0),
-    )?;
+    let keyed: bool =
+        conn.query_row("SELECT count(*) > 0 FROM pragma_table_info('detections') WHERE name = 'tenant_pk'", [], |r| {
+            r.get(0)
+        })?;
     Ok(if keyed {
         (
             "(SELECT x.id, x.species_code, x.confidence, x.verification_status,
