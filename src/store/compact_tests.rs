@@ -336,3 +336,54 @@ fn new_teams_satellites_and_sessions_get_their_own_keys_and_take_their_rows_with
     let drift = super::stats::rollups::drift(&c).expect("drift");
     assert!(drift.iter().all(|(_, n)| *n == 0), "{drift:?}");
 }
+
+#[test]
+fn every_reader_of_the_big_tables_gives_times_back_as_they_went_in() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = Connection::open(dir.path().join("hub.db")).expect("open");
+    migrate::run(&mut c).expect("migrate");
+    let new = users::NewUser {
+        email: "a@example.org".into(),
+        name: "A".into(),
+        password_hash: "x".into(),
+        is_platform_admin: false,
+    };
+    let tenant = users::create_with_team(&mut c, &new, "t").expect("team").tenant_id;
+    let sat = satellite(&c, tenant).expect("satellite");
+    c.execute("UPDATE satellites SET latitude = 40.5, longitude = -78.1 WHERE id = ?1", [sat]).expect("place");
+    let at: Timestamp = "2026-05-01T23:59:59.987Z".parse().expect("t");
+    let chunk = super::detections::testing::chunk(&mut c, tenant, sat, at).expect("chunk");
+    let flags = crate::domain::detection_flags::judge(Default::default(), None);
+    let stored = detections::insert(&c, &robin(tenant, sat, chunk, at, Some(true)), flags, at).expect("insert");
+    assert_eq!(stored.expect("stored").detected_at, at);
+    let text = at.to_string();
+    let places = super::stats::queries::places(&c, tenant).expect("places");
+    assert_eq!(places[0].last_detection_at.as_deref(), Some(text.as_str()));
+    let scope = super::stats::Scope {
+        tenant,
+        satellite: None,
+        from: at.at().date_naive(),
+        to: at.at().date_naive(),
+        min_band: 0,
+        include_rejected: true,
+        species: None,
+    };
+    let before: Timestamp = "2026-05-01T00:00:00.000Z".parse().expect("t");
+    let points = super::stats::queries::points(&c, &scope, before, 10).expect("points");
+    assert_eq!(points.iter().map(|p| p.detected_at).collect::<Vec<_>>(), [at]);
+    let after: Timestamp = "2026-05-02T00:00:00.000Z".parse().expect("t");
+    assert!(super::stats::queries::points(&c, &scope, after, 10).expect("points").is_empty(), "compared as times");
+    let recent = super::stats::queries::recent(&c, &scope, "turdus_migratorius", 10).expect("recent");
+    assert_eq!(recent.iter().map(|p| p.detected_at).collect::<Vec<_>>(), [at]);
+    assert_eq!(super::activity::last_detection(&c, tenant, Some(sat)).expect("last"), Some(at));
+    assert_eq!(super::activity::last_chunk(&c, tenant, None).expect("last"), Some(at));
+    assert_eq!(super::activity::last_detected(&c, tenant, "turdus_migratorius").expect("last"), Some(at));
+    let days = super::activity::daily_totals(&c, tenant, None, false, before, after).expect("days");
+    assert_eq!(days, [("2026-05-01".to_owned(), 1.0)], "the UTC day");
+    let line = timeline::range(&c, tenant, None, before, after).expect("timeline");
+    assert_eq!((line.chunks[0].recorded_at, line.detections[0].detected_at), (at, at));
+    let (first, last): (String, String) = c
+        .query_row("SELECT first_detected_at, last_detected_at FROM tenant_species", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("species");
+    assert_eq!((first.as_str(), last.as_str()), (text.as_str(), text.as_str()), "the summary keeps the SPEC's text");
+}
