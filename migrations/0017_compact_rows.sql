@@ -8,11 +8,12 @@
 -- queries turn one into the other where they meet (`tenant_pk = (SELECT pk FROM tenants
 -- WHERE id = ?)`), which is one index lookup.
 --
--- The times the big tables are indexed by, `audio_chunks.recorded_at` and
--- `detections.detected_at`, become milliseconds since the Unix epoch (6 bytes instead of 24 in
--- the row and in each of their eight indexes). Queries bind `Timestamp::millis`, and SQL reads
--- a day as `date(recorded_at / 1000, 'unixepoch')`. Both tables are STRICT, so a text time
--- written by mistake is refused instead of sorting apart from the numbers.
+-- Their times (`recorded_at`, `received_at` and `audio_expired_at` of a chunk, `detected_at` and
+-- `created_at` of a detection) become milliseconds since the Unix epoch: 6 bytes instead of 24
+-- in the row, and in each of the eight indexes ordered by `recorded_at` or `detected_at`.
+-- Queries bind `Timestamp::millis`, and SQL reads a day as `date(recorded_at / 1000,
+-- 'unixepoch')`. `shared_until` stays text. Both tables are STRICT, so a text time written by
+-- mistake is refused instead of sorting apart from the numbers.
 --
 -- The runner applies this one with foreign keys off (the first line asks for it), as SQLite's
 -- table-rebuild procedure requires, and checks every foreign key before it commits.
@@ -63,14 +64,15 @@ CREATE TABLE audio_chunks_compact (
     longitude        REAL,
     storage_key      TEXT NOT NULL,
     size_bytes       INTEGER NOT NULL,
-    received_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    received_at      INTEGER NOT NULL DEFAULT (CAST(round((julianday('now') - 2440587.5) * 86400000) AS INTEGER)),
     session_pk       INTEGER REFERENCES recording_sessions(pk) ON DELETE SET NULL,
-    audio_expired_at TEXT,
+    audio_expired_at INTEGER,
     audio_deleted    INTEGER NOT NULL DEFAULT 0 CHECK (audio_deleted IN (0, 1))
 ) STRICT;
 INSERT INTO audio_chunks_compact
 SELECT c.rowid, c.id, t.pk, s.pk, CAST(round((julianday(c.recorded_at) - 2440587.5) * 86400000) AS INTEGER), c.duration_ms, c.sample_rate, c.latitude, c.longitude,
-       c.storage_key, c.size_bytes, c.received_at, r.pk, c.audio_expired_at, c.audio_deleted
+       c.storage_key, c.size_bytes, CAST(round((julianday(c.received_at) - 2440587.5) * 86400000) AS INTEGER), r.pk,
+       CAST(round((julianday(c.audio_expired_at) - 2440587.5) * 86400000) AS INTEGER), c.audio_deleted
 FROM audio_chunks c
 JOIN tenants t ON t.id = c.tenant_id
 JOIN satellites s ON s.id = c.satellite_id
@@ -101,13 +103,13 @@ CREATE TABLE detections_compact (
     expected_here       INTEGER,
     verification_status TEXT NOT NULL DEFAULT 'unverified'
         CHECK (verification_status IN ('pending_review', 'confirmed', 'rejected', 'unverified')),
-    created_at          TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    created_at          INTEGER NOT NULL DEFAULT (CAST(round((julianday('now') - 2440587.5) * 86400000) AS INTEGER)),
     shared_until        TEXT
 ) STRICT;
 INSERT INTO detections_compact
 SELECT d.rowid, d.id, t.pk, s.pk, c.pk, d.model_id, d.species_code, d.scientific_name, d.common_name,
        d.confidence, CAST(round((julianday(d.detected_at) - 2440587.5) * 86400000) AS INTEGER), d.start_ms, d.end_ms, d.is_rare, d.rare_reason, d.is_first_of_day,
-       d.is_first_of_season, d.expected_here, d.verification_status, d.created_at, d.shared_until
+       d.is_first_of_season, d.expected_here, d.verification_status, CAST(round((julianday(d.created_at) - 2440587.5) * 86400000) AS INTEGER), d.shared_until
 FROM detections d
 JOIN tenants t ON t.id = d.tenant_id
 JOIN satellites s ON s.id = d.satellite_id

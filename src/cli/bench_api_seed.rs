@@ -366,7 +366,7 @@ fn insert_chunk(
         // `store::chunks::stored_key`).
         "",
         CHUNK_BYTES,
-        received
+        received.millis()
     ])?;
     if finished >= ctx.jobs_since {
         tx.prepare_cached(
@@ -431,7 +431,7 @@ fn insert_chunk(
             before.is_none_or(|(_, s)| s != season),
             expected_here,
             status,
-            finished
+            finished.millis()
         ])?;
         recording_sessions::add_detection(tx, id, code, common, scientific)?;
         // The verdict came from a vote of one of the team's reviewers (the leaderboard's data).

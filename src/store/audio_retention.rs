@@ -73,7 +73,7 @@ pub fn mark_expiring(conn: &mut Connection, ids: &[ChunkId], now: Timestamp) -> 
             "UPDATE audio_chunks SET audio_expired_at = ?2 WHERE id = ?1 AND audio_expired_at IS NULL",
         )?;
         for id in ids {
-            stmt.execute(params![id, now])?;
+            stmt.execute(params![id, now.millis()])?;
         }
     }
     tx.commit()?;

@@ -79,7 +79,7 @@ pub fn insert_with_job_in(tx: &Connection, c: &NewChunk, now: Timestamp) -> Resu
             c.longitude,
             stored_key(c),
             c.size_bytes,
-            now
+            now.millis()
         ],
     )?;
     tx.execute(

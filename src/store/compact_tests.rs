@@ -44,13 +44,13 @@ fn fixture(c: &Connection, tenant: TenantId, sat: SatelliteId, keyed: bool) -> V
         (
             "INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate, latitude,
                  longitude, storage_key, size_bytes, received_at)
-             VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?6, 3000,
+             VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?4, 3000,
                      48000, 40.5, -78.1, ?5, 288044, ?4)",
             "INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_code, scientific_name,
                  common_name, confidence, detected_at, created_at)
              VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3),
                      (SELECT pk FROM audio_chunks WHERE id = ?4), 'm', 'turdus_migratorius', 'Turdus migratorius',
-                     'American Robin', ?5, ?7, ?6)",
+                     'American Robin', ?5, ?6, ?6)",
         )
     } else {
         (
@@ -72,19 +72,14 @@ fn fixture(c: &Connection, tenant: TenantId, sat: SatelliteId, keyed: bool) -> V
             (true, false) => derived,
             (true, true) => String::new(),
         };
-        // Times: the SPEC's text before 0017, milliseconds from it on (`received_at` stays text).
+        // Times: the SPEC's text before 0017, milliseconds from it on.
         let time = if keyed { rusqlite::types::Value::Integer(at.millis()) } else { at.to_string().into() };
-        let chunk_params = rusqlite::params![id, tenant, sat, at, key, time];
-        if keyed {
-            c.execute(chunk_sql, chunk_params).expect("chunk");
-        } else {
-            c.execute(chunk_sql, &chunk_params[..5]).expect("chunk");
-        }
+        c.execute(chunk_sql, rusqlite::params![id, tenant, sat, time, key]).expect("chunk");
         if i < 40 && i % 3 == 0 {
             let detection = crate::ids::DetectionId(uuid::Uuid::from_u128(1000 + i as u128));
             let confidence = 0.5 + f64::from(i as u32) / 100.0;
-            let params = rusqlite::params![detection, tenant, sat, id, confidence, at, time];
-            c.execute(detection_sql, if keyed { params } else { &params[..6] }).expect("detection");
+            c.execute(detection_sql, rusqlite::params![detection, tenant, sat, id, confidence, time])
+                .expect("detection");
         }
         ids.push(id);
     }

@@ -165,7 +165,7 @@ pub fn insert(conn: &Connection, d: &NewDetection, flags: Flags, now: Timestamp)
             flags.is_first_of_day,
             flags.is_first_of_season,
             d.expected_here,
-            now
+            now.millis()
         ])?;
     if inserted == 0 {
         return Ok(None);
