@@ -26,6 +26,16 @@ fn at_0015(path: &std::path::Path) -> Connection {
     conn
 }
 
+/// A person who makes a team.
+fn owner(who: &str) -> users::NewUser {
+    users::NewUser {
+        email: format!("{who}@example.org"),
+        name: who.into(),
+        password_hash: "x".into(),
+        is_platform_admin: false,
+    }
+}
+
 /// When the fixture's chunk `i` was recorded: two sessions a day over several days.
 fn fixture_time(i: i64) -> Timestamp {
     Timestamp(
@@ -169,12 +179,7 @@ fn a_database_at_0015_keeps_every_row_and_answer_through_the_compact_migrations(
     let dir = tempfile::tempdir().expect("tempdir");
     let (old_path, fresh_path) = (dir.path().join("old.db"), dir.path().join("fresh.db"));
     let mut c = at_0015(&old_path);
-    let new = users::NewUser {
-        email: "a@example.org".into(),
-        name: "A".into(),
-        password_hash: "x".into(),
-        is_platform_admin: false,
-    };
+    let new = owner("a");
     let tenant = users::create_with_team(&mut c, &new, "t").expect("team").tenant_id;
     let sat = satellite(&c, tenant).expect("satellite");
     c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").expect("checkpoint");
@@ -244,12 +249,7 @@ fn new_chunks_store_the_derived_key_as_empty_and_read_it_back_whole() {
     migrate::run(&mut c).expect("migrate");
     let mode: i64 = c.pragma_query_value(None, "auto_vacuum", |r| r.get(0)).expect("pragma");
     assert_eq!(mode, 2, "a new database is in incremental auto-vacuum from the start");
-    let new = users::NewUser {
-        email: "a@example.org".into(),
-        name: "A".into(),
-        password_hash: "x".into(),
-        is_platform_admin: false,
-    };
+    let new = owner("a");
     let tenant = users::create_with_team(&mut c, &new, "t").expect("team").tenant_id;
     let sat = satellite(&c, tenant).expect("satellite");
     let at: Timestamp = "2026-05-01T23:59:59.999Z".parse().expect("t");
@@ -291,12 +291,7 @@ fn new_teams_satellites_and_sessions_get_their_own_keys_and_take_their_rows_with
     migrate::run(&mut c).expect("migrate");
     let mut teams = Vec::new();
     for who in ["a", "b"] {
-        let new = users::NewUser {
-            email: format!("{who}@example.org"),
-            name: who.into(),
-            password_hash: "x".into(),
-            is_platform_admin: false,
-        };
+        let new = owner(who);
         let tenant = users::create_with_team(&mut c, &new, who).expect("team").tenant_id;
         let sat = satellite(&c, tenant).expect("satellite");
         let flags = crate::domain::detection_flags::judge(Default::default(), None);
@@ -337,12 +332,7 @@ fn every_reader_of_the_big_tables_gives_times_back_as_they_went_in() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut c = Connection::open(dir.path().join("hub.db")).expect("open");
     migrate::run(&mut c).expect("migrate");
-    let new = users::NewUser {
-        email: "a@example.org".into(),
-        name: "A".into(),
-        password_hash: "x".into(),
-        is_platform_admin: false,
-    };
+    let new = owner("a");
     let tenant = users::create_with_team(&mut c, &new, "t").expect("team").tenant_id;
     let sat = satellite(&c, tenant).expect("satellite");
     c.execute("UPDATE satellites SET latitude = 40.5, longitude = -78.1 WHERE id = ?1", [sat]).expect("place");

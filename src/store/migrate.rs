@@ -82,6 +82,7 @@ fn apply(conn: &mut Connection, version: u32, sql: &str, check_foreign_keys: boo
     tx.commit()?;
     Ok(())
 }
+
 /// Room kept on the disk on top of what a VACUUM needs.
 const COMPACT_MARGIN: u64 = 256 << 20;
 
