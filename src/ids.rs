@@ -40,6 +40,12 @@ macro_rules! id_type {
             }
         }
 
+    )*};
+}
+
+/// Stored as the hyphenated text (the small tables, which the API and the logs read).
+macro_rules! text_in_sql {
+    ($($name:ident),*) => {$(
         impl ToSql for $name {
             fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
                 Ok(ToSqlOutput::from(self.0.to_string()))
@@ -55,6 +61,31 @@ macro_rules! id_type {
     )*};
 }
 
+/// Stored as the UUID's 16 bytes (the two big tables, migration 0018). Text is still read, so
+/// that a value spelled out in SQL, or a row written before, parses.
+macro_rules! bytes_in_sql {
+    ($($name:ident),*) => {$(
+        impl ToSql for $name {
+            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+                Ok(ToSqlOutput::Borrowed(ValueRef::Blob(self.0.as_bytes())))
+            }
+        }
+
+        impl FromSql for $name {
+            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+                let parsed = match value {
+                    ValueRef::Blob(bytes) => Uuid::from_slice(bytes),
+                    other => Uuid::parse_str(other.as_str()?),
+                };
+                parsed.map(Self).map_err(|e| FromSqlError::Other(Box::new(e)))
+            }
+        }
+    )*};
+}
+
+text_in_sql!(TenantId, UserId, SatelliteId);
+bytes_in_sql!(ChunkId, DetectionId);
+
 id_type!(
     /// A team (SPEC: tenant).
     TenantId,
@@ -67,3 +98,23 @@ id_type!(
     /// One identified bird in a chunk.
     DetectionId,
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_and_detection_ids_are_stored_as_16_bytes_and_read_from_bytes_or_text() {
+        let c = rusqlite::Connection::open_in_memory().expect("db");
+        let id = ChunkId::new();
+        let stored: Vec<u8> = c.query_row("SELECT ?1", [id], |r| r.get(0)).expect("bytes");
+        assert_eq!(stored, id.0.as_bytes());
+        let back: ChunkId = c.query_row("SELECT ?1", [id], |r| r.get(0)).expect("from bytes");
+        assert_eq!(back, id);
+        let text: DetectionId = c.query_row("SELECT ?1", [id.to_string()], |r| r.get(0)).expect("from text");
+        assert_eq!(text.0, id.0);
+        assert!(c.query_row("SELECT x'0102'", [], |r| r.get::<_, ChunkId>(0)).is_err(), "two bytes are no id");
+        let team: String = c.query_row("SELECT ?1", [TenantId(id.0)], |r| r.get(0)).expect("text");
+        assert_eq!(team, id.to_string(), "the other ids stay text");
+    }
+}

@@ -91,7 +91,7 @@ async fn a_real_bird_fires_a_rule_once_per_cooldown_and_reaches_the_signed_recei
     }
     let detections = eventually(120, || {
         let n: i64 = hub.sql(|c| {
-            c.query_row("SELECT count(*) FROM detections WHERE species_code = 'leiothlypis_peregrina'", [], |r| {
+            c.query_row("SELECT count(*) FROM detections WHERE species_pk = (SELECT pk FROM species_labels WHERE species_code = 'leiothlypis_peregrina')", [], |r| {
                 r.get(0)
             })
             .expect("count")

@@ -175,7 +175,11 @@ async fn a_backup_under_ten_satellites_restores_every_chunk_acked_before_it() {
     let sent = sent.lock().expect("sent").clone();
     for id in &acked_before {
         let key: String = conn
-            .query_row(&format!("SELECT {} FROM audio_chunks c WHERE c.id = ?1", key_sql("c")), [id], |r| r.get(0))
+            .query_row(
+                &format!("SELECT {} FROM audio_chunks c WHERE c.id = ?1", key_sql("c")),
+                [id.parse::<birdhub::ids::ChunkId>().expect("id")],
+                |r| r.get(0),
+            )
             .unwrap_or_else(|e| panic!("chunk {id} acked before the backup is restored: {e}"));
         let bytes = std::fs::read(fresh.path().join("objects").join(&key)).expect("its file is restored");
         assert!(bytes == sent[id], "chunk {id} has the same bytes");

@@ -254,13 +254,14 @@ fn admin_rebuild_stats_repairs_rollups_that_drifted() {
         "INSERT INTO satellites (id, tenant_id, name, mqtt_password_hash)
              SELECT '00000000-0000-4000-8000-00000000000a', id, 'north', '!' FROM tenants;
          INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate, storage_key, size_bytes)
-             SELECT '00000000-0000-4000-8000-00000000000' || n, (SELECT pk FROM tenants WHERE id = tenant_id), pk,
+             SELECT unhex('0000000000004000800000000000000' || n), (SELECT pk FROM tenants WHERE id = tenant_id), pk,
                     1781092800000, 3000, 48000, 'k', 1
              FROM satellites, (SELECT 1 AS n UNION SELECT 2);
-         INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_code, scientific_name,
-                                 common_name, confidence, detected_at)
-             SELECT replace(id, '-8000-', '-9000-'), tenant_pk, satellite_pk, pk, 'm', 'turdus_migratorius',
-                    'Turdus migratorius', 'American Robin', 0.9, 1781092800000
+         INSERT INTO species_labels (species_code, scientific_name, common_name)
+             VALUES ('turdus_migratorius', 'Turdus migratorius', 'American Robin');
+         INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_pk, confidence, detected_at)
+             SELECT unhex(replace(hex(id), '8000', '9000')), tenant_pk, satellite_pk, pk, 'm',
+                    (SELECT pk FROM species_labels WHERE species_code = 'turdus_migratorius'), 0.9, 1781092800000
              FROM audio_chunks;
          UPDATE stats_daily SET n = 99;",
     )

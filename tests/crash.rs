@@ -103,11 +103,13 @@ async fn a_sigkill_mid_flow_loses_and_doubles_nothing() {
     assert_eq!(query("SELECT count(*) FROM inference_jobs"), chunks.len() as i64, "one job per chunk");
     assert_eq!(query("SELECT count(*) FROM inference_jobs WHERE status != 'done'"), 0);
     let per_chunk = query(
-        "SELECT max(n) FROM (SELECT count(*) AS n FROM detections WHERE species_code = 'leiothlypis_peregrina' GROUP BY chunk_pk)",
+        "SELECT max(n) FROM (SELECT count(*) AS n FROM detections WHERE species_pk = (SELECT pk FROM species_labels WHERE species_code = 'leiothlypis_peregrina') GROUP BY chunk_pk)",
     );
     assert_eq!(per_chunk, 1, "no chunk got the same detection twice");
     assert_eq!(
-        query("SELECT count(DISTINCT chunk_pk) FROM detections WHERE species_code = 'leiothlypis_peregrina'"),
+        query(
+            "SELECT count(DISTINCT chunk_pk) FROM detections WHERE species_pk = (SELECT pk FROM species_labels WHERE species_code = 'leiothlypis_peregrina')"
+        ),
         chunks.len() as i64
     );
     let conn = rusqlite::Connection::open(&db).expect("db");
@@ -115,7 +117,7 @@ async fn a_sigkill_mid_flow_loses_and_doubles_nothing() {
         let key: String = conn
             .query_row(
                 &format!("SELECT {} FROM audio_chunks c WHERE c.id = ?1", birdhub::store::chunks::key_sql("c")),
-                [id],
+                [id.parse::<birdhub::ids::ChunkId>().expect("id")],
                 |r| r.get(0),
             )
             .expect("acked chunk row");

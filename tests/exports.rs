@@ -94,7 +94,7 @@ fn set_status(w: &World, species: &str, status: &str) {
     w.hub.sql(|c| {
         c.execute(
             "UPDATE detections SET verification_status = ?1
-             WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?2) AND species_code = ?3",
+             WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?2) AND species_pk = (SELECT pk FROM species_labels WHERE species_code = ?3)",
             [status, &tenant, species],
         )
         .expect("status")
@@ -279,7 +279,7 @@ async fn the_recording_bundle_zips_the_wavs_with_xeno_canto_metadata_and_names_m
     let key: String = w.hub.sql(|c| {
         c.query_row(
             &format!(
-                "SELECT {} FROM detections d JOIN audio_chunks c ON c.pk = d.chunk_pk WHERE d.species_code = 'troglodytes-aedon'",
+                "SELECT {} FROM detections d JOIN audio_chunks c ON c.pk = d.chunk_pk WHERE d.species_pk = (SELECT pk FROM species_labels WHERE species_code = 'troglodytes-aedon')",
                 birdhub::store::chunks::key_sql("c")
             ),
             [],

@@ -91,7 +91,10 @@ async fn assert_only_a_stored(w: &World, good: &str) {
     }
     let chunks: Vec<String> = w.hub.sql(|c| {
         let mut s = c.prepare("SELECT id FROM audio_chunks").expect("prepare");
-        s.query_map([], |r| r.get(0)).expect("query").collect::<Result<_, _>>().expect("rows")
+        s.query_map([], |r| r.get::<_, birdhub::ids::ChunkId>(0).map(|id| id.to_string()))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows")
     });
     assert_eq!(chunks, [good], "only A's own chunk is stored");
 }

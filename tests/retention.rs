@@ -23,17 +23,15 @@ fn days_ago(hub: &TestHub, days: i64, minutes: i64) -> String {
 fn key_of(hub: &TestHub, chunk: ChunkId) -> std::path::PathBuf {
     let key: String = hub.sql(|c| {
         let sql = format!("SELECT {} FROM audio_chunks c WHERE c.id = ?1", birdhub::store::chunks::key_sql("c"));
-        c.query_row(&sql, [chunk.to_string()], |r| r.get(0)).expect("chunk")
+        c.query_row(&sql, [chunk], |r| r.get(0)).expect("chunk")
     });
     hub.state().objects.path_of(&key).expect("key")
 }
 
 fn expired(hub: &TestHub, chunk: ChunkId) -> bool {
     hub.sql(|c| {
-        c.query_row("SELECT audio_expired_at IS NOT NULL FROM audio_chunks WHERE id = ?1", [chunk.to_string()], |r| {
-            r.get(0)
-        })
-        .expect("chunk")
+        c.query_row("SELECT audio_expired_at IS NOT NULL FROM audio_chunks WHERE id = ?1", [chunk], |r| r.get(0))
+            .expect("chunk")
     })
 }
 
@@ -45,16 +43,13 @@ fn classified(hub: &TestHub) {
 
 /// Not rare: the first detection of a species is marked rare ("first ever") when it is recorded.
 fn make_plain(hub: &TestHub, d: DetectionId) {
-    hub.sql(|c| c.execute("UPDATE detections SET is_rare = 0, rare_reason = NULL WHERE id = ?1", [d.to_string()]))
-        .expect("plain");
+    hub.sql(|c| c.execute("UPDATE detections SET is_rare = 0, rare_reason = NULL WHERE id = ?1", [d])).expect("plain");
 }
 
 /// A detection made rare (as the rarity check marks it).
 fn make_rare(hub: &TestHub, d: DetectionId) {
-    hub.sql(|c| {
-        c.execute("UPDATE detections SET is_rare = 1, rare_reason = 'first ever' WHERE id = ?1", [d.to_string()])
-    })
-    .expect("rare");
+    hub.sql(|c| c.execute("UPDATE detections SET is_rare = 1, rare_reason = 'first ever' WHERE id = ?1", [d]))
+        .expect("rare");
 }
 
 struct Team {
@@ -229,7 +224,8 @@ async fn under_the_minimum_plain_audio_goes_oldest_first_then_kept_audio_then_in
     assert_eq!((ack["chunkId"].as_str(), ack["status"].as_str()), (Some(chunk.as_str()), Some("error")), "{ack}");
     assert!(ack["error"].as_str().is_some_and(|e| e.starts_with("disk_full")), "{ack}");
     let stored: i64 = hub.sql(|c| {
-        c.query_row("SELECT count(*) FROM audio_chunks WHERE id = ?1", [&chunk], |r| r.get(0)).expect("count")
+        let id: ChunkId = chunk.parse().expect("id");
+        c.query_row("SELECT count(*) FROM audio_chunks WHERE id = ?1", [id], |r| r.get(0)).expect("count")
     });
     assert_eq!(stored, 0, "no row for a refused chunk");
 
@@ -275,7 +271,7 @@ async fn a_sigkill_in_the_middle_of_a_sweep_leaves_no_broken_row_and_no_file_beh
                          storage_key, size_bytes)
                      VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3),
                              CAST(round((julianday(?4) - 2440587.5) * 86400000) AS INTEGER), 3000, 48000, ?5, 10)",
-                    rusqlite::params![id, tenant, sat, at, key],
+                    rusqlite::params![id.parse::<ChunkId>().expect("id"), tenant, sat, at, key],
                 )
                 .expect("row");
             }

@@ -20,7 +20,10 @@ fn hub_ids(data: &Path, satellite: &str) -> Vec<String> {
     let mut q = c
         .prepare("SELECT id FROM audio_chunks WHERE satellite_pk = (SELECT pk FROM satellites WHERE id = ?1)")
         .expect("query");
-    q.query_map([satellite], |r| r.get(0)).expect("rows").map(|r| r.expect("id")).collect()
+    q.query_map([satellite], |r| r.get::<_, birdhub::ids::ChunkId>(0))
+        .expect("rows")
+        .map(|r| r.expect("id").to_string())
+        .collect()
 }
 
 /// Every chunk id in a satellite's outbox, and how many of them are not acked yet.

@@ -406,12 +406,11 @@ fn insert_chunk(
         let confidence = 0.5 + 0.5 * rng.random::<f32>().powf(1.3);
         let detection = DetectionId::new();
         tx.prepare_cached(
-            "INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_code, scientific_name,
-                 common_name, confidence, detected_at, start_ms, end_ms, is_rare, rare_reason, is_first_of_day,
-                 is_first_of_season, expected_here, verification_status, created_at)
+            "INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_pk, confidence, detected_at,
+                 start_ms, end_ms, is_rare, rare_reason, is_first_of_day, is_first_of_season, expected_here,
+                 verification_status, created_at)
              VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3),
-                     (SELECT pk FROM audio_chunks WHERE id = ?4), ?5, ?6, ?7, ?8, ?9, ?10, 0, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18)",
+                     (SELECT pk FROM audio_chunks WHERE id = ?4), ?5, ?6, ?7, ?8, 0, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         )?
         .execute(params![
             detection,
@@ -419,9 +418,7 @@ fn insert_chunk(
             sat,
             id,
             MODEL_ID,
-            code,
-            scientific,
-            common,
+            store::detections::label(tx, code, scientific, common)?,
             f64::from(confidence),
             recorded,
             SLOT_MS,

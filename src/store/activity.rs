@@ -49,7 +49,7 @@ pub fn daily_totals(
     from: Timestamp,
     to: Timestamp,
 ) -> Result<Vec<(String, f64)>> {
-    let what = if species { "count(DISTINCT species_code)" } else { "count(*)" };
+    let what = if species { "count(DISTINCT species_pk)" } else { "count(*)" };
     let sql = format!(
         "SELECT date(detected_at / 1000, 'unixepoch') AS day, {what} FROM detections
          WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND detected_at >= ?2 AND detected_at < ?3 AND (?4 IS NULL OR satellite_pk = (SELECT pk FROM satellites WHERE id = ?4))
@@ -65,6 +65,6 @@ pub fn daily_totals(
 /// When the team last detected `species_code`, if ever (one index seek).
 pub fn last_detected(conn: &Connection, tenant: TenantId, species_code: &str) -> Result<Option<Timestamp>> {
     Ok(conn
-        .prepare_cached("SELECT max(detected_at) FROM detections WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND species_code = ?2")?
+        .prepare_cached("SELECT max(detected_at) FROM detections WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND species_pk = (SELECT pk FROM species_labels WHERE species_code = ?2)")?
         .query_row(params![tenant, species_code], |r| r.get(0))?)
 }

@@ -35,13 +35,27 @@ pub fn stored_key(c: &NewChunk) -> &str {
 
 /// The storage key of the chunk row `alias` as SQL: the stored key, or the derived one when ''.
 /// The SQL twin of [`derived_key`] (`recorded_at` is stored as UTC milliseconds; the team's and
-/// satellite's UUIDs are read through their keys).
+/// satellite's UUIDs are read through their keys, the chunk's own spelled out from its bytes).
 pub fn key_sql(alias: &str) -> String {
     let a = alias;
+    let id = uuid_text_sql(&format!("{a}.id"));
     format!(
         "(CASE {a}.storage_key WHEN '' THEN 'audio/' || (SELECT id FROM tenants WHERE pk = {a}.tenant_pk) || '/' || \
          (SELECT id FROM satellites WHERE pk = {a}.satellite_pk) || '/' || \
-         date({a}.recorded_at / 1000, 'unixepoch') || '/' || {a}.id || '.wav' ELSE {a}.storage_key END)"
+         date({a}.recorded_at / 1000, 'unixepoch') || '/' || {id} || '.wav' ELSE {a}.storage_key END)"
+    )
+}
+
+/// SQL that spells a 16-byte UUID column (migration 0018) as its lower-case hyphenated text.
+pub fn uuid_text_sql(column: &str) -> String {
+    let part = |from: u32, len: u32| format!("substr(h, {from}, {len})");
+    format!(
+        "(SELECT {} || '-' || {} || '-' || {} || '-' || {} || '-' || {} FROM (SELECT lower(hex({column})) AS h))",
+        part(1, 8),
+        part(9, 4),
+        part(13, 4),
+        part(17, 4),
+        part(21, 12)
     )
 }
 

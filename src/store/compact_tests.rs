@@ -47,7 +47,8 @@ fn fixture_time(i: i64) -> Timestamp {
 
 /// The fixture's 40 chunks (every third holding a robin) and one chunk whose key has another
 /// shape (a restored or hand-made row), written with the SQL of the schema the database is at:
-/// before 0016 with the whole derived key and UUID references, from 0017 on with integer keys.
+/// before 0016 with the whole derived key and UUID references, from 0018 on with integer keys,
+/// 16-byte ids and a species key.
 /// Ids are fixed, so two databases filled this way hold the same rows.
 fn fixture(c: &Connection, tenant: TenantId, sat: SatelliteId, keyed: bool) -> Vec<ChunkId> {
     let (chunk_sql, detection_sql) = if keyed {
@@ -56,11 +57,11 @@ fn fixture(c: &Connection, tenant: TenantId, sat: SatelliteId, keyed: bool) -> V
                  longitude, storage_key, size_bytes, received_at)
              VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?4, 3000,
                      48000, 40.5, -78.1, ?5, 288044, ?4)",
-            "INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_code, scientific_name,
-                 common_name, confidence, detected_at, created_at)
+            "INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_pk, confidence, detected_at,
+                 created_at)
              VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3),
-                     (SELECT pk FROM audio_chunks WHERE id = ?4), 'm', 'turdus_migratorius', 'Turdus migratorius',
-                     'American Robin', ?5, ?6, ?6)",
+                     (SELECT pk FROM audio_chunks WHERE id = ?4), 'm',
+                     (SELECT pk FROM species_labels WHERE species_code = 'turdus_migratorius'), ?5, ?6, ?6)",
         )
     } else {
         (
@@ -71,6 +72,13 @@ fn fixture(c: &Connection, tenant: TenantId, sat: SatelliteId, keyed: bool) -> V
                  common_name, confidence, detected_at, created_at)
              VALUES (?1, ?2, ?3, ?4, 'm', 'turdus_migratorius', 'Turdus migratorius', 'American Robin', ?5, ?6, ?6)",
         )
+    };
+    if keyed {
+        detections::label(c, "turdus_migratorius", "Turdus migratorius", "American Robin").expect("label");
+    }
+    // Ids: the text an old hub wrote, the 16 bytes from 0018 on.
+    let as_stored = |id: uuid::Uuid| -> rusqlite::types::Value {
+        if keyed { id.as_bytes().to_vec().into() } else { id.to_string().into() }
     };
     let mut ids = Vec::new();
     for i in 0..41i64 {
@@ -84,12 +92,12 @@ fn fixture(c: &Connection, tenant: TenantId, sat: SatelliteId, keyed: bool) -> V
         };
         // Times: the SPEC's text before 0017, milliseconds from it on.
         let time = if keyed { rusqlite::types::Value::Integer(at.millis()) } else { at.to_string().into() };
-        c.execute(chunk_sql, rusqlite::params![id, tenant, sat, time, key]).expect("chunk");
+        c.execute(chunk_sql, rusqlite::params![as_stored(id.0), tenant, sat, time, key]).expect("chunk");
         if i < 40 && i % 3 == 0 {
             let detection = crate::ids::DetectionId(uuid::Uuid::from_u128(1000 + i as u128));
             let confidence = 0.5 + f64::from(i as u32) / 100.0;
-            c.execute(detection_sql, rusqlite::params![detection, tenant, sat, id, confidence, time])
-                .expect("detection");
+            let row = rusqlite::params![as_stored(detection.0), tenant, sat, as_stored(id.0), confidence, time];
+            c.execute(detection_sql, row).expect("detection");
         }
         ids.push(id);
     }
@@ -193,8 +201,25 @@ fn a_database_at_0015_keeps_every_row_and_answer_through_the_compact_migrations(
 
     let chunk_ids = fixture(&c, tenant, sat, false);
     assert_eq!(chunk_ids, fresh_ids);
+    // Rows that point at a chunk or a detection by its id, as an old hub wrote them (text).
+    let (first_detection, first_chunk) = (uuid::Uuid::from_u128(1000), chunk_ids[0].0);
+    c.execute(
+        "INSERT INTO comments (id, detection_id, tenant_id, body) VALUES ('c1', ?1, ?2, 'nice')",
+        rusqlite::params![first_detection.to_string(), tenant],
+    )
+    .expect("comment");
+    c.execute(
+        "INSERT INTO inference_jobs (id, chunk_id, tenant_id, status) VALUES ('j1', ?1, ?2, 'done')",
+        rusqlite::params![first_chunk.to_string(), tenant],
+    )
+    .expect("job");
     let report = migrate::run(&mut c).expect("migrate");
-    assert_eq!(report.applied, ["0016_compact", "0017_compact_rows"]);
+    assert_eq!(report.applied, ["0016_compact", "0017_compact_rows", "0018_compact_ids"]);
+    let comments = super::comments::list(&c, tenant, crate::ids::DetectionId(first_detection)).expect("comments");
+    assert_eq!(comments.iter().map(|m| m.body.as_str()).collect::<Vec<_>>(), ["nice"], "a comment keeps its detection");
+    let job_chunk: ChunkId =
+        c.query_row("SELECT chunk_id FROM inference_jobs WHERE id = 'j1'", [], |r| r.get(0)).expect("job");
+    assert_eq!(job_chunk, chunk_ids[0], "a job keeps its chunk");
     recording_sessions::backfill(&mut c).expect("sessions");
     let after = without_session_ids(answers(&c, tenant, &chunk_ids));
     assert_eq!(after.counts.0, 14, "the fixture holds detections");

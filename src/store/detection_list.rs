@@ -10,7 +10,7 @@
 //! - Totals without other filters are sums of the per-species counts the triggers keep.
 //! - `calibrated_confidence` comes from one read of the team's curves per page.
 
-use rusqlite::{Connection, types::Value};
+use rusqlite::{Connection, OptionalExtension, types::Value};
 
 use super::{Result, calibration, detections::Stored};
 use crate::ids::{SatelliteId, TenantId};
@@ -123,9 +123,14 @@ fn index_for(q: &Query, species: Option<&SpeciesFilter>) -> &'static str {
         SortBy::Confidence if rare_status => "detections_tenant_status_confidence",
         SortBy::Confidence => "detections_tenant_confidence",
         SortBy::Species if rare_status => "detections_tenant_status_time",
-        SortBy::Species => "detections_tenant_name_time",
+        SortBy::Species => NAME_WALK,
     }
 }
+
+/// The name sort without a species filter: the team's species in name order
+/// (`tenant_species_name`, a few hundred rows), each one's detections by time
+/// (`detections_tenant_species_day`). Both loops are ordered, so the page ends the walk.
+const NAME_WALK: &str = "tenant_species_name";
 
 /// Every index [`index_for`] can name: its rule over every kind of query.
 #[cfg(test)]
@@ -174,8 +179,11 @@ pub fn list(conn: &Connection, tenant: TenantId, q: &Query) -> Result<(Vec<Store
         args.push(Value::Text(s.to_string()));
     }
     if let Some(s) = &species {
-        clauses.push(format!("d.species_code IN ({})", vec!["?"; s.codes.len()].join(",")));
-        args.extend(s.codes.iter().map(|(c, _)| Value::Text(c.clone())));
+        clauses.push(format!("d.species_pk IN ({})", vec!["?"; s.codes.len()].join(",")));
+        let mut key = conn.prepare_cached("SELECT pk FROM species_labels WHERE species_code = ?1")?;
+        for (code, _) in &s.codes {
+            args.push(Value::Integer(key.query_row([code], |r| r.get(0)).optional()?.unwrap_or(-1)));
+        }
     }
     if let Some(min) = q.min_confidence {
         clauses.push("d.confidence >= ?".into());
@@ -194,12 +202,34 @@ pub fn list(conn: &Connection, tenant: TenantId, q: &Query) -> Result<(Vec<Store
         SortBy::Species if species.as_ref().is_some_and(|s| s.codes.len() == 1) => {
             format!("d.detected_at {dir}, d.rowid {dir}")
         }
-        SortBy::Species => format!("d.common_name {dir}, d.detected_at {dir}, d.rowid {dir}"),
+        SortBy::Species if index == NAME_WALK => {
+            format!("t.common_name {dir}, t.species_code {dir}, d.detected_at {dir}, d.rowid {dir}")
+        }
+        SortBy::Species => format!("l.common_name {dir}, d.detected_at {dir}, d.rowid {dir}"),
     };
-    let from =
-        super::detections::SELECT.replacen("FROM detections d ", &format!("FROM detections d INDEXED BY {index} "), 1);
-    let sql = format!("{from} WHERE {filter} ORDER BY {order} LIMIT ? OFFSET ?");
-    let mut page_args = args.clone();
+    let mut page_args = Vec::new();
+    let (from, walk) = if index == NAME_WALK {
+        page_args.push(Value::Text(tenant.to_string()));
+        let from = super::detections::SELECT.replacen(
+            "FROM detections d ",
+            "FROM tenant_species t INDEXED BY tenant_species_name CROSS JOIN species_labels l \
+             CROSS JOIN detections d INDEXED BY detections_tenant_species_day ",
+            1,
+        );
+        let from = from.replacen(" JOIN species_labels l ON l.pk = d.species_pk", "", 1);
+        (from, "t.tenant_id = ? AND l.species_code = t.species_code AND d.species_pk = l.pk AND ")
+    } else {
+        (
+            super::detections::SELECT.replacen(
+                "FROM detections d ",
+                &format!("FROM detections d INDEXED BY {index} "),
+                1,
+            ),
+            "",
+        )
+    };
+    let sql = format!("{from} WHERE {walk}{filter} ORDER BY {order} LIMIT ? OFFSET ?");
+    page_args.extend(args.iter().cloned());
     page_args.push(Value::Integer(i64::from(q.limit)));
     page_args.push(Value::Integer(i64::from(q.offset)));
     let mut rows = conn

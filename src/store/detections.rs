@@ -67,14 +67,16 @@ pub struct Stored {
 }
 
 pub(super) const SELECT: &str =
-    "SELECT d.id, (SELECT id FROM tenants WHERE pk = d.tenant_pk), s.id, s.name, c.id, d.model_id, d.species_code,
-        d.scientific_name, d.common_name, d.confidence, d.detected_at, d.start_ms, d.end_ms, d.is_rare, d.rare_reason,
-        d.is_first_of_day, d.is_first_of_season, d.expected_here, d.verification_status,
+    "SELECT d.id, (SELECT id FROM tenants WHERE pk = d.tenant_pk), s.id, s.name, c.id, d.model_id,
+        l.species_code, l.scientific_name, l.common_name, d.confidence, d.detected_at, d.start_ms, d.end_ms, d.is_rare,
+        d.rare_reason, d.is_first_of_day, d.is_first_of_season, d.expected_here, d.verification_status,
         (CASE c.storage_key WHEN '' THEN 'audio/' || (SELECT id FROM tenants WHERE pk = c.tenant_pk) || '/' ||
          (SELECT id FROM satellites WHERE pk = c.satellite_pk) || '/' ||
-         date(c.recorded_at / 1000, 'unixepoch') || '/' || c.id || '.wav' ELSE c.storage_key END), d.created_at,
-        c.audio_expired_at
-     FROM detections d JOIN satellites s ON s.pk = d.satellite_pk JOIN audio_chunks c ON c.pk = d.chunk_pk";
+         date(c.recorded_at / 1000, 'unixepoch') || '/' || (SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-' ||
+         substr(h, 13, 4) || '-' || substr(h, 17, 4) || '-' || substr(h, 21, 12) FROM (SELECT lower(hex(c.id)) AS h)) ||
+         '.wav' ELSE c.storage_key END), d.created_at, c.audio_expired_at
+     FROM detections d JOIN satellites s ON s.pk = d.satellite_pk JOIN audio_chunks c ON c.pk = d.chunk_pk
+     JOIN species_labels l ON l.pk = d.species_pk";
 
 pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
     Ok(Stored {
@@ -113,8 +115,8 @@ fn any_in(
 ) -> Result<bool> {
     Ok(conn
         .prepare_cached(
-            "SELECT 1 FROM detections WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND species_code = ?2
-             AND detected_at >= ?3 AND detected_at < ?4 LIMIT 1",
+            "SELECT 1 FROM detections WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1)
+             AND species_pk = (SELECT pk FROM species_labels WHERE species_code = ?2) AND detected_at >= ?3 AND detected_at < ?4 LIMIT 1",
         )?
         .query_row(params![tenant, species, Timestamp(from).millis(), Timestamp(to).millis()], |_| Ok(()))
         .optional()?
@@ -135,17 +137,41 @@ pub fn history(conn: &Connection, tenant: TenantId, species: &str, at: DateTime<
     })
 }
 
+/// The key of a species' names (migration 0018), added on its first detection. A code stored
+/// under other names takes the newest ones, as a model update would rename it.
+pub fn label(conn: &Connection, code: &str, scientific: &str, common: &str) -> Result<i64> {
+    let known: Option<(i64, String, String)> = conn
+        .prepare_cached("SELECT pk, scientific_name, common_name FROM species_labels WHERE species_code = ?1")?
+        .query_row([code], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    match known {
+        Some((pk, s, c)) if s == scientific && c == common => Ok(pk),
+        Some((pk, _, _)) => {
+            conn.prepare_cached("UPDATE species_labels SET scientific_name = ?2, common_name = ?3 WHERE pk = ?1")?
+                .execute(params![pk, scientific, common])?;
+            Ok(pk)
+        }
+        None => {
+            conn.prepare_cached(
+                "INSERT INTO species_labels (species_code, scientific_name, common_name) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![code, scientific, common])?;
+            Ok(conn.last_insert_rowid())
+        }
+    }
+}
+
 /// Inserts one detection with the flags the use case judged. Returns `None` when the chunk already
 /// has this species (a retried job), and counts it in its chunk's recording session.
 pub fn insert(conn: &Connection, d: &NewDetection, flags: Flags, now: Timestamp) -> Result<Option<Stored>> {
     let rare_reason = flags.rare.map(RareReason::as_str);
     let id = DetectionId::new();
+    let species = label(conn, &d.species_code, &d.scientific_name, &d.common_name)?;
     let inserted = conn.prepare_cached(
-        "INSERT OR IGNORE INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_code, scientific_name,
-             common_name, confidence, detected_at, start_ms, end_ms, is_rare, rare_reason, is_first_of_day, is_first_of_season,
-             expected_here, created_at)
+        "INSERT OR IGNORE INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_pk, confidence,
+             detected_at, start_ms, end_ms, is_rare, rare_reason, is_first_of_day, is_first_of_season, expected_here, created_at)
          VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3),
-                 (SELECT pk FROM audio_chunks WHERE id = ?4), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                 (SELECT pk FROM audio_chunks WHERE id = ?4), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?
     .execute(params![
             id,
@@ -153,9 +179,7 @@ pub fn insert(conn: &Connection, d: &NewDetection, flags: Flags, now: Timestamp)
             d.satellite_id,
             d.audio_chunk_id,
             d.model_id,
-            d.species_code,
-            d.scientific_name,
-            d.common_name,
+            species,
             f64::from(d.confidence),
             d.detected_at.millis(),
             d.start_ms,
@@ -302,6 +326,29 @@ mod tests {
     fn judged(c: &Connection, d: &NewDetection, now: Timestamp) -> Result<Option<Stored>> {
         let history = history(c, d.tenant_id, &d.species_code, d.detected_at.at())?;
         insert(c, d, crate::domain::detection_flags::judge(history, d.expected_here), now)
+    }
+
+    #[tokio::test]
+    async fn a_species_is_stored_once_and_a_renamed_label_renames_its_detections() {
+        let (store, _dir, tenant, sat) = fixture().await;
+        let (names, labels) = store
+            .call(move |c| {
+                let at: Timestamp = "2026-02-27T06:00:00.000Z".parse().expect("time");
+                let mut ids = Vec::new();
+                for common in ["American Robin", "American Robin", "Robin"] {
+                    let chunk = super::testing::chunk(c, tenant, sat, at)?;
+                    let robin = NewDetection { common_name: common.into(), ..robin(tenant, sat, chunk, at, None) };
+                    ids.push(judged(c, &robin, at)?.expect("inserted").id);
+                }
+                let names =
+                    ids.iter().map(|id| get(c, tenant, *id).map(|d| d.common_name)).collect::<Result<Vec<_>>>()?;
+                let labels: i64 = c.query_row("SELECT count(*) FROM species_labels", [], |r| r.get(0))?;
+                Ok((names, labels))
+            })
+            .await
+            .expect("insert");
+        assert_eq!(labels, 1, "one row per species code");
+        assert_eq!(names, ["Robin", "Robin", "Robin"], "the newest label names every detection of the code");
     }
 
     #[tokio::test]

@@ -117,14 +117,22 @@ fn query(tenant: TenantId, f: &Filter, after: Option<&Cursor>, limit: usize, pla
     let mut args = vec![Value::Text(tenant.to_string())];
     if let Some(c) = after {
         clauses.push("(d.detected_at, d.id) > (?, ?)".into());
-        args.extend([Value::Integer(c.detected_at.millis()), Value::Text(c.id.clone())]);
+        // Ids are stored as their 16 bytes, which sort as the text does.
+        let id = match c.id.parse::<crate::ids::DetectionId>() {
+            Ok(id) => Value::Blob(id.0.as_bytes().to_vec()),
+            Err(_) => Value::Text(c.id.clone()),
+        };
+        args.extend([Value::Integer(c.detected_at.millis()), id]);
     }
     if let Some(s) = f.satellite {
         clauses.push("d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?)".into());
         args.push(Value::Text(s.to_string()));
     }
     if let Some(codes) = &f.species {
-        clauses.push(format!("d.species_code IN ({})", vec!["?"; codes.len().max(1)].join(",")));
+        clauses.push(format!(
+            "d.species_pk IN (SELECT pk FROM species_labels WHERE species_code IN ({}))",
+            vec!["?"; codes.len().max(1)].join(",")
+        ));
         if codes.is_empty() {
             args.push(Value::Null);
         }

@@ -80,8 +80,9 @@ pub fn satellites(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result
 
 fn last_detection(conn: &Connection, satellite: SatelliteId) -> Result<Option<LastDetection>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT species_code, common_name, scientific_name, confidence, detected_at FROM detections
-         WHERE satellite_pk = (SELECT pk FROM satellites WHERE id = ?1) ORDER BY detected_at DESC LIMIT 1",
+        "SELECT l.species_code, l.common_name, l.scientific_name, d.confidence, d.detected_at
+         FROM detections d JOIN species_labels l ON l.pk = d.species_pk
+         WHERE d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?1) ORDER BY d.detected_at DESC LIMIT 1",
     )?;
     Ok(stmt
         .query_row([satellite], |r| {

@@ -57,8 +57,9 @@ pub fn run(conn: &mut Connection) -> Result<Report> {
 }
 
 /// The migrations whose upgrade compacts the file once afterwards (`0016_compact.sql`, and
-/// `0017_compact_rows.sql`, which rebuilds the two big tables and leaves the old pages free).
-const COMPACT_AT: [u32; 2] = [16, 17];
+/// `0017_compact_rows.sql` and `0018_compact_ids.sql`, which rebuild the two big tables and leave
+/// the old pages free).
+const COMPACT_AT: [u32; 3] = [16, 17, 18];
 /// The first line of a migration that rebuilds tables: it runs with foreign keys off (SQLite's
 /// procedure for changing a table's shape), and every foreign key is checked before it commits.
 const FOREIGN_KEYS_OFF: &str = "-- birdhub: foreign-keys-off";

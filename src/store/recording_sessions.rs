@@ -186,8 +186,8 @@ pub fn backfill(conn: &mut Connection) -> Result<u64> {
         add_chunk(&tx, *id, *tenant, *satellite, *at, *duration)?;
         let species: Vec<(String, String, String)> = tx
             .prepare_cached(
-                "SELECT species_code, common_name, scientific_name FROM detections
-                 WHERE chunk_pk = (SELECT pk FROM audio_chunks WHERE id = ?1)",
+                "SELECT l.species_code, l.common_name, l.scientific_name FROM detections d
+                 JOIN species_labels l ON l.pk = d.species_pk WHERE d.chunk_pk = (SELECT pk FROM audio_chunks WHERE id = ?1)",
             )?
             .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<rusqlite::Result<_>>()?;

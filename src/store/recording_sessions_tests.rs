@@ -101,13 +101,14 @@ fn backfill_places_old_chunks_and_counts_their_detections() {
     let first = bare_chunk(&conn, tenant, sat, 0);
     bare_chunk(&conn, tenant, sat, 3_000);
     bare_chunk(&conn, tenant, sat, GAP_MS + 3_000);
+    let robin = crate::store::detections::label(&conn, "turdus-migratorius", "Turdus migratorius", "American Robin")
+        .expect("label");
     conn.execute(
-        "INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_code, scientific_name,
-             common_name, confidence, detected_at)
-         VALUES ('d1', (SELECT pk FROM tenants WHERE id = ?1), (SELECT pk FROM satellites WHERE id = ?2),
-                 (SELECT pk FROM audio_chunks WHERE id = ?3), 'm', 'turdus-migratorius', 'Turdus migratorius',
-                 'American Robin', 0.9, CAST(round((julianday(?4) - 2440587.5) * 86400000) AS INTEGER))",
-        params![tenant, sat, first, at(0)],
+        "INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_pk, confidence, detected_at)
+         VALUES (?5, (SELECT pk FROM tenants WHERE id = ?1), (SELECT pk FROM satellites WHERE id = ?2),
+                 (SELECT pk FROM audio_chunks WHERE id = ?3), 'm', ?6, 0.9,
+                 CAST(round((julianday(?4) - 2440587.5) * 86400000) AS INTEGER))",
+        params![tenant, sat, first, at(0), crate::ids::DetectionId::new(), robin],
     )
     .expect("detection");
     assert_eq!(backfill(&mut conn).expect("backfill"), 3);

@@ -74,12 +74,13 @@ pub fn range(
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let detections = conn
         .prepare_cached(
-            "SELECT id, (SELECT id FROM audio_chunks WHERE pk = chunk_pk), (SELECT id FROM satellites WHERE pk = satellite_pk),
-                 species_code, common_name, scientific_name, confidence,
-                 detected_at, verification_status
-             FROM detections
-             WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND (?2 IS NULL OR satellite_pk = (SELECT pk FROM satellites WHERE id = ?2)) AND detected_at >= ?3 AND detected_at < ?4
-             ORDER BY detected_at, rowid LIMIT ?5",
+            "SELECT d.id, (SELECT id FROM audio_chunks WHERE pk = d.chunk_pk), (SELECT id FROM satellites WHERE pk = d.satellite_pk),
+                 l.species_code, l.common_name, l.scientific_name, d.confidence, d.detected_at, d.verification_status
+             FROM detections d JOIN species_labels l ON l.pk = d.species_pk
+             WHERE d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?1)
+               AND (?2 IS NULL OR d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?2))
+               AND d.detected_at >= ?3 AND d.detected_at < ?4
+             ORDER BY d.detected_at, d.rowid LIMIT ?5",
         )?
         .query_map(params![tenant, satellite, from.millis(), to.millis(), cap], |r| {
             Ok(Detection {

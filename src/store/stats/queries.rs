@@ -198,7 +198,7 @@ impl Point {
     /// From `id, satellite_id, species_code, confidence, detected_at, latitude, longitude`.
     fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
         Ok(Point {
-            id: r.get(0)?,
+            id: r.get::<_, crate::ids::DetectionId>(0)?.to_string(),
             satellite_id: r.get(1)?,
             species_code: r.get(2)?,
             confidence: r.get(3)?,
@@ -214,7 +214,7 @@ impl Point {
 pub fn points(conn: &Connection, scope: &Scope, since: crate::time::Timestamp, cap: usize) -> Result<Vec<Point>> {
     let status = if scope.include_rejected { "" } else { "AND d.verification_status <> 'rejected'" };
     let sql = format!(
-        "SELECT d.id, s.id, d.species_code, d.confidence, d.detected_at,
+        "SELECT d.id, s.id, (SELECT species_code FROM species_labels WHERE pk = d.species_pk), d.confidence, d.detected_at,
                 coalesce(c.latitude, s.latitude), coalesce(c.longitude, s.longitude)
          FROM detections d JOIN audio_chunks c ON c.pk = d.chunk_pk JOIN satellites s ON s.pk = d.satellite_pk
          WHERE d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND d.detected_at >= ?2 AND (?3 IS NULL OR d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?3))
@@ -234,10 +234,10 @@ pub fn points(conn: &Connection, scope: &Scope, since: crate::time::Timestamp, c
 pub fn recent(conn: &Connection, scope: &Scope, code: &str, limit: usize) -> Result<Vec<Point>> {
     let status = if scope.include_rejected { "" } else { "AND d.verification_status <> 'rejected'" };
     let sql = format!(
-        "SELECT d.id, s.id, d.species_code, d.confidence, d.detected_at,
+        "SELECT d.id, s.id, (SELECT species_code FROM species_labels WHERE pk = d.species_pk), d.confidence, d.detected_at,
                 coalesce(s.latitude, 0), coalesce(s.longitude, 0)
          FROM detections d JOIN satellites s ON s.pk = d.satellite_pk
-         WHERE d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND d.species_code = ?2 AND +d.confidence >= ?3 {status}
+         WHERE d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND d.species_pk = (SELECT pk FROM species_labels WHERE species_code = ?2) AND +d.confidence >= ?3 {status}
          ORDER BY d.detected_at DESC LIMIT ?4"
     );
     let mut stmt = conn.prepare_cached(&sql)?;

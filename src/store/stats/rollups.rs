@@ -30,20 +30,23 @@ const DAY: &str = "date(d.detected_at, 'localtime')";
 const HOUR: &str = "CAST(strftime('%H', d.detected_at, 'localtime') AS INTEGER)";
 
 /// The detections and chunks as the rollups read them: their team's and satellite's UUIDs as
-/// `tenant_id` and `satellite_id` and their times as the SPEC's text. Since migration 0017 the
-/// tables hold integer keys and milliseconds; before it (when 0009 fills the rollups of an old
-/// database) the UUIDs and text themselves.
+/// `tenant_id` and `satellite_id`, the species code, and their times as the SPEC's text. Since
+/// migrations 0017 and 0018 the tables hold integer keys, milliseconds and a species key;
+/// before them (when 0009 fills the rollups of an old database) the UUIDs, code and text
+/// themselves.
 fn sources(conn: &Connection) -> Result<(&'static str, &'static str)> {
-    let keyed: bool =
-        conn.query_row("SELECT count(*) > 0 FROM pragma_table_info('detections') WHERE name = 'tenant_pk'", [], |r| {
-            r.get(0)
-        })?;
+    let keyed: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM pragma_table_info('detections') WHERE name = 'species_pk'",
+        [],
+        |r| r.get(0),
+    )?;
     Ok(if keyed {
         (
-            "(SELECT x.id, x.species_code, x.confidence, x.verification_status,
+            "(SELECT x.id, l.species_code, x.confidence, x.verification_status,
                      strftime('%Y-%m-%dT%H:%M:%fZ', x.detected_at / 1000.0, 'unixepoch') AS detected_at,
                      t.id AS tenant_id, s.id AS satellite_id
-              FROM detections x JOIN tenants t ON t.pk = x.tenant_pk JOIN satellites s ON s.pk = x.satellite_pk)",
+              FROM detections x JOIN tenants t ON t.pk = x.tenant_pk JOIN satellites s ON s.pk = x.satellite_pk
+                   JOIN species_labels l ON l.pk = x.species_pk)",
             "(SELECT strftime('%Y-%m-%dT%H:%M:%fZ', x.recorded_at / 1000.0, 'unixepoch') AS recorded_at,
                      t.id AS tenant_id, s.id AS satellite_id
               FROM audio_chunks x JOIN tenants t ON t.pk = x.tenant_pk JOIN satellites s ON s.pk = x.satellite_pk)",
