@@ -487,6 +487,12 @@ async fn an_empty_team_gets_zeros_and_today_counts_what_arrives_now() {
         .collect();
     assert_eq!(got.len(), 2, "{points}");
     assert!(got.iter().all(|p| (p.1, p.2) == (52.5, 13.4)));
+    // One satellite's points (read through its own index): a's two, none of b's.
+    let only_a = ok(&api, &format!("/stats/map/detections?days=1&satelliteId={a}")).await;
+    assert_eq!(only_a["points"].as_array().map(Vec::len), Some(2), "{only_a}");
+    assert!(only_a["points"].as_array().into_iter().flatten().all(|p| p["satelliteId"] == json!(a.to_string())));
+    let only_b = ok(&api, &format!("/stats/map/detections?days=1&satelliteId={b}")).await;
+    assert_eq!(only_b["points"], json!([]), "b has no position");
     let capped = ok(&api, "/stats/map/detections?days=1&limit=1").await;
     assert_eq!((capped["points"].as_array().map(Vec::len), &capped["truncated"]), (Some(1), &json!(true)));
 }
