@@ -80,6 +80,13 @@ macro_rules! bytes_in_sql {
                 parsed.map(Self).map_err(|e| FromSqlError::Other(Box::new(e)))
             }
         }
+
+        /// For statements whose parameters are built as a list of values.
+        impl From<$name> for rusqlite::types::Value {
+            fn from(id: $name) -> Self {
+                Self::Blob(id.0.as_bytes().to_vec())
+            }
+        }
     )*};
 }
 

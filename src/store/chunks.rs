@@ -47,7 +47,7 @@ pub fn key_sql(alias: &str) -> String {
 }
 
 /// SQL that spells a 16-byte UUID column (migration 0018) as its lower-case hyphenated text.
-pub fn uuid_text_sql(column: &str) -> String {
+fn uuid_text_sql(column: &str) -> String {
     let part = |from: u32, len: u32| format!("substr(h, {from}, {len})");
     format!(
         "(SELECT {} || '-' || {} || '-' || {} || '-' || {} || '-' || {} FROM (SELECT lower(hex({column})) AS h))",

@@ -36,12 +36,12 @@ pub struct Filter {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor {
     pub detected_at: Timestamp,
-    pub id: String,
+    pub id: crate::ids::DetectionId,
 }
 
 impl Cursor {
     pub fn after(d: &Stored) -> Self {
-        Self { detected_at: d.detected_at, id: d.id.to_string() }
+        Self { detected_at: d.detected_at, id: d.id }
     }
 }
 
@@ -118,11 +118,7 @@ fn query(tenant: TenantId, f: &Filter, after: Option<&Cursor>, limit: usize, pla
     if let Some(c) = after {
         clauses.push("(d.detected_at, d.id) > (?, ?)".into());
         // Ids are stored as their 16 bytes, which sort as the text does.
-        let id = match c.id.parse::<crate::ids::DetectionId>() {
-            Ok(id) => Value::Blob(id.0.as_bytes().to_vec()),
-            Err(_) => Value::Text(c.id.clone()),
-        };
-        args.extend([Value::Integer(c.detected_at.millis()), id]);
+        args.extend([Value::Integer(c.detected_at.millis()), Value::from(c.id)]);
     }
     if let Some(s) = f.satellite {
         clauses.push("d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?)".into());

@@ -135,7 +135,7 @@ pub fn mine(conn: &Connection, tenant: TenantId, user: UserId, ids: &[DetectionI
          WHERE v.user_id = ? AND v.detection_id IN ({marks})"
     );
     let mut args: Vec<rusqlite::types::Value> = vec![tenant.to_string().into(), user.to_string().into()];
-    args.extend(ids.iter().map(|id| rusqlite::types::Value::Blob(id.0.as_bytes().to_vec())));
+    args.extend(ids.iter().map(|id| rusqlite::types::Value::from(*id)));
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
         Ok(MyVote { detection_id: r.get(0)?, vote: r.get(1)?, annotation_id: r.get(2)?, updated_at: r.get(3)? })
