@@ -35,6 +35,8 @@
       mfaToken: token, response: credential, rememberDevice: !!(remember && remember.checked),
     });
     if (!finish.ok) return fail(finish.data && finish.data.message || "The passkey was not accepted.");
-    location.assign(btn.dataset.next || "/");
+    // The page only ever sets a local path; follow nothing else (no "//host", "/\\host", tabs).
+    const next = btn.dataset.next || "/";
+    location.assign(/^\/(?![\/\\])[^\\\s\u0000-\u001f\u007f]*$/.test(next) ? next : "/");
   });
 })();

@@ -286,6 +286,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
         logs: crate::mqtt::logs::LogRequests::new(),
         live: crate::mqtt::live::LiveSessions::new(),
         metrics,
+        passwords: crate::auth::password::Passwords::default(),
     })
 }
 

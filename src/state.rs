@@ -70,6 +70,8 @@ pub struct AppState {
     pub disk: crate::usecases::audio_retention::DiskGuard,
     /// Prometheus counters and histograms (`GET /metrics`); a no-op while `metrics.enabled` is off.
     pub metrics: crate::metrics::Metrics,
+    /// The one bound on concurrent argon2 runs: every password hash and verification goes through it.
+    pub passwords: crate::auth::password::Passwords,
 }
 
 impl AppState {

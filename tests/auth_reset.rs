@@ -153,7 +153,7 @@ async fn forgot_password_is_rate_limited_per_ip_but_always_204() {
         c.query_row("SELECT count(*) FROM login_attempts WHERE kind = 'forgot_password'", [], |r| r.get(0))
             .expect("count")
     });
-    assert_eq!(ledger, 7, "every request is in the ledger");
+    assert_eq!(ledger, 5, "a request past the budget writes nothing (issue 34, finding 2)");
 }
 
 #[tokio::test]

@@ -1,13 +1,16 @@
 //! Public account flows of SPEC 4.1: register, login, logout, forgot and reset password.
-//! (MFA completions are in their own file when MFA lands; login already answers `mfaRequired`.)
+//! (The second step of a login is in `mfa_login.rs`.)
+//!
+//! Every route here is public, so each one bounds its input at the edge (a 16 KiB body; emails,
+//! passwords and tokens by length, 400 `input_too_long`), takes its budget before it writes or
+//! hashes anything (`usecases::sign_in`), and hashes only through the hub's bounded pool
+//! (`state.passwords`).
 
 use super::openapi::{err, tags};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use std::sync::OnceLock;
-
 use axum::{
-    extract::State,
+    extract::{DefaultBodyLimit, State},
     http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Response},
 };
@@ -20,13 +23,19 @@ use crate::{
         Audit, Authenticated, ClientIp, Principal, limits, password,
         tokens::{self, Claims, MFA_TOKEN_MINUTES, TokenKind},
     },
-    domain::validate,
+    domain::validate::{self, EMAIL_MAX, TOKEN_MAX, within},
     state::AppState,
-    store::{self, login_attempts::Kind},
-    usecases::{accounts, mfa},
+    store,
+    usecases::{
+        accounts, mfa,
+        sign_in::{self, BudgetError},
+    },
 };
 
 use super::mfa_login::REMEMBER_COOKIE;
+
+/// The largest body a public account route reads (a passkey answer is a few KiB; the rest less).
+pub const PUBLIC_BODY_MAX: usize = 16 * 1024;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -35,6 +44,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(logout))
         .routes(routes!(forgot_password))
         .routes(routes!(reset_password))
+        .layer(DefaultBodyLimit::max(PUBLIC_BODY_MAX))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -67,22 +77,17 @@ fn invalid(code: &'static str, e: impl ToString) -> ApiError {
     ApiError::Unprocessable(code, e.to_string())
 }
 
-/// Hashes off the async runtime (argon2 is deliberately slow).
-async fn hash(password: String) -> Result<String, ApiError> {
-    tokio::task::spawn_blocking(move || password::hash(&password))
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(ApiError::internal)
+/// Hashes through the hub's bounded pool (argon2 is deliberately slow and takes 19 MiB).
+async fn hash(state: &AppState, password: String) -> Result<String, ApiError> {
+    state.passwords.hash(password).await.map_err(|e| match e {
+        password::HashError::TooLong => validate::TooLong { field: "password", max: password::MAX_BYTES }.into(),
+        password::HashError::Failed(m) => ApiError::internal(anyhow::anyhow!(m)),
+    })
 }
 
-async fn verify(password: String, phc: String) -> Result<bool, ApiError> {
-    tokio::task::spawn_blocking(move || password::verify(&password, &phc)).await.map_err(ApiError::internal)
-}
-
-/// A hash to verify against when the email is unknown, so the answer takes as long either way.
-fn decoy_hash() -> String {
-    static DECOY: OnceLock<String> = OnceLock::new();
-    DECOY.get_or_init(|| password::hash(&tokens::random_hex(16)).unwrap_or_default()).clone()
+/// The password field of a request, refused at the edge when it is longer than any password.
+fn bounded_password(raw: &str) -> Result<&str, ApiError> {
+    Ok(within("password", raw, password::MAX_BYTES)?)
 }
 
 /// `{user, token}` with the session cookie set.
@@ -100,8 +105,8 @@ async fn signed_in(
 
 #[utoipa::path(
     post, path = "/auth/register", tag = tags::AUTH,
-    description = "Public (when `allow_self_registration` is on, or with an invite token). Creates the account, signs it in (session cookie) and returns `{user, token}`.",
-    responses((status = 201, description = "`{user, token}`; the session cookie is set", body = Object), err::Forbidden, err::Conflict, err::Unprocessable),
+    description = "Public (when `allow_self_registration` is on, or with an invite token). Creates the account, signs it in (session cookie) and returns `{user, token}`. The gate is checked before the password is hashed; 429 past 10 registrations an hour from one address; 400 `input_too_long` for an email over 254 bytes, a password over 1024 or a token over 512.",
+    responses((status = 201, description = "`{user, token}`; the session cookie is set", body = Object), err::BadRequest, err::Forbidden, err::Conflict, err::Unprocessable, err::TooManyRequests),
     security(())
 )]
 async fn register(
@@ -110,15 +115,20 @@ async fn register(
     headers: HeaderMap,
     Json(body): Json<RegisterBody>,
 ) -> Result<Response, ApiError> {
+    within("email", &body.email, EMAIL_MAX)?;
+    bounded_password(&body.password)?;
+    let invite = body.invite_token.as_deref().map(|t| within("inviteToken", t, TOKEN_MAX)).transpose()?;
     let email = validate::email(&body.email).map_err(|e| invalid("invalid_email", e))?;
     let name = validate::name(&body.name, "name").map_err(|e| invalid("invalid_name", e))?;
     password::check_strength(&body.password).map_err(|e| invalid("weak_password", e))?;
-    let signup = accounts::SignUp {
-        email,
-        name,
-        password_hash: hash(body.password).await?,
-        invite_token_hash: body.invite_token.as_deref().filter(|t| !t.is_empty()).map(tokens::sha256_hex),
-    };
+    let invite_token_hash = invite.filter(|t| !t.is_empty()).map(tokens::sha256_hex);
+    // The gate first: a closed hub or a bad invite costs a read, never a hash or a place in the budget.
+    accounts::sign_up_gate(&state.store, &state.clock, email.clone(), invite_token_hash.clone()).await?;
+    let key = sign_in::budget_key(&ip);
+    if !sign_in::take(&state.cache, "register", &key, limits::REGISTER_PER_IP, limits::register_window()).await {
+        return Err(BudgetError::RateLimited.into());
+    }
+    let signup = accounts::SignUp { email, name, password_hash: hash(&state, body.password).await?, invite_token_hash };
     let user = accounts::sign_up(&state.store, &state.clock, signup).await?;
     Audit::new("user.register")
         .actor_user(user.id)
@@ -132,8 +142,8 @@ async fn register(
 
 #[utoipa::path(
     post, path = "/auth/login", tag = tags::AUTH,
-    description = "Public. Password login: `{user, token}` with the session cookie, or `{mfaRequired: true, mfaToken, hasPasskeys}` when a second factor is due (no cookie yet). `enrollmentRequired: true` when a team demands MFA that is not set up.",
-    responses((status = 200, description = "signed in, or a second factor is due", body = Object), err::Unauthorized, err::Forbidden, err::Locked, err::TooManyRequests, err::Unprocessable),
+    description = "Public. Password login: `{user, token}` with the session cookie, or `{mfaRequired: true, mfaToken, hasPasskeys}` when a second factor is due (no cookie yet). `enrollmentRequired: true` when a team demands MFA that is not set up. 429 past 20 attempts in 15 minutes from one address (second steps included), 423 after 5 failures in a row; both are counted before the password is checked. 400 `input_too_long` for an email over 254 bytes or a password over 1024.",
+    responses((status = 200, description = "signed in, or a second factor is due", body = Object), err::BadRequest, err::Unauthorized, err::Forbidden, err::Locked, err::TooManyRequests, err::Unprocessable),
     security(())
 )]
 async fn login(
@@ -142,7 +152,8 @@ async fn login(
     headers: HeaderMap,
     Json(body): Json<LoginBody>,
 ) -> Result<Response, ApiError> {
-    let email = body.email.trim().to_owned();
+    let email = within("email", &body.email, EMAIL_MAX)?.trim().to_owned();
+    bounded_password(&body.password)?;
     let failed = |reason: &str, user: Option<crate::ids::UserId>| {
         let audit = Audit::new("user.login_failed").ip(&ip).details(json!({ "reason": reason, "email": email }));
         match user {
@@ -151,40 +162,33 @@ async fn login(
         }
     };
 
-    if let Err(e) = within_ip_budget(&state, &ip).await {
-        failed("rate_limited", None).write(&state).await;
-        return Err(e);
-    }
     let lookup = email.clone();
     let user = state.store.call(move |c| store::users::find_by_email(c, &lookup)).await?;
-    let now = state.clock.stamp();
-    let (ip_rec, email_rec, now_rec) = (ip.clone(), email.clone(), now);
-    let record = move |ok: bool| {
-        let (ip, email, now) = (ip_rec.clone(), email_rec.clone(), now_rec);
-        move |c: &mut rusqlite::Connection| store::login_attempts::record(c, Kind::Login, &ip, Some(&email), ok, now)
+    let uid = user.as_ref().map(|u| u.id);
+    // The attempt takes its place (address budget, account guess) before the password is checked.
+    let attempt = match sign_in::reserve_login(&state.store, &state.clock, &ip, &email, uid).await {
+        Ok(attempt) => attempt,
+        Err(BudgetError::RateLimited) => {
+            if over_budget_first_time(&state, &ip).await {
+                failed("rate_limited", None).write(&state).await;
+            }
+            return Err(BudgetError::RateLimited.into());
+        }
+        Err(BudgetError::Locked) => {
+            failed("locked", uid).write(&state).await;
+            return Err(locked());
+        }
+        Err(e) => return Err(e.into()),
     };
     let bad_credentials = || ApiError::Unauthorized("invalid_credentials", "wrong email or password".into());
 
     let Some(user) = user else {
-        verify(body.password, decoy_hash()).await?;
-        state.store.call(record(false)).await?;
+        state.passwords.verify_decoy(body.password).await;
         failed("invalid_credentials", None).write(&state).await;
         return Err(bad_credentials());
     };
-    let uid = Some(user.id);
-    if user.locked_until.is_some_and(|until| until > state.clock.now()) {
-        state.store.call(record(false)).await?;
-        failed("locked", uid).write(&state).await;
-        return Err(locked());
-    }
-    if !verify(body.password, user.password_hash.clone()).await? {
-        state.store.call(record(false)).await?;
-        let (id, until) = (user.id, state.clock.stamp_in(limits::lock_duration()));
-        let now_locked = state
-            .store
-            .call(move |c| store::users::record_failed_login(c, id, limits::FAILURES_BEFORE_LOCK, until))
-            .await?;
-        if now_locked {
+    if !state.passwords.verify(body.password, user.password_hash.clone()).await {
+        if attempt.locks_if_wrong() {
             failed("locked", uid).write(&state).await;
             return Err(locked());
         }
@@ -192,23 +196,24 @@ async fn login(
         return Err(bad_credentials());
     }
     if user.is_blocked {
-        state.store.call(record(false)).await?;
+        sign_in::release(&state.store, attempt).await?;
         failed("blocked", uid).write(&state).await;
         return Err(crate::auth::context::blocked().into());
     }
-    state.store.call(record(true)).await?;
     let remembered = match (user.mfa_enabled, crate::auth::context::cookie(&headers, REMEMBER_COOKIE)) {
         (true, Some(cookie)) => mfa::is_remembered(super::mfa::factors(&state), user.id, cookie).await?,
         _ => false,
     };
     if user.mfa_enabled && !remembered {
+        // The password was right: not a failure, but no sign-in yet either.
+        sign_in::release(&state.store, attempt).await?;
         return mfa_challenge(&state, &user).await;
     }
-    let (id, now2, ip2) = (user.id, now, ip.clone());
+    sign_in::signed_in(&state.store, &state.clock, attempt, user.id, &ip).await?;
+    let id = user.id;
     let (user, enrolment_due) = state
         .store
         .call(move |c| {
-            store::users::record_login(c, id, now2, &ip2)?;
             let user = store::users::get(c, id)?;
             let due = !user.mfa_enabled && store::mfa::required_by_a_team(c, id)?;
             Ok((user, due))
@@ -247,18 +252,12 @@ async fn mfa_challenge(state: &AppState, user: &store::users::User) -> Result<Re
     Ok(axum::Json(json!({ "mfaRequired": true, "mfaToken": token, "hasPasskeys": has_passkeys })).into_response())
 }
 
-/// The address's login attempts (passwords and second factors) in the window: 429 past the limit.
-pub(super) async fn within_ip_budget(state: &AppState, ip: &str) -> Result<(), ApiError> {
-    let since = state.clock.stamp_in(-limits::login_window());
-    let ip_key = ip.to_owned();
-    let attempts =
-        state.store.call(move |c| store::login_attempts::count_since(c, Kind::Login, &ip_key, since)).await?;
-    if attempts >= limits::LOGIN_ATTEMPTS_PER_IP {
-        return Err(ApiError::TooManyRequests(
-            "too many login attempts from this address; try again in 15 minutes".into(),
-        ));
-    }
-    Ok(())
+/// Whether this is the address's first refused login in the window: only that one is audited, so
+/// a flood of refused requests cannot grow the audit log.
+pub(super) async fn over_budget_first_time(state: &AppState, ip: &str) -> bool {
+    let key = format!("audit:login-limited:{}", sign_in::budget_key(ip));
+    let window = limits::login_window().to_std().unwrap_or_default();
+    state.cache.once_per(&key, state.clock.now(), window).await
 }
 
 pub(super) fn locked() -> ApiError {
@@ -285,8 +284,8 @@ async fn logout(
 
 #[utoipa::path(
     post, path = "/auth/forgot-password", tag = tags::AUTH,
-    description = "Public. Mails a reset link when the address is known; always 204, whether or not it exists. Rate-limited per address.",
-    responses((status = 204, description = "accepted"), err::Unprocessable),
+    description = "Public. Mails a reset link when the address is known; always 204, whether or not it exists. Past 5 requests in 15 minutes from one address nothing is looked up, written or sent. 400 `input_too_long` for an email over 254 bytes.",
+    responses((status = 204, description = "accepted"), err::BadRequest, err::Unprocessable),
     security(())
 )]
 async fn forgot_password(
@@ -294,21 +293,13 @@ async fn forgot_password(
     ClientIp(ip): ClientIp,
     Json(body): Json<ForgotBody>,
 ) -> Result<StatusCode, ApiError> {
-    let email = body.email.trim().to_owned();
-    let since = state.clock.stamp_in(-limits::forgot_window());
-    let (ip2, email2, now) = (ip.clone(), email.clone(), state.clock.stamp());
-    let (recent, user) = state
-        .store
-        .call(move |c| {
-            let recent = store::login_attempts::count_since(c, Kind::ForgotPassword, &ip2, since)?;
-            store::login_attempts::record(c, Kind::ForgotPassword, &ip2, Some(&email2), false, now)?;
-            Ok((recent, store::users::find_by_email(c, &email2)?))
-        })
-        .await?;
-    if recent >= limits::FORGOT_PER_IP {
+    let email = within("email", &body.email, EMAIL_MAX)?.trim().to_owned();
+    // The budget before anything else: past it, the request is answered alike and writes nothing.
+    if !sign_in::reserve_forgot(&state.store, &state.clock, &ip, &email).await? {
         tracing::warn!(%ip, "forgot-password rate limit reached; request dropped");
         return Ok(StatusCode::NO_CONTENT);
     }
+    let user = state.store.call(move |c| store::users::find_by_email(c, &email)).await?;
     let Some(user) = user.filter(|u| !u.is_blocked) else {
         return Ok(StatusCode::NO_CONTENT); // same answer whether or not the address exists
     };
@@ -330,8 +321,8 @@ async fn forgot_password(
 
 #[utoipa::path(
     post, path = "/auth/reset-password", tag = tags::AUTH,
-    description = "Public. Sets a new password with the token from the mail link; ends every session of the account.",
-    responses((status = 204, description = "the password is changed"), err::BadRequest, err::Unprocessable),
+    description = "Public. Sets a new password with the token from the mail link; ends every session of the account. 429 past 20 attempts in 15 minutes from one address.",
+    responses((status = 204, description = "the password is changed"), err::BadRequest, err::Unprocessable, err::TooManyRequests),
     security(())
 )]
 async fn reset_password(
@@ -339,7 +330,13 @@ async fn reset_password(
     ClientIp(ip): ClientIp,
     Json(body): Json<ResetBody>,
 ) -> Result<StatusCode, ApiError> {
+    within("token", &body.token, TOKEN_MAX)?;
+    bounded_password(&body.password)?;
     password::check_strength(&body.password).map_err(|e| invalid("weak_password", e))?;
+    let key = sign_in::budget_key(&ip);
+    if !sign_in::take(&state.cache, "reset", &key, limits::RESETS_PER_IP, limits::reset_window()).await {
+        return Err(BudgetError::RateLimited.into());
+    }
     let hash_of_token = tokens::sha256_hex(body.token.trim());
     let found = state
         .store
@@ -374,7 +371,7 @@ async fn reset_password(
         fail(code, Some(user.id)).write(&state).await;
         return Err(ApiError::BadRequest(code, message.into()));
     }
-    let new_hash = hash(body.password).await?;
+    let new_hash = hash(&state, body.password).await?;
     let (id, token_id) = (user.id, token.id);
     let used = state
         .store

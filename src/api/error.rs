@@ -122,6 +122,13 @@ impl From<crate::domain::sort::BadSort> for ApiError {
     }
 }
 
+/// An over-long input at the edge of a route: 400 `input_too_long`, before anything reads it.
+impl From<crate::domain::validate::TooLong> for ApiError {
+    fn from(e: crate::domain::validate::TooLong) -> Self {
+        Self::BadRequest("input_too_long", e.to_string())
+    }
+}
+
 impl From<ObjectError> for ApiError {
     fn from(e: ObjectError) -> Self {
         match e {

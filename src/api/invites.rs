@@ -71,6 +71,9 @@ async fn create(
 ) -> Result<(StatusCode, axum::Json<serde_json::Value>), ApiError> {
     let access = guard::access(&state, &ctx, guard::choose_tenant(body.tenant_id, requested)?, Role::Admin).await?;
     let me = ctx.require_user()?;
+    if let Some(e) = &body.email {
+        validate::within("email", e, validate::EMAIL_MAX)?;
+    }
     let email =
         body.email.map(|e| validate::email(&e)).transpose().map_err(|e| ApiError::Unprocessable("invalid_email", e))?;
     let token = tokens::random_hex(24);

@@ -125,14 +125,11 @@ async fn change_password(
     password::check_strength(&body.new_password)
         .map_err(|e| ApiError::Unprocessable("weak_password", e.to_string()))?;
     let user = state.store.call(move |c| store::users::get(c, id)).await?;
-    let new_password = body.new_password;
-    let hash = tokio::task::spawn_blocking(move || {
-        password::verify(&body.current_password, &user.password_hash).then(|| password::hash(&new_password))
-    })
-    .await
-    .map_err(ApiError::internal)?
-    .ok_or_else(|| ApiError::BadRequest("wrong_password", "the current password is not correct".into()))?
-    .map_err(ApiError::internal)?;
+    // Both go through the hub's bounded pool of argon2 runs.
+    if !state.passwords.verify(body.current_password, user.password_hash).await {
+        return Err(ApiError::BadRequest("wrong_password", "the current password is not correct".into()));
+    }
+    let hash = state.passwords.hash(body.new_password).await.map_err(|e| ApiError::internal(anyhow::anyhow!(e)))?;
     let keep = match &ctx.principal {
         Principal::User { session_id, .. } => Some(session_id.clone()),
         _ => None,
@@ -170,11 +167,7 @@ async fn delete_me(
 ) -> Result<Response, ApiError> {
     let id = ctx.require_user()?;
     let user = state.store.call(move |c| store::users::get(c, id)).await?;
-    let hash = user.password_hash.clone();
-    let ok = tokio::task::spawn_blocking(move || password::verify(&body.password, &hash))
-        .await
-        .map_err(ApiError::internal)?;
-    if !ok {
+    if !state.passwords.verify(body.password, user.password_hash).await {
         return Err(ApiError::BadRequest("wrong_password", "the password is not correct".into()));
     }
     for (tenant, released) in accounts::delete_account(&state.store, &state.clock, id).await? {

@@ -40,7 +40,13 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The handles second factors use.
 pub fn factors(state: &AppState) -> Factors<'_> {
-    Factors { store: &state.store, cache: &state.cache, clock: &state.clock, secrets: &state.secrets }
+    Factors {
+        store: &state.store,
+        cache: &state.cache,
+        clock: &state.clock,
+        secrets: &state.secrets,
+        passwords: &state.passwords,
+    }
 }
 
 /// The relying party for passkeys, or why this hub cannot offer them at its address.

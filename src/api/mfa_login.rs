@@ -2,13 +2,16 @@
 //! `{mfaRequired, mfaToken, hasPasskeys}`; one of these four completes it. The `mfaToken` lasts
 //! 5 minutes, belongs to one person and works once. Wrong codes count like wrong passwords: 5 in a
 //! row lock the account for 15 minutes, and each is audited as `user.login_failed` (`invalid_mfa`).
+//! One step takes at most 5 codes. Every guess takes its places (the step's guesses, the address's
+//! login budget, the account's guesses) *before* the code is checked, so guesses sent all at once
+//! get no more tries than guesses sent one by one.
 //! Success sets the session cookie and, with `rememberDevice`, the 30-day `mfa-remember` cookie.
 
 use super::openapi::{err, tags};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use axum::{
-    extract::State,
+    extract::{DefaultBodyLimit, State},
     http::{HeaderMap, HeaderValue, header},
     response::{IntoResponse, Response},
 };
@@ -18,7 +21,7 @@ use webauthn_rs::prelude::PublicKeyCredential;
 
 use super::{
     ApiError, Json,
-    auth::{locked, within_ip_budget},
+    auth::{PUBLIC_BODY_MAX, locked, over_budget_first_time},
     mfa::{factors, relying_party},
     session,
     views::UserView,
@@ -28,12 +31,16 @@ use crate::{
         Audit, ClientIp, limits,
         tokens::{self, Claims, MFA_TOKEN_MINUTES, TokenKind},
     },
-    domain::mfa::REMEMBER_DAYS,
+    domain::{
+        mfa::{self as rules, REMEMBER_DAYS},
+        validate::{TOKEN_MAX, within},
+    },
     state::AppState,
-    store::{self, login_attempts::Kind, users::User},
+    store::{self, users::User},
     usecases::{
         mfa::{self, MfaError},
         passkeys,
+        sign_in::{self, Attempt, BudgetError},
     },
 };
 
@@ -46,6 +53,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(backup))
         .routes(routes!(passkey_begin))
         .routes(routes!(passkey_finish))
+        .layer(DefaultBodyLimit::max(PUBLIC_BODY_MAX))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -83,8 +91,9 @@ fn used_key(claims: &Claims) -> String {
 }
 
 /// Checks the token (signature, kind, expiry, not used), the address's attempt budget and the
-/// account (not blocked, not locked).
+/// account (not blocked, not locked). Takes no place in a budget: [`reserve_guess`] does that.
 async fn challenge(state: &AppState, token: &str, ip: &str) -> Result<Challenge, ApiError> {
+    within("mfaToken", token, TOKEN_MAX)?;
     let claims = tokens::verify(state.settings.security.jwt_secret.expose(), token, TokenKind::Mfa, state.clock.now())
         .ok_or_else(|| {
             ApiError::Unauthorized(
@@ -98,7 +107,7 @@ async fn challenge(state: &AppState, token: &str, ip: &str) -> Result<Challenge,
             "this sign-in step was already completed; log in again".into(),
         ));
     }
-    within_ip_budget(state, ip).await?;
+    sign_in::within_login_budget(&state.store, &state.clock, ip).await?;
     let id = claims.sub;
     let user = state.store.call(move |c| store::users::get(c, id)).await.map_err(|_| {
         ApiError::Unauthorized("invalid_mfa_token", "the sign-in step has expired or is not valid; log in again".into())
@@ -119,24 +128,40 @@ async fn challenge(state: &AppState, token: &str, ip: &str) -> Result<Challenge,
     Ok(Challenge { claims, user })
 }
 
-/// A wrong factor: counted like a wrong password, audited, and possibly the lock.
-async fn refused(state: &AppState, c: &Challenge, ip: &str, method: &str, e: MfaError) -> ApiError {
+/// Takes a guess's places before the factor is checked: one of the step's guesses, a place in the
+/// address's login budget and one of the account's guesses (429 or 423 when one is spent).
+async fn reserve_guess(state: &AppState, c: &Challenge, ip: &str) -> Result<Attempt, ApiError> {
+    let window = std::time::Duration::from_secs(MFA_TOKEN_MINUTES as u64 * 60);
+    if !sign_in::take(&state.cache, "mfa-guesses", &c.claims.sid, limits::MFA_GUESSES_PER_TOKEN, window).await {
+        return Err(ApiError::TooManyRequests("too many codes for this sign-in step; log in again".into()));
+    }
+    match sign_in::reserve_login(&state.store, &state.clock, ip, &c.user.email, Some(c.user.id)).await {
+        Ok(attempt) => Ok(attempt),
+        Err(BudgetError::RateLimited) => {
+            if over_budget_first_time(state, ip).await {
+                let details = json!({ "reason": "rate_limited", "email": c.user.email });
+                Audit::new("user.login_failed").actor_user(c.user.id).ip(ip).details(details).write(state).await;
+            }
+            Err(BudgetError::RateLimited.into())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A wrong factor: already counted like a wrong password (its guess was taken), audited, and the
+/// lock when it was the last guess. An answer that could not be checked gives its guess back.
+async fn refused(state: &AppState, c: &Challenge, ip: &str, method: &str, e: MfaError, attempt: Attempt) -> ApiError {
     let counts = matches!(
         e,
         MfaError::InvalidCode | MfaError::Replayed | MfaError::BackupCodeUsed | MfaError::InvalidPasskey(_)
     );
     if !counts {
+        if let Err(store_error) = sign_in::release(&state.store, attempt).await {
+            return store_error.into();
+        }
         return e.into();
     }
-    let (id, ip_rec, email, now) = (c.user.id, ip.to_owned(), c.user.email.clone(), state.clock.stamp());
-    let until = state.clock.stamp_in(limits::lock_duration());
-    let now_locked = state
-        .store
-        .call(move |conn| {
-            store::login_attempts::record(conn, Kind::Login, &ip_rec, Some(&email), false, now)?;
-            store::users::record_failed_login(conn, id, limits::FAILURES_BEFORE_LOCK, until)
-        })
-        .await;
+    let id = c.user.id;
     Audit::new("user.login_failed")
         .actor_user(id)
         .target("user", id)
@@ -144,11 +169,7 @@ async fn refused(state: &AppState, c: &Challenge, ip: &str, method: &str, e: Mfa
         .details(json!({ "reason": "invalid_mfa", "method": method, "email": c.user.email }))
         .write(state)
         .await;
-    match now_locked {
-        Ok(true) => locked(),
-        Ok(false) => e.into(),
-        Err(store_error) => store_error.into(),
-    }
+    if attempt.locks_if_wrong() { locked() } else { e.into() }
 }
 
 /// The factor was right: the token is spent, the session starts, the device is remembered if asked.
@@ -157,25 +178,20 @@ async fn complete(
     c: Challenge,
     ip: &str,
     headers: &HeaderMap,
-    method: &str,
-    remember: bool,
+    (method, remember): (&str, bool),
+    attempt: Attempt,
 ) -> Result<Response, ApiError> {
     let window = std::time::Duration::from_secs(MFA_TOKEN_MINUTES as u64 * 60);
     if state.cache.incr(&used_key(&c.claims), window).await > 1 {
+        sign_in::release(&state.store, attempt).await?;
         return Err(ApiError::Unauthorized(
             "mfa_token_used",
             "this sign-in step was already completed; log in again".into(),
         ));
     }
-    let (id, now, ip_rec, email) = (c.user.id, state.clock.stamp(), ip.to_owned(), c.user.email.clone());
-    let user = state
-        .store
-        .call(move |conn| {
-            store::login_attempts::record(conn, Kind::Login, &ip_rec, Some(&email), true, now)?;
-            store::users::record_login(conn, id, now, &ip_rec)?;
-            store::users::get(conn, id)
-        })
-        .await?;
+    let id = c.user.id;
+    sign_in::signed_in(&state.store, &state.clock, attempt, id, ip).await?;
+    let user = state.store.call(move |conn| store::users::get(conn, id)).await?;
     let mut cookies = Vec::new();
     if remember {
         let agent =
@@ -224,14 +240,22 @@ async fn with_code(
     kind: CodeKind,
 ) -> Result<Response, ApiError> {
     let c = challenge(state, &body.mfa_token, ip).await?;
+    within("code", &body.code, TOKEN_MAX)?;
+    // A code that cannot be one is refused before it takes a guess.
+    let shape = match kind {
+        CodeKind::Totp => rules::totp_code(&body.code),
+        CodeKind::Backup => rules::backup_code(&body.code),
+    };
+    shape.map_err(MfaError::from)?;
+    let attempt = reserve_guess(state, &c, ip).await?;
     let (method, checked) = match kind {
         CodeKind::Totp => ("totp", mfa::verify_totp(factors(state), c.user.id, &body.code).await),
         CodeKind::Backup => ("backup_code", mfa::verify_backup(factors(state), c.user.id, &body.code).await),
     };
     if let Err(e) = checked {
-        return Err(refused(state, &c, ip, method, e).await);
+        return Err(refused(state, &c, ip, method, e, attempt).await);
     }
-    complete(state, c, ip, headers, method, body.remember_device).await
+    complete(state, c, ip, headers, (method, body.remember_device), attempt).await
 }
 
 #[utoipa::path(
@@ -298,8 +322,9 @@ async fn passkey_finish(
         ApiError::Unprocessable("invalid_passkey_response", format!("response is not a WebAuthn assertion: {e}"))
     })?;
     let rp = relying_party(&state)?;
+    let attempt = reserve_guess(&state, &c, &ip).await?;
     if let Err(e) = passkeys::passkey_login_finish(factors(&state), &rp, c.user.id, &c.claims.sid, &response).await {
-        return Err(refused(&state, &c, &ip, "passkey", e).await);
+        return Err(refused(&state, &c, &ip, "passkey", e, attempt).await);
     }
-    complete(&state, c, &ip, &headers, "passkey", body.remember_device).await
+    complete(&state, c, &ip, &headers, ("passkey", body.remember_device), attempt).await
 }

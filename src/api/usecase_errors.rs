@@ -31,6 +31,18 @@ impl From<SignUpError> for ApiError {
     }
 }
 
+impl From<crate::usecases::sign_in::BudgetError> for ApiError {
+    fn from(e: crate::usecases::sign_in::BudgetError) -> Self {
+        use crate::usecases::sign_in::BudgetError;
+        let m = e.to_string();
+        match e {
+            BudgetError::RateLimited => Self::TooManyRequests(m),
+            BudgetError::Locked => Self::Locked(m),
+            BudgetError::Store(e) => e.into(),
+        }
+    }
+}
+
 impl From<ProfileError> for ApiError {
     fn from(e: ProfileError) -> Self {
         let m = e.to_string();

@@ -78,7 +78,8 @@ pub async fn create_user(
     let first = store.call(|c| store::users::count(c)).await? == 0;
     let shown = given_password.is_none();
     let plain = given_password.unwrap_or_else(password::generate);
-    let hash = tokio::task::spawn_blocking(move || password::hash(&plain).map(|h| (h, plain))).await??;
+    // The same bounded pool the hub hashes through (one run: this command makes one account).
+    let hash = (password::Passwords::new(1).hash(plain.clone()).await?, plain);
     let new = store::users::NewUser {
         email: email.clone(),
         name: name.clone(),

@@ -204,6 +204,8 @@ pub struct RetentionSettings {
     /// Below this much free disk, audio is deleted oldest first and, when that is not enough,
     /// ingest refuses chunks with `disk_full`.
     pub min_free_disk_mb: u64,
+    /// Audit log entries older than this are deleted by the hourly housekeeping.
+    pub keep_audit_days: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -389,7 +391,7 @@ impl Default for Settings {
                 max_attempts: 10,
             },
             weather: WeatherSettings { provider_url: String::new(), timeout_secs: 10 },
-            retention: RetentionSettings { keep_audio_days: 30, min_free_disk_mb: 1024 },
+            retention: RetentionSettings { keep_audio_days: 30, min_free_disk_mb: 1024, keep_audit_days: 365 },
             releases: ReleaseSettings {
                 max_apk_bytes: 200 * 1024 * 1024,
                 hub_version: String::new(),
@@ -480,6 +482,9 @@ impl Settings {
         self.validate_releases()?;
         if !(1..=36_500).contains(&self.retention.keep_audio_days) {
             return bad("retention.keep_audio_days", "must be 1 to 36500 days");
+        }
+        if !(1..=36_500).contains(&self.retention.keep_audit_days) {
+            return bad("retention.keep_audit_days", "must be 1 to 36500 days");
         }
         let daily_at = self.backup.daily_at.trim();
         if !daily_at.is_empty() && crate::usecases::backup::schedule::parse_daily_at(daily_at).is_none() {

@@ -1,5 +1,24 @@
 //! Input rules shared by the API and the CLI.
 
+/// The longest email address, in bytes (the limit of RFC 5321's forward path).
+pub const EMAIL_MAX: usize = 254;
+/// The longest token or code a public route looks at, in bytes: reset and invite tokens (64 hex),
+/// the `mfaToken` JWT (about 300) and second-factor codes are all far shorter.
+pub const TOKEN_MAX: usize = 512;
+
+/// An input longer than its field allows; refused at the edge, before anything reads or writes it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field} must be at most {max} bytes")]
+pub struct TooLong {
+    pub field: &'static str,
+    pub max: usize,
+}
+
+/// `value` as is when it has at most `max` bytes (surrounding whitespace included).
+pub fn within<'a>(field: &'static str, value: &'a str, max: usize) -> Result<&'a str, TooLong> {
+    if value.len() > max { Err(TooLong { field, max }) } else { Ok(value) }
+}
+
 /// A plausibility check, not RFC 5322: one `@`, something before it, a dot in the domain, no spaces.
 pub fn looks_like_email(s: &str) -> bool {
     let Some((local, domain)) = s.split_once('@') else { return false };
@@ -8,7 +27,7 @@ pub fn looks_like_email(s: &str) -> bool {
         && !domain.starts_with('.')
         && !domain.ends_with('.')
         && !domain.contains('@')
-        && s.len() <= 254
+        && s.len() <= EMAIL_MAX
         && !s.chars().any(char::is_whitespace)
 }
 
@@ -42,5 +61,16 @@ mod tests {
         assert!(name(&"x".repeat(101), "name").is_err());
         assert!(name("bad\u{7}", "name").is_err());
         assert_eq!(name(" Ada ", "name").as_deref(), Ok("Ada"));
+    }
+
+    #[test]
+    fn bounds_count_bytes() {
+        let longest = format!("{}@b.org", "a".repeat(EMAIL_MAX - 6));
+        assert_eq!(within("email", &longest, EMAIL_MAX), Ok(longest.as_str()));
+        assert!(email(&longest).is_ok());
+        let over = format!("a{longest}");
+        assert_eq!(within("email", &over, EMAIL_MAX), Err(TooLong { field: "email", max: EMAIL_MAX }));
+        assert!(email(&over).is_err());
+        assert!(within("code", "é".repeat(257).as_str(), TOKEN_MAX).is_err(), "bytes, not characters");
     }
 }

@@ -48,6 +48,11 @@ pub fn record(conn: &Connection, e: &Entry, now: Timestamp) -> Result<()> {
     Ok(())
 }
 
+/// Drops entries older than `before` (the retention of `retention.keep_audit_days`).
+pub fn prune(conn: &Connection, before: Timestamp) -> Result<usize> {
+    Ok(conn.execute("DELETE FROM audit_log WHERE created_at < ?1", [before])?)
+}
+
 /// Filters of the audit list.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {

@@ -120,22 +120,46 @@ pub fn find_by_email(conn: &Connection, email: &str) -> Result<Option<User>> {
     Ok(conn.query_row(&format!("SELECT {COLS} FROM users WHERE email = ?1"), [email], from_row).optional()?)
 }
 
-/// Counts a failed password; at `lock_after` failures the account is locked until `lock_until`.
-/// Returns whether the account is now locked.
-pub fn record_failed_login(conn: &Connection, id: UserId, lock_after: u32, lock_until: Timestamp) -> Result<bool> {
-    let attempts: u32 = conn.query_row(
-        "UPDATE users SET failed_login_attempts = failed_login_attempts + 1 WHERE id = ?1 RETURNING failed_login_attempts",
-        [id],
-        |r| r.get(0),
+/// Takes one of the account's guesses *before* a password or second factor is checked, so parallel
+/// guesses cannot all slip under the lock: the failures-in-a-row count goes up at once, and the
+/// guess that reaches `lock_after` locks the account until `lock_until` while it is being checked
+/// (a right answer lifts it again, [`release_guess`] or [`record_login`]). One statement.
+/// `None` when the account is locked; `Some(true)` when this guess set the lock. After a lock
+/// has run out the count starts again from zero.
+pub fn reserve_guess(
+    conn: &Connection,
+    id: UserId,
+    lock_after: u32,
+    now: Timestamp,
+    lock_until: Timestamp,
+) -> Result<Option<bool>> {
+    let count: Option<u32> = conn
+        .query_row(
+            "UPDATE users SET
+                 failed_login_attempts = (CASE WHEN locked_until IS NULL THEN failed_login_attempts ELSE 0 END) + 1,
+                 locked_until = CASE
+                     WHEN (CASE WHEN locked_until IS NULL THEN failed_login_attempts ELSE 0 END) + 1 >= ?2 THEN ?4
+                     ELSE NULL END
+             WHERE id = ?1 AND (locked_until IS NULL OR locked_until <= ?3)
+             RETURNING failed_login_attempts",
+            params![id, lock_after, now, lock_until],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(count.map(|n| n >= lock_after))
+}
+
+/// Gives back a guess of [`reserve_guess`] that was not a failure (a right password with a second
+/// factor still due, or a request that could not be checked): one failure fewer, and the lock
+/// the guess set, if it set one, is lifted.
+pub fn release_guess(conn: &Connection, id: UserId, set_lock: bool) -> Result<()> {
+    conn.execute(
+        "UPDATE users SET failed_login_attempts = max(failed_login_attempts - 1, 0),
+             locked_until = CASE WHEN ?2 THEN NULL ELSE locked_until END
+         WHERE id = ?1",
+        params![id, set_lock],
     )?;
-    if attempts >= lock_after {
-        conn.execute(
-            "UPDATE users SET locked_until = ?2, failed_login_attempts = 0 WHERE id = ?1",
-            params![id, lock_until],
-        )?;
-        return Ok(true);
-    }
-    Ok(false)
+    Ok(())
 }
 
 /// A successful login: clears the failure count and records when and from where.
@@ -270,13 +294,23 @@ mod tests {
         let (store, _dir) = testing::store().await;
         let created = store.call(|c| create_with_team(c, &alice("a@example.org"), "t")).await.expect("create");
         let id = created.user_id;
+        let at = |t: &str| -> Timestamp { t.parse().expect("time") };
+        let (now, until) = (at("2026-01-01T00:00:00.000Z"), at("2100-01-01T00:00:00.000Z"));
         for i in 1..=5 {
-            let locked = store
-                .call(move |c| record_failed_login(c, id, 5, "2100-01-01T00:00:00.000Z".parse().expect("time")))
-                .await
-                .expect("fail");
-            assert_eq!(locked, i == 5);
+            let guess = store.call(move |c| reserve_guess(c, id, 5, now, until)).await.expect("guess");
+            assert_eq!(guess, Some(i == 5), "guess {i}");
         }
+        let sixth = store.call(move |c| reserve_guess(c, id, 5, now, until)).await.expect("guess");
+        assert_eq!(sixth, None, "no guess while locked");
+        store.call(move |c| release_guess(c, id, false)).await.expect("release");
+        let user = store.call(move |c| get(c, id)).await.expect("get");
+        assert_eq!(user.failed_login_attempts, 4, "a released guess is not a failure; the lock stays");
+        let later = at("2100-01-01T00:00:01.000Z");
+        let after = store.call(move |c| reserve_guess(c, id, 5, later, until)).await.expect("guess");
+        assert_eq!(after, Some(false), "an expired lock starts a new count");
+        let user = store.call(move |c| get(c, id)).await.expect("get");
+        assert_eq!((user.failed_login_attempts, user.locked_until), (1, None));
+        store.call(move |c| reserve_guess(c, id, 2, later, until)).await.expect("guess");
         let user = store.call(move |c| get(c, id)).await.expect("get");
         assert_eq!(user.locked_until.map(|t| t.to_string()).as_deref(), Some("2100-01-01T00:00:00.000Z"));
         store

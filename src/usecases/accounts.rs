@@ -40,6 +40,36 @@ pub enum SignUpError {
     Store(#[from] store::Error),
 }
 
+/// Whether the hub takes this sign-up at all: the invite is valid for this address, or (without
+/// one) self registration is on. Read-only and cheap, so the API asks it *before* it spends a
+/// password hash on the request; [`sign_up`] asks it again inside its transaction.
+pub async fn sign_up_gate(
+    store: &Store,
+    clock: &Clock,
+    email: String,
+    invite_token_hash: Option<String>,
+) -> Result<(), SignUpError> {
+    let now = clock.now();
+    store.call(move |c| Ok(gate(c, &email, invite_token_hash.as_deref(), now)?.map(|_| ()))).await?
+}
+
+/// The gate of [`sign_up_gate`]: the invite to accept, if any, or the refusal.
+fn gate(
+    conn: &rusqlite::Connection,
+    email: &str,
+    invite_token_hash: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> store::Result<Result<Option<store::invites::Invite>, SignUpError>> {
+    if let Some(hash) = invite_token_hash {
+        let Some(invite) = store::invites::find_by_hash(conn, hash)? else {
+            return Ok(Err(SignUpError::InviteInvalid));
+        };
+        return Ok(check_invite(invite, email, now).map(Some));
+    }
+    let platform: crate::domain::settings::PlatformSettings = store::settings::load(conn, store::settings::PLATFORM)?;
+    Ok(if platform.allow_self_registration { Ok(None) } else { Err(SignUpError::RegistrationClosed) })
+}
+
 /// Creates the account: through the invite into its team and role, or (when the hub allows self
 /// registration) with a team of its own. The first account on a hub is a platform admin. The invite
 /// is checked and consumed in the same transaction, so two people racing for one link cannot both
@@ -49,25 +79,10 @@ pub async fn sign_up(store: &Store, clock: &Clock, new: SignUp) -> Result<User, 
     store
         .call(move |c| {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let invite = match &new.invite_token_hash {
-                Some(hash) => {
-                    let inv = store::invites::find_by_hash(&tx, hash)?.ok_or(SignUpError::InviteInvalid);
-                    Some(inv.and_then(|inv| check_invite(inv, &new.email, now)))
-                }
-                None => None,
+            let invite = match gate(&tx, &new.email, new.invite_token_hash.as_deref(), now)? {
+                Ok(invite) => invite,
+                Err(refused) => return Ok(Err(refused)),
             };
-            let invite = match invite {
-                Some(Err(refused)) => return Ok(Err(refused)),
-                Some(Ok(inv)) => Some(inv),
-                None => None,
-            };
-            if invite.is_none() {
-                let platform: crate::domain::settings::PlatformSettings =
-                    store::settings::load(&tx, store::settings::PLATFORM)?;
-                if !platform.allow_self_registration {
-                    return Ok(Err(SignUpError::RegistrationClosed));
-                }
-            }
             if store::users::find_by_email(&tx, &new.email)?.is_some() {
                 return Ok(Err(SignUpError::EmailTaken));
             }

@@ -39,15 +39,15 @@ pub async fn needs_setup(store: &Store) -> Result<bool, store::Error> {
 
 /// Creates the first account (platform admin) and its team, "<name>'s team". Refused once any
 /// account exists, also when two browsers race: the check and the insert share one transaction.
-pub async fn create_first_account(store: &Store, new: FirstAccount) -> Result<Created, FirstRunError> {
+pub async fn create_first_account(
+    store: &Store,
+    passwords: &password::Passwords,
+    new: FirstAccount,
+) -> Result<Created, FirstRunError> {
     let email = validate::email(&new.email).map_err(|e| FirstRunError::Invalid(e.to_string()))?;
     let name = validate::name(&new.name, "the name").map_err(|e| FirstRunError::Invalid(e.to_string()))?;
     password::check_strength(&new.password).map_err(|e| FirstRunError::Invalid(e.to_string()))?;
-    let plain = new.password;
-    let hash = tokio::task::spawn_blocking(move || password::hash(&plain))
-        .await
-        .map_err(|e| FirstRunError::Hash(e.to_string()))?
-        .map_err(|e| FirstRunError::Hash(e.to_string()))?;
+    let hash = passwords.hash(new.password).await.map_err(|e| FirstRunError::Hash(e.to_string()))?;
     let user = store::users::NewUser {
         email: email.clone(),
         name: name.clone(),

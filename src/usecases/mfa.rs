@@ -28,6 +28,8 @@ pub struct Factors<'a> {
     pub cache: &'a Cache,
     pub clock: &'a Clock,
     pub secrets: &'a SecretBox,
+    /// The hub's bounded pool of argon2 runs (the password checks before changes).
+    pub passwords: &'a password::Passwords,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -156,15 +158,13 @@ fn backup_codes() -> (Vec<String>, Vec<String>) {
     (shown, hashes)
 }
 
-async fn check_password(user: &User, given: String) -> Result<(), MfaError> {
-    let hash = user.password_hash.clone();
-    let ok = tokio::task::spawn_blocking(move || password::verify(&given, &hash)).await.unwrap_or(false);
-    if ok { Ok(()) } else { Err(MfaError::WrongPassword) }
+async fn check_password(f: Factors<'_>, user: &User, given: String) -> Result<(), MfaError> {
+    if f.passwords.verify(given, user.password_hash.clone()).await { Ok(()) } else { Err(MfaError::WrongPassword) }
 }
 
 /// New backup codes after the password; the old set stops working.
 pub async fn regenerate_backup_codes(f: Factors<'_>, user: &User, given: String) -> Result<Vec<String>, MfaError> {
-    check_password(user, given).await?;
+    check_password(f, user, given).await?;
     if !user.mfa_enabled {
         return Err(MfaError::NotEnabled);
     }
@@ -180,7 +180,7 @@ pub async fn disable(f: Factors<'_>, user: &User, given: String) -> Result<(), M
     if user.is_platform_admin {
         return Err(MfaError::PlatformAdminMustKeepMfa);
     }
-    check_password(user, given).await?;
+    check_password(f, user, given).await?;
     if !user.mfa_enabled {
         return Err(MfaError::NotEnabled);
     }

@@ -68,6 +68,7 @@ pub mod satellite_schedule;
 pub mod satellites;
 pub mod scheduled_exports;
 pub mod service_registry;
+pub mod sign_in;
 pub mod species;
 pub mod species_images;
 pub mod stats;

@@ -236,7 +236,7 @@ async fn setup(State(state): State<WebState>, anon: Anonymous, form: Fields) -> 
         name: form.get("name").to_owned(),
         password: form.get("password").to_owned(),
     };
-    match first_run::create_first_account(&state.app.store, new).await {
+    match first_run::create_first_account(&state.app.store, &state.app.passwords, new).await {
         Ok(created) => {
             state.setup.spend();
             tracing::info!(email = %created.email, "the first account was created from the dashboard");

@@ -51,9 +51,46 @@ impl<S: Send + Sync> FromRequest<S> for Fields {
     }
 }
 
-/// Only local paths are followed after sign-in, never another site.
+/// Only a path of this hub is followed after sign-in, never another site: it starts with one `/`
+/// (not `//` or `/\\`, which browsers read as another host) and holds no backslash, control
+/// character or whitespace (browsers drop a tab or a newline, so `/\t/evil.example` becomes
+/// `//evil.example`). Its percent-decoded path must pass the same test and its decoded query
+/// holds no control character (an encoded space in a search is fine). Anything else is `/`.
 pub fn safe_next(next: &str) -> &str {
-    if next.starts_with('/') && !next.starts_with("//") && !next.starts_with("/\\") { next } else { "/" }
+    const MAX_NEXT: usize = 2048;
+    let local = |p: &str| {
+        p.starts_with('/')
+            && !p.starts_with("//")
+            && !p.contains('\\')
+            && !p.chars().any(|c| c.is_control() || c.is_whitespace())
+    };
+    let path = next.split(['?', '#']).next().unwrap_or_default();
+    let ok = next.len() <= MAX_NEXT
+        && local(next)
+        && local(&percent_decoded(path))
+        && !percent_decoded(next).chars().any(char::is_control);
+    if ok { next } else { "/" }
+}
+
+/// `%XX` escapes decoded (invalid ones kept as they are); bytes that are not UTF-8 become U+FFFD.
+fn percent_decoded(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A redirect to `to` that carries the API answer's `Set-Cookie` headers (session, remember).
@@ -71,9 +108,37 @@ mod tests {
 
     #[test]
     fn only_local_paths_are_followed() {
-        assert_eq!(safe_next("/detections?x=1"), "/detections?x=1");
-        assert_eq!(safe_next("//evil.example/"), "/");
-        assert_eq!(safe_next("https://evil.example/"), "/");
-        assert_eq!(safe_next("/\\evil.example"), "/");
+        let cases = [
+            ("/detections?x=1", "/detections?x=1"),
+            ("/", "/"),
+            ("/satellites/abc-123", "/satellites/abc-123"),
+            ("/stats?from=2026-01-01&to=2026-02-01", "/stats?from=2026-01-01&to=2026-02-01"),
+            ("/detections?species=European%20Robin", "/detections?species=European%20Robin"),
+            ("/a%20b", "/"),
+            ("/detections?q=%0d%0aSet-Cookie:x", "/"),
+            ("/a%2Fb", "/a%2Fb"),
+            ("", "/"),
+            ("//evil.example/", "/"),
+            ("https://evil.example/", "/"),
+            ("javascript:alert(1)", "/"),
+            ("evil.example", "/"),
+            ("/\\evil.example", "/"),
+            ("/x\\y", "/"),
+            ("/\t/evil.example", "/"),
+            ("/\n/evil.example", "/"),
+            ("/\r\n//evil.example", "/"),
+            (" /detections", "/"),
+            ("/det ections", "/"),
+            ("/\u{2028}/evil.example", "/"),
+            ("/%09/evil.example", "/"),
+            ("/%2F/evil.example", "/"),
+            ("/%5Cevil.example", "/"),
+            ("/%0a", "/"),
+            ("/%zz", "/%zz"),
+        ];
+        for (given, expected) in cases {
+            assert_eq!(safe_next(given), expected, "{given:?}");
+        }
+        assert_eq!(safe_next(&format!("/{}", "a".repeat(3000))), "/", "over-long");
     }
 }
