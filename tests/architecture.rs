@@ -122,7 +122,8 @@ fn without_tests(code: &str) -> String {
         let at = from + p;
         let Some(open) = code[at..].find('{').map(|o| at + o) else { break };
         let close = matching(code.as_bytes(), open);
-        for c in &mut out[at..close.min(out.len() - 1) + 1] {
+        let end = close.min(out.len() - 1) + 1;
+        for c in &mut out[at..end] {
             if *c != b'\n' {
                 *c = b' ';
             }
