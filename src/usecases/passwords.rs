@@ -115,14 +115,15 @@ pub async fn reset_password(h: Handles<'_>, token: &str, new: String) -> Result<
         })
         .await?;
     let (token, user) = found.ok_or(ResetError::InvalidToken)?;
+    // Blocking spends the links too; the person is told why, rather than "already used".
+    if user.is_blocked {
+        return Err(ResetError::UserBlocked(user.id));
+    }
     if token.used_at.is_some() {
         return Err(ResetError::TokenUsed(user.id));
     }
     if token.expires_at <= h.clock.now() {
         return Err(ResetError::TokenExpired(user.id));
-    }
-    if user.is_blocked {
-        return Err(ResetError::UserBlocked(user.id));
     }
     let new_hash = tokio::task::spawn_blocking(move || password::hash(&new))
         .await
