@@ -92,6 +92,18 @@ impl AppState {
         }
     }
 
+    /// The handles a change of who may do what takes (`usecases::access_changes`, `membership`).
+    pub fn access_ctx(&self) -> crate::usecases::access_changes::Handles<'_> {
+        crate::usecases::access_changes::Handles {
+            store: &self.store,
+            clock: &self.clock,
+            bus: &self.bus,
+            live: self.live_ctx(),
+            mailer: &self.mailer,
+            passwords: &self.passwords,
+        }
+    }
+
     /// The handles the live-audio use cases take.
     pub fn live_ctx(&self) -> crate::usecases::satellite_live::LiveContext<'_> {
         crate::usecases::satellite_live::LiveContext {

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    ApiError, Json, Path, Query, admin_users::remove_membership, invites::MemberView, not_found, tenants::DevicesQuery,
+    ApiError, Json, Path, Query, invites::MemberView, not_found, tenants::DevicesQuery, tenants::ended_details,
     views::Page,
 };
 use crate::{
@@ -18,6 +18,7 @@ use crate::{
     ids::{TenantId, UserId},
     state::AppState,
     store::{self, tenants::Membership},
+    usecases::membership::{self, Departure},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -43,7 +44,7 @@ struct RoleBody {
 
 #[utoipa::path(
     put, path = "/admin/members/{id}/role", tag = tags::ADMIN,
-    description = "Platform admin. Changes a membership's role `{role}`.",
+    description = "Platform admin. Changes a membership's role `{role}`. Below admin, the team API keys and pending invites the person made in the team are revoked; below member, their live-audio watching there ends.",
     params(("id" = String, Path, description = "membership id")),
     responses((status = 200, description = "the membership", body = MemberView), err::BadRequest, err::Auth, err::NotFound, err::Unprocessable)
 )]
@@ -54,29 +55,25 @@ async fn change_role(
     Path(id): Path<String>,
     Json(body): Json<RoleBody>,
 ) -> Result<axum::Json<MemberView>, ApiError> {
-    let m = membership(&state, id.clone()).await?;
-    if m.is_owner && body.role != Role::Admin {
-        return Err(ApiError::BadRequest(
-            "owner_must_be_admin",
-            "the team's owner stays an admin; transfer ownership first".into(),
-        ));
-    }
-    let (tenant, user, role) = (m.tenant_id, m.user_id, body.role);
-    state.store.call(move |c| store::tenants::set_role(c, tenant, user, role)).await?;
+    let changed = membership::change_role(state.access_ctx(), id, body.role).await?;
+    let m = &changed.membership;
+    let mut details = ended_details(&changed.ended, m.tenant_id);
+    details["from"] = json!(changed.from);
+    details["to"] = json!(m.role);
     Audit::new("admin.member_role_changed")
         .actor(&ctx)
-        .tenant(tenant)
-        .target("user", user)
+        .tenant(m.tenant_id)
+        .target("user", m.user_id)
         .ip(&ip)
-        .details(json!({ "from": m.role, "to": role }))
+        .details(details)
         .write(&state)
         .await;
-    Ok(axum::Json(MemberView::from(&membership(&state, id).await?)))
+    Ok(axum::Json(MemberView::from(m)))
 }
 
 #[utoipa::path(
     delete, path = "/admin/members/{id}", tag = tags::ADMIN,
-    description = "Platform admin. Removes a membership (devices disconnected unless `?devices=keep`).",
+    description = "Platform admin. Removes a membership (devices disconnected unless `?devices=keep`); the team API keys and pending invites the person made in the team are revoked and their live-audio watching there ends.",
     params(("id" = String, Path, description = "membership id"), ("devices" = Option<String>, Query, description = "`keep` leaves the person's devices running")),
     responses((status = 204, description = "removed"), err::BadRequest, err::Auth, err::NotFound)
 )]
@@ -89,14 +86,14 @@ async fn remove(
 ) -> Result<StatusCode, ApiError> {
     let keep = q.keep()?;
     let m = membership(&state, id).await?;
-    let released = remove_membership(&state, m.tenant_id, m.user_id, keep).await?;
-    super::tenants::audit_transferred(&state, &ctx, &ip, m.tenant_id, m.user_id, &released, "member_removed").await;
+    let ended = membership::remove(state.access_ctx(), m.tenant_id, m.user_id, keep, Departure::Removed).await?;
+    super::tenants::audit_transferred(&state, &ctx, &ip, m.user_id, &ended, "member_removed").await;
     Audit::new("admin.member_removed")
         .actor(&ctx)
         .tenant(m.tenant_id)
         .target("user", m.user_id)
         .ip(&ip)
-        .details(json!({ "devices": if keep { "keep" } else { "disconnect" } }))
+        .details(ended_details(&ended, m.tenant_id))
         .write(&state)
         .await;
     Ok(StatusCode::NO_CONTENT)
@@ -114,25 +111,16 @@ async fn transfer(
     PlatformAdmin(ctx): PlatformAdmin,
     Path(id): Path<String>,
 ) -> Result<axum::Json<MemberView>, ApiError> {
-    let m = membership(&state, id.clone()).await?;
-    let (tenant, user) = (m.tenant_id, m.user_id);
-    let previous = state
-        .store
-        .call(move |c| {
-            let before = store::tenants::get(c, tenant)?.owner_user_id;
-            store::tenants::transfer_ownership(c, tenant, user)?;
-            Ok(before)
-        })
-        .await?;
+    let (m, previous) = membership::transfer_ownership(&state.store, id).await?;
     Audit::new("admin.ownership_transferred")
         .actor(&ctx)
-        .tenant(tenant)
-        .target("user", user)
+        .tenant(m.tenant_id)
+        .target("user", m.user_id)
         .ip(&ip)
         .details(json!({ "previousOwner": previous }))
         .write(&state)
         .await;
-    Ok(axum::Json(MemberView::from(&membership(&state, id).await?)))
+    Ok(axum::Json(MemberView::from(&m)))
 }
 
 #[derive(Debug, Deserialize)]

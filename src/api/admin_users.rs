@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::{
     ApiError, Json, Path, Query, session,
-    tenants::{DevicesQuery, announce_released, audit_transferred},
+    tenants::{DevicesQuery, audit_transferred, ended_details},
     views::{Page, TenantView, UserView},
 };
 use crate::{
@@ -18,8 +18,21 @@ use crate::{
     ids::{TenantId, UserId},
     state::AppState,
     store,
-    usecases::accounts,
+    usecases::{
+        access_changes::{self, Ended},
+        membership::{self, Departure},
+    },
 };
+
+/// The audit details of what a change of a whole account ended.
+fn account_details(ended: &Ended) -> Value {
+    json!({
+        "revokedApiKeys": ended.keys.len(),
+        "revokedInvites": ended.invites.len(),
+        "endedSessions": ended.sessions,
+        "forgottenDevices": ended.remembered_devices,
+    })
+}
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -123,16 +136,20 @@ async fn edit(
     let (name, email) = super::views::profile_fields(body.name, body.email)?;
     let admin = body.is_platform_admin;
     let details = json!({ "name": name.is_some(), "email": email.is_some(), "isPlatformAdmin": admin });
-    let change = accounts::ProfileChange { name, email, platform_admin: admin };
-    let user = accounts::change_profile(&state.store, &state.clock, id, change).await?;
+    let change = access_changes::ProfileChange { name, email, platform_admin: admin };
+    let changed = access_changes::edit_account(state.access_ctx(), id, change).await?;
+    let mut details = details;
+    details["revokedApiKeys"] = json!(changed.ended.keys.len());
+    details["revokedInvites"] = json!(changed.ended.invites.len());
     Audit::new("admin.user_edited").actor(&ctx).target("user", id).ip(&ip).details(details).write(&state).await;
-    Ok(axum::Json(UserView::from(&user)))
+    Ok(axum::Json(UserView::from(&changed.user)))
 }
 
-/// Toggles the block: a blocked user cannot log in or reset, and their sessions end at once.
+/// Toggles the block: a blocked user cannot log in or reset; their sessions, remembered devices,
+/// reset links, the team keys and pending invites they made and their live-audio watching end at once.
 #[utoipa::path(
     post, path = "/admin/users/{id}/block", tag = tags::ADMIN,
-    description = "Platform admin. Toggles the block; a blocked user's sessions end at once.",
+    description = "Platform admin. Toggles the block; a blocked user's sessions, remembered devices and reset links end at once, and the team API keys and pending invites they made are revoked in every team. Unblocking restores none of them.",
     params(("id" = uuid::Uuid, Path, description = "user id")),
     responses((status = 200, description = "`{isBlocked}`", body = Object), err::Auth, err::NotFound, err::Conflict)
 )]
@@ -142,24 +159,9 @@ async fn block(
     PlatformAdmin(ctx): PlatformAdmin,
     Path(id): Path<UserId>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    if ctx.user_id() == Some(id) {
-        return Err(ApiError::BadRequest("cannot_block_self", "you cannot block your own account".into()));
-    }
-    let now = state.clock.stamp();
-    let blocked = state
-        .store
-        .call(move |c| {
-            let blocked = !store::users::get(c, id)?.is_blocked;
-            store::users::set_blocked(c, id, blocked)?;
-            if blocked {
-                store::sessions::revoke_all(c, id, None, now)?;
-            }
-            Ok(blocked)
-        })
-        .await
-        .map_err(user_not_found)?;
+    let (blocked, ended) = access_changes::toggle_block(state.access_ctx(), id, ctx.user_id()).await?;
     let action = if blocked { "admin.user_blocked" } else { "admin.user_unblocked" };
-    Audit::new(action).actor(&ctx).target("user", id).ip(&ip).write(&state).await;
+    Audit::new(action).actor(&ctx).target("user", id).ip(&ip).details(account_details(&ended)).write(&state).await;
     Ok(axum::Json(json!({ "id": id, "blocked": blocked })))
 }
 
@@ -195,7 +197,7 @@ async fn reset_password(
 
 #[utoipa::path(
     delete, path = "/admin/users/{id}", tag = tags::ADMIN,
-    description = "Platform admin. Deletes a user.",
+    description = "Platform admin. Deletes a user; the team API keys and pending invites they made are revoked in every team and their devices become team-owned and are disconnected.",
     params(("id" = uuid::Uuid, Path, description = "user id")),
     responses((status = 204, description = "deleted"), err::Auth, err::NotFound, err::Conflict)
 )]
@@ -208,11 +210,15 @@ async fn remove(
     if ctx.user_id() == Some(id) {
         return Err(ApiError::BadRequest("cannot_delete_self", "delete your own account with DELETE /auth/me".into()));
     }
-    for (tenant, released) in accounts::delete_account(&state.store, &state.clock, id).await? {
-        super::tenants::announce_released(&state, tenant, &released, false);
-        super::tenants::audit_transferred(&state, &ctx, &ip, tenant, id, &released, "account_deleted").await;
-    }
-    Audit::new("admin.user_deleted").actor(&ctx).target("user", id).ip(&ip).write(&state).await;
+    let ended = access_changes::delete_account(state.access_ctx(), id).await?;
+    audit_transferred(&state, &ctx, &ip, id, &ended, "account_deleted").await;
+    Audit::new("admin.user_deleted")
+        .actor(&ctx)
+        .target("user", id)
+        .ip(&ip)
+        .details(account_details(&ended))
+        .write(&state)
+        .await;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -237,7 +243,7 @@ async fn add_to_tenant(
     Json(body): Json<AddBody>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
     let (tenant, role) = (body.tenant_id, body.role);
-    let membership = accounts::add_member(&state.store, id, tenant, role).await?;
+    let membership = membership::add_member(&state.store, id, tenant, role).await?;
     Audit::new("admin.user_added_to_tenant")
         .actor(&ctx)
         .tenant(tenant)
@@ -254,7 +260,7 @@ async fn add_to_tenant(
 
 #[utoipa::path(
     delete, path = "/admin/users/{id}/tenants/{tid}", tag = tags::ADMIN,
-    description = "Platform admin. Removes the user from a team; their devices are disconnected unless `?devices=keep`; never the owner (400 `OWNER_CANNOT_LEAVE`).",
+    description = "Platform admin. Removes the user from a team; their devices are disconnected unless `?devices=keep`; the team API keys and pending invites they made in the team are revoked; never the owner (400 `OWNER_CANNOT_LEAVE`).",
     params(("id" = uuid::Uuid, Path, description = "user id"), ("tid" = uuid::Uuid, Path, description = "team id"), ("devices" = Option<String>, Query, description = "`keep` leaves the person's devices running")),
     responses((status = 204, description = "removed"), err::BadRequest, err::Auth, err::NotFound)
 )]
@@ -266,43 +272,15 @@ async fn remove_from_tenant(
     Query(q): Query<DevicesQuery>,
 ) -> Result<StatusCode, ApiError> {
     let keep = q.keep()?;
-    let released = remove_membership(&state, tenant, id, keep).await?;
-    audit_transferred(&state, &ctx, &ip, tenant, id, &released, "member_removed").await;
+    let ended = membership::remove(state.access_ctx(), tenant, id, keep, Departure::Removed).await?;
+    audit_transferred(&state, &ctx, &ip, id, &ended, "member_removed").await;
     Audit::new("admin.user_removed_from_tenant")
         .actor(&ctx)
         .tenant(tenant)
         .target("user", id)
         .ip(&ip)
-        .details(json!({ "devices": if keep { "keep" } else { "disconnect" } }))
+        .details(ended_details(&ended, tenant))
         .write(&state)
         .await;
     Ok(StatusCode::NO_CONTENT)
-}
-
-/// Removes `user` from `tenant` for an admin: never the owner (400 `OWNER_CANNOT_LEAVE`).
-pub(super) async fn remove_membership(
-    state: &AppState,
-    tenant: TenantId,
-    user: UserId,
-    keep: bool,
-) -> Result<Vec<crate::ids::SatelliteId>, ApiError> {
-    let team = state
-        .store
-        .call(move |c| store::tenants::get(c, tenant))
-        .await
-        .map_err(|_| ApiError::NotFound("tenant_not_found", "no such team".into()))?;
-    if team.owner_user_id == Some(user) {
-        return Err(ApiError::BadRequest(
-            "OWNER_CANNOT_LEAVE",
-            "the owner cannot be removed; transfer ownership first".into(),
-        ));
-    }
-    let now = state.clock.stamp();
-    let released = state
-        .store
-        .call(move |c| store::tenants::leave(c, tenant, user, keep, now))
-        .await
-        .map_err(super::not_found("member_not_found", "the user is not a member of this team"))?;
-    announce_released(state, tenant, &released, keep);
-    Ok(released)
 }

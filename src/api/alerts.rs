@@ -66,10 +66,8 @@ async fn acknowledge(
     Viewer(access): Viewer,
     Path(id): Path<uuid::Uuid>,
 ) -> Result<axum::Json<Alert>, ApiError> {
-    let (tenant, user, now, key) = (access.tenant_id, access.ctx.user_id(), state.clock.stamp(), id.to_string());
-    let alert = state
-        .store
-        .call(move |c| store::alerts::acknowledge(c, tenant, &key, user, now))
+    let (tenant, user) = (access.tenant_id, access.ctx.user_id());
+    let alert = crate::usecases::alerting::acknowledge(&state.store, &state.clock, tenant, id.to_string(), user)
         .await
         .map_err(super::not_found("alert_not_found", "no such alert"))?;
     Audit::new("alert.acknowledged").actor(&access.ctx).tenant(tenant).target("alert", id).ip(&ip).write(&state).await;

@@ -11,14 +11,15 @@ use axum::{extract::State, http::StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{ApiError, Json, Path, not_found};
+use super::{ApiError, Json, Path};
 use crate::{
-    auth::{Admin, Audit, Authenticated, ClientIp, RequestedTenant, guard, tokens},
+    auth::{Admin, Audit, Authenticated, ClientIp, RequestedTenant, guard},
     domain::{Role, validate},
     ids::{SatelliteId, TenantId, UserId},
     state::AppState,
     store::{self, api_keys::ApiKey},
     time::Timestamp,
+    usecases::team_credentials,
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -67,7 +68,7 @@ struct CreateBody {
 
 #[utoipa::path(
     post, path = "/api-keys", tag = tags::AUTH,
-    description = "Admin+ of the team. Creates a team-scoped API key; the raw key is in the answer, once.",
+    description = "Admin+ of the team. Creates a team-scoped API key; the raw key is in the answer, once. The key is revoked when its maker stops being an admin of the team (removed, leaves, demoted, blocked, deleted).",
     responses((status = 201, description = "the key with `key` (shown once)", body = Object), err::BadRequest, err::Auth, err::Unprocessable)
 )]
 async fn create(
@@ -80,27 +81,8 @@ async fn create(
     let access = guard::access(&state, &ctx, guard::choose_tenant(body.tenant_id, requested)?, Role::Admin).await?;
     let me = ctx.require_user()?; // keys do not mint keys
     let name = validate::name(&body.name, "name").map_err(|e| ApiError::Unprocessable("invalid_name", e))?;
-    let raw = tokens::random_hex(32);
-    let (hash, prefix, tenant, role) = (tokens::sha256_hex(&raw), raw[..8].to_owned(), access.tenant_id, body.role);
-    let key = state
-        .store
-        .call(move |c| {
-            let id = store::api_keys::create(
-                c,
-                &store::api_keys::NewKey {
-                    tenant_id: tenant,
-                    satellite_id: None,
-                    created_by: Some(me),
-                    name: &name,
-                    key_hash: &hash,
-                    key_prefix: &prefix,
-                    role,
-                },
-            )?;
-            Ok(store::api_keys::list(c, tenant)?.into_iter().find(|k| k.id == id))
-        })
-        .await?
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("the new key vanished")))?;
+    let (tenant, role) = (access.tenant_id, body.role);
+    let (key, raw) = team_credentials::create_api_key(&state.store, tenant, me, name, role).await?;
     Audit::new("admin.api_key_created")
         .actor(&ctx)
         .tenant(tenant)
@@ -138,12 +120,8 @@ async fn revoke(
     Admin(access): Admin,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let (tenant, now, id2) = (access.tenant_id, state.clock.stamp(), id.clone());
-    state
-        .store
-        .call(move |c| store::api_keys::revoke(c, tenant, &id2, now))
-        .await
-        .map_err(not_found("api_key_not_found", "no such API key in this team"))?;
+    let tenant = access.tenant_id;
+    team_credentials::revoke_api_key(&state.store, &state.clock, tenant, id.clone()).await?;
     Audit::new("admin.api_key_revoked")
         .actor(&access.ctx)
         .tenant(tenant)

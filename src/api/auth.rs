@@ -275,8 +275,7 @@ async fn logout(
     Authenticated(ctx): Authenticated,
 ) -> Result<Response, ApiError> {
     if let Principal::User { session_id, .. } = &ctx.principal {
-        let (sid, now) = (session_id.clone(), state.clock.stamp());
-        state.store.call(move |c| store::sessions::revoke(c, &sid, now)).await?;
+        crate::usecases::sign_in::end_session(&state.store, &state.clock, session_id.clone()).await?;
         Audit::new("user.logout").actor(&ctx).ip(&ip).write(&state).await;
     }
     Ok((StatusCode::NO_CONTENT, [(header::SET_COOKIE, session::clear_cookie(&state))]).into_response())
@@ -321,7 +320,7 @@ async fn forgot_password(
 
 #[utoipa::path(
     post, path = "/auth/reset-password", tag = tags::AUTH,
-    description = "Public. Sets a new password with the token from the mail link; ends every session of the account. 429 past 20 attempts in 15 minutes from one address.",
+    description = "Public. Sets a new password with the token from the mail link; ends every session of the account, forgets its remembered devices (the next sign-in asks for the second factor) and spends its other reset links. 429 past 20 attempts in 15 minutes from one address.",
     responses((status = 204, description = "the password is changed"), err::BadRequest, err::Unprocessable, err::TooManyRequests),
     security(())
 )]
@@ -337,59 +336,28 @@ async fn reset_password(
     if !sign_in::take(&state.cache, "reset", &key, limits::RESETS_PER_IP, limits::reset_window()).await {
         return Err(BudgetError::RateLimited.into());
     }
-    let hash_of_token = tokens::sha256_hex(body.token.trim());
-    let found = state
-        .store
-        .call(move |c| {
-            let Some(t) = store::resets::find(c, &hash_of_token)? else { return Ok(None) };
-            let user = store::users::get(c, t.user_id)?;
-            Ok(Some((t, user)))
-        })
-        .await?;
-    let fail = |reason: &'static str, user: Option<crate::ids::UserId>| {
-        let mut a = Audit::new("user.password_reset_failed").ip(&ip).details(json!({ "reason": reason }));
-        if let Some(u) = user {
-            a = a.actor_user(u).target("user", u);
+    match crate::usecases::passwords::reset_password(state.access_ctx(), &body.token, body.password).await {
+        Ok((user, ended)) => {
+            let details = json!({ "endedSessions": ended.sessions, "forgottenDevices": ended.remembered_devices });
+            Audit::new("user.password_reset_completed")
+                .actor_user(user)
+                .target("user", user)
+                .ip(&ip)
+                .details(details)
+                .write(&state)
+                .await;
+            Ok(StatusCode::NO_CONTENT)
         }
-        a
-    };
-    let Some((token, user)) = found else {
-        fail("invalid_token", None).write(&state).await;
-        return Err(ApiError::BadRequest("invalid_token", "this reset link is not valid".into()));
-    };
-    let now = state.clock.stamp();
-    let refusal = if token.used_at.is_some() {
-        Some(("token_used", "this reset link has already been used"))
-    } else if token.expires_at <= state.clock.now() {
-        Some(("token_expired", "this reset link has expired; ask for a new one"))
-    } else if user.is_blocked {
-        Some(("user_blocked", "this account is blocked; contact the hub's administrator"))
-    } else {
-        None
-    };
-    if let Some((code, message)) = refusal {
-        fail(code, Some(user.id)).write(&state).await;
-        return Err(ApiError::BadRequest(code, message.into()));
-    }
-    let new_hash = hash(&state, body.password).await?;
-    let (id, token_id) = (user.id, token.id);
-    let used = state
-        .store
-        .call(move |c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            if !store::resets::mark_used(&tx, &token_id, now)? {
-                return Ok(false);
+        Err(e) => {
+            if e.user().is_some() || matches!(e, crate::usecases::passwords::ResetError::InvalidToken) {
+                let mut a =
+                    Audit::new("user.password_reset_failed").ip(&ip).details(json!({ "reason": e.audit_reason() }));
+                if let Some(u) = e.user() {
+                    a = a.actor_user(u).target("user", u);
+                }
+                a.write(&state).await;
             }
-            store::users::set_password(&tx, id, &new_hash, now)?;
-            store::sessions::revoke_all(&tx, id, None, now)?;
-            tx.commit()?;
-            Ok(true)
-        })
-        .await?;
-    if !used {
-        fail("token_used", Some(user.id)).write(&state).await;
-        return Err(ApiError::BadRequest("token_used", "this reset link has already been used".into()));
+            Err(e.into())
+        }
     }
-    Audit::new("user.password_reset_completed").actor_user(user.id).target("user", user.id).ip(&ip).write(&state).await;
-    Ok(StatusCode::NO_CONTENT)
 }

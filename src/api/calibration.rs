@@ -68,29 +68,17 @@ async fn refresh(
         Some(guard::access(&state, &ctx, named, Role::Admin).await?.tenant_id)
     };
     let model = body.model_id.filter(|m| !m.is_empty());
-    let now = state.clock.stamp();
-    let results = state
-        .store
-        .call(move |c| {
-            let mut out = Vec::new();
-            let mut pairs = store::calibration::pairs(c, scope)?;
-            if let Some(t) = scope
-                && pairs.is_empty()
-            {
-                pairs.push((t, model.clone().unwrap_or_else(|| MODEL_ID.into())));
-            }
-            for (tenant, model_id) in pairs.into_iter().filter(|(_, m)| model.as_ref().is_none_or(|x| x == m)) {
-                let samples = store::calibration::samples(c, tenant, &model_id)?;
-                let curve = calibration::fit(&samples).unwrap_or_default();
-                store::calibration::save(c, tenant, &model_id, &curve, now)?;
-                out.push(json!({
-                    "tenantId": tenant, "modelId": model_id, "samples": samples.len(), "fitted": !curve.is_empty(),
-                    "minSamples": calibration::MIN_SAMPLES, "buckets": curve,
-                }));
-            }
-            Ok(out)
+    let refitted =
+        crate::usecases::calibration::refresh(&state.store, &state.clock, scope, model, MODEL_ID.into()).await?;
+    let results: Vec<Value> = refitted
+        .into_iter()
+        .map(|r| {
+            json!({
+                "tenantId": r.tenant, "modelId": r.model_id, "samples": r.samples, "fitted": !r.curve.is_empty(),
+                "minSamples": calibration::MIN_SAMPLES, "buckets": r.curve,
+            })
         })
-        .await?;
+        .collect();
     Ok(axum::Json(json!({ "refreshed": results })))
 }
 

@@ -74,8 +74,7 @@ async fn add_comment(
     }
     let tenant = access.tenant_id;
     find(&state, tenant, id).await?;
-    let now = state.clock.stamp();
-    let comment = state.store.call(move |c| store::comments::add(c, tenant, id, user, &text, now)).await?;
+    let comment = verification::add_comment(&state.store, &state.clock, tenant, id, user, text).await?;
     Ok((StatusCode::CREATED, axum::Json(comment)))
 }
 
@@ -187,9 +186,7 @@ async fn annotate(
         .await?
         .ok_or_else(|| ApiError::NotFound("chunk_not_found", "the detection's audio is gone".into()))?;
     let new = checked(body, meta.duration_ms, meta.sample_rate)?;
-    let now = state.clock.stamp();
-    let (annotation, status, tally) =
-        state.store.call(move |c| store::annotations::add(c, tenant, id, user, &new, now)).await?;
+    let (annotation, status, tally) = verification::annotate(&state.store, &state.clock, tenant, id, user, new).await?;
     Audit::new("detection.annotated")
         .actor(&access.ctx)
         .tenant(tenant)

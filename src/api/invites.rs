@@ -9,14 +9,15 @@ use axum::{extract::State, http::StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{ApiError, Json, Path, not_found, session};
+use super::{ApiError, Json, Path, session};
 use crate::{
-    auth::{Admin, Audit, Authenticated, ClientIp, RequestedTenant, guard, limits, tokens},
+    auth::{Admin, Audit, Authenticated, ClientIp, RequestedTenant, guard},
     domain::{Role, validate},
     ids::{TenantId, UserId},
     state::AppState,
     store::{self, invites::Invite},
     time::Timestamp,
+    usecases::team_credentials,
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -59,7 +60,7 @@ struct CreateBody {
 
 #[utoipa::path(
     post, path = "/auth/invites", tag = tags::AUTH,
-    description = "Admin+ of the team. An invite link for a team and a role.",
+    description = "Admin+ of the team. An invite link for a team and a role. A pending invite is revoked when its maker stops being an admin of the team (removed, leaves, demoted, blocked, deleted).",
     responses((status = 201, description = "the invite with its link", body = InviteView), err::BadRequest, err::Auth, err::Unprocessable)
 )]
 async fn create(
@@ -76,25 +77,9 @@ async fn create(
     }
     let email =
         body.email.map(|e| validate::email(&e)).transpose().map_err(|e| ApiError::Unprocessable("invalid_email", e))?;
-    let token = tokens::random_hex(24);
-    let (hash, expires) = (tokens::sha256_hex(&token), state.clock.stamp_in(limits::invite_ttl()));
     let tenant = access.tenant_id;
-    let invite = state
-        .store
-        .call(move |c| {
-            store::invites::create(
-                c,
-                &store::invites::NewInvite {
-                    tenant_id: tenant,
-                    role: body.role,
-                    email: email.as_deref(),
-                    created_by: me,
-                    token_hash: &hash,
-                    expires_at: expires,
-                },
-            )
-        })
-        .await?;
+    let (invite, token) =
+        team_credentials::create_invite(&state.store, &state.clock, tenant, me, body.role, email).await?;
     let url = format!("{}/register?invite={token}", session::base_url(&state));
     Audit::new("admin.invite_created")
         .actor(&ctx)
@@ -134,12 +119,8 @@ async fn revoke(
     Admin(access): Admin,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let (tenant, now, id2) = (access.tenant_id, state.clock.stamp(), id.clone());
-    state
-        .store
-        .call(move |c| store::invites::revoke(c, tenant, &id2, now))
-        .await
-        .map_err(not_found("invite_not_found", "no such pending invite in this team"))?;
+    let tenant = access.tenant_id;
+    team_credentials::revoke_invite(&state.store, &state.clock, tenant, id.clone()).await?;
     Audit::new("admin.invite_revoked")
         .actor(&access.ctx)
         .tenant(tenant)

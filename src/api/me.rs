@@ -16,11 +16,11 @@ use super::{
     views::{TenantView, UserView},
 };
 use crate::{
-    auth::{Audit, Authenticated, ClientIp, Principal, password},
+    auth::{Audit, Authenticated, ClientIp, Principal},
     domain::{preferences::Preferences, settings},
     state::AppState,
     store,
-    usecases::accounts,
+    usecases::{access_changes, accounts, passwords},
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -68,21 +68,24 @@ async fn preferences(
     let next: Preferences = settings::patch(&Preferences::from_stored(&current.preferences_json), &patch)
         .map_err(|e| ApiError::Unprocessable("invalid_preferences", e))?;
     next.validate().map_err(|e| ApiError::Unprocessable("invalid_preferences", e))?;
-    let (json, now) = (serde_json::to_string(&next).map_err(ApiError::internal)?, state.clock.stamp());
-    state.store.call(move |c| store::users::set_preferences(c, id, &json, now)).await?;
+    let json = serde_json::to_string(&next).map_err(ApiError::internal)?;
+    accounts::save_preferences(&state.store, &state.clock, id, json).await?;
     Audit::new("user.preferences_updated").actor(&ctx).target("user", id).ip(&ip).write(&state).await;
     Ok(axum::Json(next))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 struct ProfileBody {
     name: Option<String>,
     email: Option<String>,
+    /// Required when the email changes.
+    current_password: Option<String>,
 }
 
 #[utoipa::path(
     put, path = "/auth/me/profile", tag = tags::AUTH,
-    description = "Signed in (a person). Changes the name and/or the email.",
+    description = "Signed in (a person). Changes the name and/or the email. A new email needs `currentPassword` (403 `current_password_required` without it, 403 `wrong_password` when it is wrong); the old address is mailed a notice (when SMTP is set up) and unused reset links stop working.",
     responses((status = 200, description = "the user", body = UserView), err::Unauthorized, err::Forbidden, err::Conflict, err::Unprocessable)
 )]
 async fn profile(
@@ -96,11 +99,13 @@ async fn profile(
     if name.is_none() && email.is_none() {
         return Err(ApiError::Unprocessable("nothing_to_change", "send name and/or email".into()));
     }
-    let changed = json!({ "name": name.is_some(), "email": email.is_some() });
-    let change = accounts::ProfileChange { name, email, platform_admin: None };
-    let user = accounts::change_profile(&state.store, &state.clock, id, change).await?;
-    Audit::new("user.profile_updated").actor(&ctx).target("user", id).ip(&ip).details(changed).write(&state).await;
-    Ok(axum::Json(UserView::from(&user)))
+    let asked = json!({ "name": name.is_some(), "email": email.is_some() });
+    let changed =
+        access_changes::change_own_profile(state.access_ctx(), id, name, email, body.current_password).await?;
+    let mut details = asked;
+    details["emailChanged"] = json!(changed.old_email.is_some());
+    Audit::new("user.profile_updated").actor(&ctx).target("user", id).ip(&ip).details(details).write(&state).await;
+    Ok(axum::Json(UserView::from(&changed.user)))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -112,7 +117,7 @@ struct PasswordBody {
 
 #[utoipa::path(
     put, path = "/auth/me/password", tag = tags::AUTH,
-    description = "Signed in (a person). Changes the password (the current one is required); other sessions end.",
+    description = "Signed in (a person). Changes the password (the current one is required); other sessions end, remembered devices are forgotten (the next sign-in asks for the second factor) and unused reset links stop working.",
     responses((status = 204, description = "changed"), err::BadRequest, err::Unauthorized, err::Forbidden, err::Unprocessable)
 )]
 async fn change_password(
@@ -122,27 +127,14 @@ async fn change_password(
     Json(body): Json<PasswordBody>,
 ) -> Result<StatusCode, ApiError> {
     let id = ctx.require_user()?;
-    password::check_strength(&body.new_password)
-        .map_err(|e| ApiError::Unprocessable("weak_password", e.to_string()))?;
-    let user = state.store.call(move |c| store::users::get(c, id)).await?;
-    // Both go through the hub's bounded pool of argon2 runs.
-    if !state.passwords.verify(body.current_password, user.password_hash).await {
-        return Err(ApiError::BadRequest("wrong_password", "the current password is not correct".into()));
-    }
-    let hash = state.passwords.hash(body.new_password).await.map_err(|e| ApiError::internal(anyhow::anyhow!(e)))?;
     let keep = match &ctx.principal {
         Principal::User { session_id, .. } => Some(session_id.clone()),
         _ => None,
     };
-    let now = state.clock.stamp();
-    state
-        .store
-        .call(move |c| {
-            store::users::set_password(c, id, &hash, now)?;
-            store::sessions::revoke_all(c, id, keep.as_deref(), now)
-        })
-        .await?;
-    Audit::new("user.password_changed").actor(&ctx).target("user", id).ip(&ip).write(&state).await;
+    let ended =
+        passwords::change_password(state.access_ctx(), id, body.current_password, body.new_password, keep).await?;
+    let details = json!({ "endedSessions": ended.sessions, "forgottenDevices": ended.remembered_devices });
+    Audit::new("user.password_changed").actor(&ctx).target("user", id).ip(&ip).details(details).write(&state).await;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -170,10 +162,8 @@ async fn delete_me(
     if !state.passwords.verify(body.password, user.password_hash).await {
         return Err(ApiError::BadRequest("wrong_password", "the password is not correct".into()));
     }
-    for (tenant, released) in accounts::delete_account(&state.store, &state.clock, id).await? {
-        super::tenants::announce_released(&state, tenant, &released, false);
-        super::tenants::audit_transferred(&state, &ctx, &ip, tenant, id, &released, "account_deleted").await;
-    }
+    let ended = access_changes::delete_account(state.access_ctx(), id).await?;
+    super::tenants::audit_transferred(&state, &ctx, &ip, id, &ended, "account_deleted").await;
     Audit::new("user.account_deleted").actor_user(id).target("user", id).ip(&ip).write(&state).await;
     Ok((StatusCode::NO_CONTENT, [(header::SET_COOKIE, session::clear_cookie(&state))]).into_response())
 }

@@ -2,6 +2,7 @@
 //! request passes (tracing, gzip, body limit, panic catcher) and JSON 404/405 fallbacks. The merged
 //! routers also yield the OpenAPI document (`openapi.rs` says how a route gets into it).
 
+mod access_errors;
 mod admin_members;
 mod admin_users;
 mod alert_rules;

@@ -22,7 +22,8 @@ use crate::{
     events::Event,
     ids::SatelliteId,
     state::AppState,
-    store::{self, satellites::Satellite},
+    store::satellites::Satellite,
+    usecases::satellites,
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -98,19 +99,8 @@ async fn put_config(
         return Err(ApiError::Unprocessable("nothing_to_change", "send overrides and/or configLocked".into()));
     }
     let json = overrides.as_ref().map(serde_json::to_string).transpose().map_err(ApiError::internal)?;
-    let (now, lock, tenant) = (state.clock.stamp(), body.config_locked, sat.tenant_id);
-    let updated = state
-        .store
-        .call(move |c| {
-            if let Some(j) = &json {
-                store::satellites::set_overrides(c, tenant, id, j, now)?;
-            }
-            if let Some(l) = lock {
-                store::satellites::set_config_locked(c, tenant, id, l, now)?;
-            }
-            store::satellites::get(c, id)
-        })
-        .await?;
+    let updated =
+        satellites::set_config(&state.store, &state.clock, sat.tenant_id, id, json, body.config_locked).await?;
     state.bus.publish(Event::ConfigChanged { tenant_id: sat.tenant_id, satellite_id: Some(id) });
     Audit::new("admin.satellite_config_changed")
         .actor(&ctx)
@@ -140,15 +130,8 @@ async fn set_profile(
 ) -> Result<axum::Json<Value>, ApiError> {
     let (sat, _, settings) = device_rule::check(&state, &ctx, id, DeviceAction::Manage).await?;
     profile.validate().map_err(|e| ApiError::Unprocessable("invalid_profile", e))?;
-    let (json, now) = (serde_json::to_string(&profile).map_err(ApiError::internal)?, state.clock.stamp());
-    let tenant = sat.tenant_id;
-    let updated = state
-        .store
-        .call(move |c| {
-            store::satellites::set_profile(c, tenant, id, &json, now)?;
-            store::satellites::get(c, id)
-        })
-        .await?;
+    let json = serde_json::to_string(&profile).map_err(ApiError::internal)?;
+    let updated = satellites::set_profile(&state.store, &state.clock, sat.tenant_id, id, json).await?;
     state.bus.publish(Event::ConfigChanged { tenant_id: sat.tenant_id, satellite_id: Some(id) });
     Audit::new("admin.satellite_profile_changed")
         .actor(&ctx)

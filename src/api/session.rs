@@ -8,8 +8,8 @@ use crate::{
     auth::tokens::{self, Claims, SESSION_COOKIE, SESSION_DAYS, TokenKind},
     ids::UserId,
     state::AppState,
-    store,
     time::Timestamp,
+    usecases::{passwords, sign_in},
 };
 
 /// A new session for `user`: its JWT and the `Set-Cookie` value carrying it.
@@ -23,8 +23,7 @@ pub async fn start(
     let expires = now + Duration::days(SESSION_DAYS);
     let agent =
         headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(|s| s.chars().take(200).collect::<String>());
-    let (ip, exp) = (ip.to_owned(), Timestamp(expires));
-    let sid = state.store.call(move |c| store::sessions::create(c, user, &ip, agent.as_deref(), exp)).await?;
+    let sid = sign_in::start_session(&state.store, user, ip.to_owned(), agent, Timestamp(expires)).await?;
     let claims = Claims { sub: user, sid, typ: TokenKind::Session, iat: now.timestamp(), exp: expires.timestamp() };
     let token = tokens::sign(state.settings.security.jwt_secret.expose(), &claims).map_err(ApiError::internal)?;
     let cookie = format!(
@@ -53,9 +52,5 @@ pub fn base_url(state: &AppState) -> String {
 
 /// A fresh single-use password-reset token for `user` (60 minutes); returns the raw token.
 pub async fn issue_reset_token(state: &AppState, user: UserId, ip: &str) -> Result<String, ApiError> {
-    let token = tokens::random_hex(32);
-    let (hash, ip, expires) =
-        (tokens::sha256_hex(&token), ip.to_owned(), state.clock.stamp_in(crate::auth::limits::reset_token_ttl()));
-    state.store.call(move |c| store::resets::create(c, user, &hash, expires, &ip)).await?;
-    Ok(token)
+    Ok(passwords::issue_reset_token(&state.store, &state.clock, user, ip).await?)
 }

@@ -11,9 +11,8 @@ use super::{ApiError, Json};
 use crate::{
     auth::{Admin, Audit, ClientIp, PlatformAdmin, Viewer},
     domain::settings::{self, PlatformSettings, TenantSettings},
-    events::Event,
     state::AppState,
-    store,
+    store, usecases,
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -49,9 +48,7 @@ async fn put_tenant(
     let next: TenantSettings =
         settings::patch(&current, &patch).map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
     next.validate().map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
-    let (saved, now) = (next.clone(), state.clock.stamp());
-    state.store.call(move |c| store::settings::save(c, &scope, &saved, now)).await?;
-    state.bus.publish(Event::ConfigChanged { tenant_id: access.tenant_id, satellite_id: None });
+    usecases::settings::save_tenant(&state.store, &state.clock, &state.bus, access.tenant_id, next.clone()).await?;
     let changed: Vec<&String> = patch.as_object().map(|m| m.keys().collect()).unwrap_or_default();
     Audit::new("admin.tenant_settings_updated")
         .actor(&access.ctx)
@@ -91,8 +88,7 @@ async fn put_platform(
     let current: PlatformSettings = state.store.call(|c| store::settings::load(c, store::settings::PLATFORM)).await?;
     let next: PlatformSettings =
         settings::patch(&current, &patch).map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
-    let (saved, now) = (next.clone(), state.clock.stamp());
-    state.store.call(move |c| store::settings::save(c, store::settings::PLATFORM, &saved, now)).await?;
+    usecases::settings::save_platform(&state.store, &state.clock, next.clone()).await?;
     Audit::new("admin.platform_settings_updated").actor(&ctx).ip(&ip).details(patch).write(&state).await;
     Ok(axum::Json(next))
 }

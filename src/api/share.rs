@@ -39,7 +39,7 @@ async fn create(
     let token = share::sign(state.settings.security.jwt_secret.expose(), id, expires.timestamp());
     // Retention keeps the audio of a shared detection while its link works.
     let until = crate::time::Timestamp(expires);
-    state.store.call(move |c| store::audio_retention::shared_until(c, id, until)).await?;
+    crate::usecases::audio_retention::keep_shared_until(&state.store, id, until).await?;
     let base = super::session::base_url(&state);
     Ok(axum::Json(json!({
         "token": token,

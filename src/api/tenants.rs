@@ -10,11 +10,14 @@ use serde_json::json;
 use super::{ApiError, Json, Path, Query, views::TenantView};
 use crate::{
     auth::{Audit, Authenticated, ClientIp},
-    domain::{Role, settings::PlatformSettings, validate},
-    events::Event,
+    domain::{Role, validate},
     ids::TenantId,
     state::AppState,
     store,
+    usecases::{
+        access_changes::Ended,
+        membership::{self, Departure},
+    },
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -83,10 +86,11 @@ impl DevicesQuery {
 }
 
 /// Leaves a team. The owner must transfer ownership first (400 `OWNER_CANNOT_LEAVE`). The leaver's
-/// devices become team-owned and are disconnected unless `?devices=keep`.
+/// devices become team-owned and are disconnected unless `?devices=keep`; the team API keys and
+/// pending invites they made in the team are revoked; their live-audio watching there ends.
 #[utoipa::path(
     post, path = "/tenants/{id}/leave", tag = tags::SYSTEM,
-    description = "Signed in (a person). Leaves a team; the owner gets 400 `OWNER_CANNOT_LEAVE`. The leaver's devices become team-owned and are disconnected unless `?devices=keep`.",
+    description = "Signed in (a person). Leaves a team; the owner gets 400 `OWNER_CANNOT_LEAVE`. The leaver's devices become team-owned and are disconnected unless `?devices=keep`; the team API keys and pending invites they made in the team are revoked.",
     params(("id" = uuid::Uuid, Path, description = "team id"), ("devices" = Option<String>, Query, description = "`keep` leaves the leaver's devices running")),
     responses((status = 204, description = "left"), err::BadRequest, err::Unauthorized, err::Forbidden, err::NotFound)
 )]
@@ -99,42 +103,28 @@ async fn leave(
 ) -> Result<StatusCode, ApiError> {
     let me = ctx.require_user()?;
     let keep = q.keep()?;
-    let found = state
-        .store
-        .call(move |c| Ok((store::tenants::get(c, tenant).ok(), store::tenants::role_of(c, tenant, me)?)))
-        .await?;
-    let (Some(team), Some(_)) = found else {
-        return Err(ApiError::NotFound("tenant_not_found", "no such team, or you are not a member".into()));
-    };
-    if team.owner_user_id == Some(me) {
-        return Err(ApiError::BadRequest(
-            "OWNER_CANNOT_LEAVE",
-            "owners cannot leave their team; transfer ownership first".into(),
-        ));
-    }
-    let now = state.clock.stamp();
-    let released = state.store.call(move |c| store::tenants::leave(c, tenant, me, keep, now)).await?;
-    announce_released(&state, tenant, &released, keep);
-    audit_transferred(&state, &ctx, &ip, tenant, me, &released, "member_left").await;
+    let ended = membership::remove(state.access_ctx(), tenant, me, keep, Departure::Left).await?;
+    audit_transferred(&state, &ctx, &ip, me, &ended, "member_left").await;
     Audit::new("user.left_tenant")
         .actor(&ctx)
         .tenant(tenant)
         .target("user", me)
         .ip(&ip)
-        .details(json!({ "devices": if keep { "keep" } else { "disconnect" }, "releasedDevices": released.len() }))
+        .details(ended_details(&ended, tenant))
         .write(&state)
         .await;
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Tells the broker to drop the sessions of devices whose credentials were just revoked.
-pub fn announce_released(state: &AppState, tenant: TenantId, released: &[crate::ids::SatelliteId], keep: bool) {
-    if keep {
-        return;
-    }
-    for satellite_id in released {
-        state.bus.publish(Event::SatelliteRevoked { tenant_id: tenant, satellite_id: *satellite_id });
-    }
+/// The audit details of what a change ended in `tenant`: devices, keys, invites.
+pub fn ended_details(ended: &Ended, tenant: TenantId) -> serde_json::Value {
+    let released: usize = ended.released.iter().filter(|(t, _)| *t == tenant).map(|(_, s)| s.len()).sum();
+    json!({
+        "devices": if ended.devices_kept { "keep" } else { "disconnect" },
+        "releasedDevices": released,
+        "revokedApiKeys": ended.keys_in(tenant),
+        "revokedInvites": ended.invites_in(tenant),
+    })
 }
 
 /// Audits `admin.satellite_transferred` for each device of `from` that became team-owned.
@@ -142,20 +132,21 @@ pub async fn audit_transferred(
     state: &AppState,
     actor: &crate::auth::AuthContext,
     ip: &str,
-    tenant: TenantId,
     from: crate::ids::UserId,
-    released: &[crate::ids::SatelliteId],
+    ended: &Ended,
     reason: &str,
 ) {
-    for satellite_id in released {
-        Audit::new("admin.satellite_transferred")
-            .actor(actor)
-            .tenant(tenant)
-            .target("satellite", satellite_id)
-            .ip(ip)
-            .details(json!({ "from": from, "to": null, "reason": reason }))
-            .write(state)
-            .await;
+    for (tenant, released) in &ended.released {
+        for satellite_id in released {
+            Audit::new("admin.satellite_transferred")
+                .actor(actor)
+                .tenant(*tenant)
+                .target("satellite", satellite_id)
+                .ip(ip)
+                .details(json!({ "from": from, "to": null, "reason": reason }))
+                .write(state)
+                .await;
+        }
     }
 }
 
@@ -178,26 +169,7 @@ async fn create(
 ) -> Result<(StatusCode, axum::Json<TenantView>), ApiError> {
     let me = ctx.require_user()?;
     let name = validate::name(&body.name, "name").map_err(|e| ApiError::Unprocessable("invalid_name", e))?;
-    if !ctx.is_platform_admin {
-        let platform: PlatformSettings =
-            state.store.call(|c| store::settings::load(c, store::settings::PLATFORM)).await?;
-        if !platform.allow_tenant_creation {
-            return Err(ApiError::Forbidden(
-                "tenant_creation_disabled",
-                "creating teams is switched off on this hub".into(),
-            ));
-        }
-    }
-    let team = state
-        .store
-        .call(move |c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let id = store::tenants::create(&tx, &name, me)?;
-            let team = store::tenants::get(&tx, id)?;
-            tx.commit()?;
-            Ok(team)
-        })
-        .await?;
+    let team = membership::create_team(&state.store, me, ctx.is_platform_admin, name).await?;
     Audit::new("admin.tenant_created")
         .actor(&ctx)
         .tenant(team.id)

@@ -1,9 +1,10 @@
 //! The one mapping from each use case's error enum to an HTTP status and code. Messages are the
-//! enums' own `Display` text, so a refusal reads the same wherever it is raised.
+//! enums' own `Display` text, so a refusal reads the same wherever it is raised. (The changes of
+//! who may do what map theirs in `access_errors.rs`.)
 
 use super::ApiError;
 use crate::usecases::{
-    accounts::{AddMemberError, DeleteAccountError, ProfileError, SignUpError},
+    accounts::SignUpError,
     mfa::MfaError,
     mobile_releases::ReleaseError,
     satellite_live::LiveError,
@@ -39,42 +40,6 @@ impl From<crate::usecases::sign_in::BudgetError> for ApiError {
             BudgetError::RateLimited => Self::TooManyRequests(m),
             BudgetError::Locked => Self::Locked(m),
             BudgetError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<ProfileError> for ApiError {
-    fn from(e: ProfileError) -> Self {
-        let m = e.to_string();
-        match e {
-            ProfileError::EmailTaken => Self::Conflict("email_taken", m),
-            ProfileError::LastPlatformAdmin => Self::Conflict("last_platform_admin", m),
-            ProfileError::UserNotFound => Self::NotFound("user_not_found", m),
-            ProfileError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<DeleteAccountError> for ApiError {
-    fn from(e: DeleteAccountError) -> Self {
-        let m = e.to_string();
-        match e {
-            DeleteAccountError::TransferOwnershipFirst => Self::Conflict("transfer_ownership_first", m),
-            DeleteAccountError::LastPlatformAdmin => Self::Conflict("last_platform_admin", m),
-            DeleteAccountError::UserNotFound => Self::NotFound("user_not_found", m),
-            DeleteAccountError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<AddMemberError> for ApiError {
-    fn from(e: AddMemberError) -> Self {
-        let m = e.to_string();
-        match e {
-            AddMemberError::UserNotFound => Self::NotFound("user_not_found", m),
-            AddMemberError::TenantNotFound => Self::NotFound("tenant_not_found", m),
-            AddMemberError::AlreadyMember => Self::Conflict("already_member", m),
-            AddMemberError::Store(e) => e.into(),
         }
     }
 }

@@ -15,7 +15,9 @@
 //! While watching, the socket receives `{"type": "live-audio", "data": {sessionId, satelliteId,
 //! seq, recordedAt, audio}}` for each chunk, and `{"type": "live-ended", "data": {sessionId,
 //! satelliteId, reason}}` (`timeout`, `stopped`, `satellite_deleted`) if the session ends
-//! without it leaving. A refused frame is answered `{"type": "error", "data": {code, message}}`
+//! without it leaving, or (`access_revoked`) at once when the watching person loses the member
+//! role in the team (removed, demoted to viewer, blocked, deleted): that watcher leaves, the others
+//! keep watching. A refused frame is answered `{"type": "error", "data": {code, message}}`
 //! (`invalid_message`, `forbidden`, `satellite_not_found`, `not_watching`, `mqtt_unavailable`)
 //! and the socket stays open.
 
@@ -117,7 +119,7 @@ impl LiveSocket {
             Err(AuthError::Store(e)) => return error("unavailable", e),
             Err(_) => return error("forbidden", "live audio needs the member role or higher in this team"),
         };
-        match satellite_live::start(self.state.live_ctx(), self.tenant, satellite, &self.watcher).await {
+        match satellite_live::start(self.state.live_ctx(), self.tenant, satellite, &self.watcher, ctx.user_id()).await {
             Ok(joined) => {
                 if joined.created {
                     Audit::new("admin.satellite_live_started")

@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 
 use super::protocol::LiveAudio;
 use crate::{
-    ids::{SatelliteId, TenantId},
+    ids::{SatelliteId, TenantId, UserId},
     time::Timestamp,
 };
 
@@ -63,6 +63,9 @@ pub enum EndReason {
     Stopped,
     /// The satellite was deleted.
     SatelliteDeleted,
+    /// This watcher's person lost the member role in the team (removed, demoted, blocked or
+    /// deleted); sent to that watcher only, the others keep watching.
+    AccessRevoked,
 }
 
 /// A session the hub must tell its satellite about (`live-start` or `live-stop`).
@@ -116,13 +119,29 @@ pub struct Status {
     pub chunks_dropped: u64,
 }
 
+/// A watching socket as a session holds it: its queue, and the person behind it (none for an API
+/// key), so that person's losing the role can end their watching at once.
+struct Listener {
+    tx: mpsc::Sender<Frame>,
+    user: Option<UserId>,
+}
+
+fn ended_frame(session: &str, satellite: SatelliteId, reason: EndReason) -> Frame {
+    json!({
+        "type": "live-ended",
+        "data": { "sessionId": session, "satelliteId": satellite, "reason": reason },
+    })
+    .to_string()
+    .into()
+}
+
 struct Session {
     id: String,
     tenant: TenantId,
     started_at: Timestamp,
     last_keepalive: Timestamp,
     last_refresh: Timestamp,
-    watchers: HashMap<u64, mpsc::Sender<Frame>>,
+    watchers: HashMap<u64, Listener>,
     chunks_relayed: u64,
     chunks_dropped: u64,
 }
@@ -134,14 +153,9 @@ impl Session {
 
     /// Tells every watcher the session ended.
     fn announce_end(&self, satellite: SatelliteId, reason: EndReason) {
-        let frame: Frame = json!({
-            "type": "live-ended",
-            "data": { "sessionId": self.id, "satelliteId": satellite, "reason": reason },
-        })
-        .to_string()
-        .into();
-        for tx in self.watchers.values() {
-            if tx.try_send(frame.clone()).is_err() {
+        let frame = ended_frame(&self.id, satellite, reason);
+        for listener in self.watchers.values() {
+            if listener.tx.try_send(frame.clone()).is_err() {
                 tracing::debug!(%satellite, "a watcher missed live-ended (queue full or closed)");
             }
         }
@@ -172,8 +186,16 @@ impl LiveSessions {
         (Watcher { id: self.next_watcher.fetch_add(1, Ordering::Relaxed), tx }, rx)
     }
 
-    /// Joins `satellite`'s session, creating it when none runs, and counts as a keepalive.
-    pub fn join(&self, tenant: TenantId, satellite: SatelliteId, watcher: &Watcher, now: Timestamp) -> Joined {
+    /// Joins `satellite`'s session, creating it when none runs, and counts as a keepalive. `user`
+    /// is the person watching (none for an API key), for [`LiveSessions::evict`].
+    pub fn join(
+        &self,
+        tenant: TenantId,
+        satellite: SatelliteId,
+        watcher: &Watcher,
+        user: Option<UserId>,
+        now: Timestamp,
+    ) -> Joined {
         let mut sessions = self.lock();
         // A session of another team (the satellite changed hands) is not joined but replaced.
         if sessions.get(&satellite).is_some_and(|s| s.tenant != tenant)
@@ -195,7 +217,7 @@ impl LiveSessions {
                 chunks_dropped: 0,
             }
         });
-        session.watchers.insert(watcher.id, watcher.tx.clone());
+        session.watchers.insert(watcher.id, Listener { tx: watcher.tx.clone(), user });
         session.last_keepalive = now;
         Joined { session: session.as_ref(satellite), watchers: session.watchers.len(), created }
     }
@@ -250,6 +272,35 @@ impl LiveSessions {
         let session = sessions.remove(&satellite)?;
         session.announce_end(satellite, reason);
         Some(session.as_ref(satellite))
+    }
+
+    /// `user` lost the member role in every team for which `still_member` is false: their
+    /// watchers there leave at once and each gets `live-ended` (reason `access_revoked`). Returns
+    /// the sessions that ended because no watcher is left (the satellite must be sent `live-stop`).
+    pub fn evict(&self, user: UserId, still_member: impl Fn(TenantId) -> bool) -> Vec<SessionRef> {
+        let mut sessions = self.lock();
+        let mut ended = Vec::new();
+        sessions.retain(|satellite, s| {
+            if still_member(s.tenant) {
+                return true;
+            }
+            let frame = ended_frame(&s.id, *satellite, EndReason::AccessRevoked);
+            s.watchers.retain(|_, listener| {
+                if listener.user != Some(user) {
+                    return true;
+                }
+                if listener.tx.try_send(frame.clone()).is_err() {
+                    tracing::debug!(%satellite, "an evicted watcher missed live-ended (queue full or closed)");
+                }
+                false
+            });
+            if s.watchers.is_empty() {
+                ended.push(s.as_ref(*satellite));
+                return false;
+            }
+            true
+        });
+        ended
     }
 
     /// Forgets a session just created whose `live-start` could not be sent (no frames).
@@ -319,8 +370,8 @@ impl LiveSessions {
         .to_string()
         .into();
         let mut queued = 0;
-        for tx in session.watchers.values() {
-            match tx.try_send(frame.clone()) {
+        for listener in session.watchers.values() {
+            match listener.tx.try_send(frame.clone()) {
                 Ok(()) => queued += 1,
                 Err(_) => tracing::debug!(%satellite, seq = msg.seq, "a slow watcher missed a live chunk"),
             }
@@ -373,8 +424,8 @@ mod tests {
         let live = LiveSessions::new();
         let (t, s) = (TenantId::new(), SatelliteId::new());
         let ((a, mut ra), (b, mut rb)) = (live.watcher(), live.watcher());
-        let first = live.join(t, s, &a, at(0));
-        let second = live.join(t, s, &b, at(5));
+        let first = live.join(t, s, &a, None, at(0));
+        let second = live.join(t, s, &b, None, at(5));
         assert!(first.created && !second.created);
         assert_eq!((second.session.session_id.clone(), second.watchers), (first.session.session_id.clone(), 2));
         assert_eq!(live.relay(t, s, &chunk(&first.session.session_id, 1)), Relay::Relayed(2));
@@ -391,11 +442,31 @@ mod tests {
     }
 
     #[test]
+    fn evicting_a_person_ends_only_their_watching() {
+        let live = LiveSessions::new();
+        let (t, other_team, s) = (TenantId::new(), TenantId::new(), SatelliteId::new());
+        let (alice, bob) = (UserId::new(), UserId::new());
+        let ((a, mut ra), (b, mut rb)) = (live.watcher(), live.watcher());
+        let joined = live.join(t, s, &a, Some(alice), at(0));
+        live.join(t, s, &b, Some(bob), at(0));
+        assert!(live.evict(alice, |team| team == t).is_empty(), "alice is still a member of this team");
+        assert!(ra.try_recv().is_err());
+        assert!(live.evict(alice, |team| team == other_team).is_empty(), "bob still watches");
+        let frame: serde_json::Value = serde_json::from_str(&ra.try_recv().expect("live-ended")).expect("json");
+        assert_eq!(frame["data"]["reason"], "access_revoked");
+        assert_eq!(live.relay(t, s, &chunk(&joined.session.session_id, 1)), Relay::Relayed(1));
+        assert!(ra.try_recv().is_err(), "alice gets no more audio");
+        assert!(rb.try_recv().is_ok(), "bob still does");
+        assert_eq!(live.evict(bob, |_| false), vec![joined.session], "the last watcher gone ends the session");
+        assert!(live.status(t, s).is_none());
+    }
+
+    #[test]
     fn sessions_time_out_without_keepalives_and_refresh_on_schedule() {
         let live = LiveSessions::new();
         let (t, s) = (TenantId::new(), SatelliteId::new());
         let (w, mut rx) = live.watcher();
-        live.join(t, s, &w, at(0));
+        live.join(t, s, &w, None, at(0));
         assert!(live.due_refresh(at(19_999), 20_000).is_empty());
         assert_eq!(live.due_refresh(at(20_000), 20_000).len(), 1);
         assert!(live.due_refresh(at(30_000), 20_000).is_empty(), "refreshed at 20 s");

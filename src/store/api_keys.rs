@@ -105,3 +105,42 @@ pub fn revoke_for_satellite(conn: &Connection, satellite: SatelliteId, now: Time
         params![satellite, now],
     )?)
 }
+
+/// Whether the maker of the row (`created_by`) may still make it in the row's team: an unblocked
+/// account that is a platform admin or an admin of that team. The rule API keys and invites share.
+pub(super) fn maker_may_still(table: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM users u WHERE u.id = {table}.created_by AND u.is_blocked = 0
+             AND (u.is_platform_admin = 1 OR EXISTS (SELECT 1 FROM memberships m
+                  WHERE m.user_id = u.id AND m.tenant_id = {table}.tenant_id AND m.role = 'admin')))"
+    )
+}
+
+fn revoked_rows(conn: &Connection, sql: &str, user: UserId, now: Timestamp) -> Result<Vec<(TenantId, String)>> {
+    let mut stmt = conn.prepare(sql)?;
+    Ok(stmt.query_map(params![user, now], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Revokes the live team keys (never satellite keys) that `user` made and may no longer make:
+/// they are blocked, or neither a platform admin nor an admin of the key's team any more.
+/// Returns `(team, key id)` of each key revoked.
+pub fn revoke_orphaned(conn: &Connection, user: UserId, now: Timestamp) -> Result<Vec<(TenantId, String)>> {
+    let sql = format!(
+        "UPDATE api_keys SET revoked_at = ?2
+         WHERE created_by = ?1 AND satellite_id IS NULL AND revoked_at IS NULL AND NOT {}
+         RETURNING tenant_id, id",
+        maker_may_still("api_keys")
+    );
+    revoked_rows(conn, &sql, user, now)
+}
+
+/// Revokes every live team key `user` made (the account is being deleted).
+pub fn revoke_made_by(conn: &Connection, user: UserId, now: Timestamp) -> Result<Vec<(TenantId, String)>> {
+    revoked_rows(
+        conn,
+        "UPDATE api_keys SET revoked_at = ?2 WHERE created_by = ?1 AND satellite_id IS NULL AND revoked_at IS NULL
+         RETURNING tenant_id, id",
+        user,
+        now,
+    )
+}

@@ -202,6 +202,12 @@ pub fn forget_device(conn: &Connection, user: UserId, id: &str) -> Result<()> {
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }
 }
 
+/// Forgets every remembered device of `user` (a password change or reset, a block): the next
+/// sign-in asks for the second factor again. Returns how many were forgotten.
+pub fn forget_all_devices(conn: &Connection, user: UserId) -> Result<usize> {
+    Ok(conn.execute("DELETE FROM mfa_remembered_devices WHERE user_id = ?1", [user])?)
+}
+
 /// Turns MFA off for `user` and wipes every second factor and remembered device.
 pub fn wipe(conn: &Connection, user: UserId) -> Result<()> {
     conn.execute("DELETE FROM mfa_totp WHERE user_id = ?1", [user])?;

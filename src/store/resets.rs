@@ -38,3 +38,12 @@ pub fn mark_used(conn: &Connection, id: &str, now: Timestamp) -> Result<bool> {
         .execute("UPDATE password_reset_tokens SET used_at = ?2 WHERE id = ?1 AND used_at IS NULL", params![id, now])?
         == 1)
 }
+
+/// Spends every unused reset link of `user` (the password or the email changed): a link mailed
+/// before the change no longer sets a password. Returns how many were spent.
+pub fn spend_all(conn: &Connection, user: UserId, now: Timestamp) -> Result<usize> {
+    Ok(conn.execute(
+        "UPDATE password_reset_tokens SET used_at = ?2 WHERE user_id = ?1 AND used_at IS NULL",
+        params![user, now],
+    )?)
+}

@@ -1,13 +1,12 @@
-//! What people do to accounts: sign up (alone or through an invite), change their profile, delete
-//! the account, and what a platform admin does to someone else's (edit, add to a team).
+//! Signing up: alone (with a team of one's own, when the hub allows it) or through an invite link
+//! (accepting the invite). What changes an account afterwards, and what follows from it, is in
+//! `access_changes`, `membership` and `passwords`.
 //!
 //! Each function owns its transaction and names every refusal in its error enum; `api` maps the
 //! enums to statuses and codes in one place.
 
 use crate::{
     clock::Clock,
-    domain::Role,
-    ids::{SatelliteId, TenantId, UserId},
     store::{self, Store, users::User},
     time::Timestamp,
 };
@@ -138,156 +137,13 @@ fn check_invite(
     Ok(invite)
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum ProfileError {
-    #[error("an account with this email already exists")]
-    EmailTaken,
-    #[error("the hub needs at least one platform admin")]
-    LastPlatformAdmin,
-    #[error("no such user")]
-    UserNotFound,
-    #[error(transparent)]
-    Store(store::Error),
-}
-
-super::from_store_error!(ProfileError, not_found => UserNotFound, duplicate => EmailTaken);
-
-/// A change to an account: name and email by the person, plus the platform-admin flag by an admin.
-#[derive(Debug, Clone, Default)]
-pub struct ProfileChange {
-    pub name: Option<String>,
-    pub email: Option<String>,
-    pub platform_admin: Option<bool>,
-}
-
-/// Applies the change in one transaction. A taken email is `EmailTaken`; taking the flag from the
-/// hub's last platform admin is `LastPlatformAdmin`.
-pub async fn change_profile(
+/// Stores the person's preferences (already validated, as JSON).
+pub async fn save_preferences(
     store: &Store,
     clock: &Clock,
-    id: UserId,
-    change: ProfileChange,
-) -> Result<User, ProfileError> {
+    id: crate::ids::UserId,
+    json: String,
+) -> Result<(), store::Error> {
     let now = clock.stamp();
-    store
-        .call(move |c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let before = store::users::get(&tx, id)?;
-            if let Some(email) = &change.email
-                && store::users::find_by_email(&tx, email)?.is_some_and(|other| other.id != id)
-            {
-                return Ok(Err(ProfileError::EmailTaken));
-            }
-            if change.name.is_some() || change.email.is_some() {
-                store::users::update_profile(&tx, id, change.name.as_deref(), change.email.as_deref(), now)?;
-            }
-            if let Some(flag) = change.platform_admin {
-                if before.is_platform_admin && !flag && store::users::count_platform_admins(&tx)? <= 1 {
-                    return Ok(Err(ProfileError::LastPlatformAdmin));
-                }
-                store::users::set_platform_admin(&tx, id, flag)?;
-            }
-            let after = store::users::get(&tx, id)?;
-            tx.commit()?;
-            Ok(Ok(after))
-        })
-        .await?
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum DeleteAccountError {
-    #[error("the account owns a team with other members; transfer its ownership first")]
-    TransferOwnershipFirst,
-    #[error("this is the hub's only platform admin; make someone else admin first")]
-    LastPlatformAdmin,
-    #[error("no such user")]
-    UserNotFound,
-    #[error(transparent)]
-    Store(store::Error),
-}
-
-super::from_store_error!(DeleteAccountError, not_found => UserNotFound);
-
-/// Deletes an account in one transaction. Teams it owns alone go with it; a team it owns with
-/// other members must be handed over first, and the hub keeps at least one platform admin. Its
-/// devices in the teams it belonged to become team-owned and are disconnected; they are returned
-/// by team, for the broker to drop their sessions and for the audit log.
-pub async fn delete_account(
-    store: &Store,
-    clock: &Clock,
-    id: UserId,
-) -> Result<Vec<(TenantId, Vec<SatelliteId>)>, DeleteAccountError> {
-    let now = clock.stamp();
-    store
-        .call(move |c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let user = store::users::get(&tx, id)?;
-            let owned = store::tenants::owned_by(&tx, id)?;
-            if owned.iter().any(|(_, others)| *others > 0) {
-                return Ok(Err(DeleteAccountError::TransferOwnershipFirst));
-            }
-            if user.is_platform_admin && store::users::count_platform_admins(&tx)? <= 1 {
-                return Ok(Err(DeleteAccountError::LastPlatformAdmin));
-            }
-            for (tenant, _) in owned {
-                store::tenants::delete(&tx, tenant)?;
-            }
-            let mut released = Vec::new();
-            for (tenant, _) in store::tenants::list_for_user(&tx, id)? {
-                released
-                    .push((tenant.id, store::satellites::release_registrant_devices(&tx, tenant.id, id, false, now)?));
-            }
-            store::users::delete(&tx, id)?;
-            tx.commit()?;
-            Ok(Ok(released))
-        })
-        .await?
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum AddMemberError {
-    #[error("no such user")]
-    UserNotFound,
-    #[error("no such team")]
-    TenantNotFound,
-    #[error("the user is already a member of this team")]
-    AlreadyMember,
-    #[error(transparent)]
-    Store(#[from] store::Error),
-}
-
-/// Adds a person to a team with `role` (a platform admin's action); the team becomes their default
-/// when they had none. Returns the membership id.
-pub async fn add_member(store: &Store, user: UserId, tenant: TenantId, role: Role) -> Result<String, AddMemberError> {
-    store
-        .call(move |c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let Some(person) = store::users::get(&tx, user).map(Some).or_else(none_if_missing)? else {
-                return Ok(Err(AddMemberError::UserNotFound));
-            };
-            if store::tenants::get(&tx, tenant).map(Some).or_else(none_if_missing)?.is_none() {
-                return Ok(Err(AddMemberError::TenantNotFound));
-            }
-            if store::tenants::role_of(&tx, tenant, user)?.is_some() {
-                return Ok(Err(AddMemberError::AlreadyMember));
-            }
-            let id = store::tenants::add_member(&tx, tenant, user, role)?;
-            if person.default_tenant_id.is_none() {
-                store::users::set_default_tenant(&tx, user, Some(tenant))?;
-            }
-            tx.commit()?;
-            Ok(Ok(id))
-        })
-        .await
-        .map_err(|e| match e {
-            store::Error::Duplicate => AddMemberError::AlreadyMember,
-            other => other.into(),
-        })?
-}
-
-fn none_if_missing<T>(e: store::Error) -> store::Result<Option<T>> {
-    match e {
-        store::Error::NotFound => Ok(None),
-        other => Err(other),
-    }
+    store.call(move |c| store::users::set_preferences(c, id, &json, now)).await
 }

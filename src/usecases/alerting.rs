@@ -232,3 +232,15 @@ fn rare_why(d: &Stored) -> String {
         _ => String::new(),
     }
 }
+
+/// Acknowledges alert `id` of `tenant` (by `user`, none for a key); an unknown id is `NotFound`.
+pub async fn acknowledge(
+    store: &crate::store::Store,
+    clock: &crate::clock::Clock,
+    tenant: crate::ids::TenantId,
+    id: String,
+    user: Option<crate::ids::UserId>,
+) -> store::Result<store::alerts::Alert> {
+    let now = clock.stamp();
+    store.call(move |c| store::alerts::acknowledge(c, tenant, &id, user, now)).await
+}

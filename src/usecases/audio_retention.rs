@@ -239,3 +239,12 @@ impl DiskGuard {
         Err(DiskFull::Full { free_mb: now_free / 1_048_576, min_mb: self.policy.min_free_bytes / 1_048_576 })
     }
 }
+
+/// Keeps a shared detection's audio at least `until` (its share link's expiry).
+pub async fn keep_shared_until(
+    store: &Store,
+    detection: crate::ids::DetectionId,
+    until: Timestamp,
+) -> Result<(), crate::store::Error> {
+    store.call(move |c| crate::store::audio_retention::shared_until(c, detection, until)).await
+}

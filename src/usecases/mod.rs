@@ -43,6 +43,7 @@ where
         .await?
 }
 
+pub mod access_changes;
 pub mod accounts;
 pub mod alert_channels;
 pub mod alert_delivery;
@@ -51,16 +52,19 @@ pub mod alert_watch;
 pub mod alerting;
 pub mod audio_retention;
 pub mod backup;
+pub mod calibration;
 pub mod chunks;
 pub mod detections;
 pub mod expected_species;
 pub mod exports;
 pub mod first_run;
 pub mod home_feed;
+pub mod membership;
 pub mod mfa;
 pub mod mobile_releases;
 pub mod monitor;
 pub mod passkeys;
+pub mod passwords;
 pub mod public_page;
 pub mod satellite_live;
 pub mod satellite_remote;
@@ -68,12 +72,14 @@ pub mod satellite_schedule;
 pub mod satellites;
 pub mod scheduled_exports;
 pub mod service_registry;
+pub mod settings;
 pub mod sign_in;
 pub mod species;
 pub mod species_images;
 pub mod stats;
 pub mod system_status;
 pub mod system_versions;
+pub mod team_credentials;
 pub mod verification;
 pub mod weather;
 pub mod workers;

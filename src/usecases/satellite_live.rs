@@ -12,7 +12,7 @@
 
 use crate::{
     clock::Clock,
-    ids::{SatelliteId, TenantId},
+    ids::{SatelliteId, TenantId, UserId},
     mqtt::{
         MqttHandle,
         live::{EndReason, Joined, Left, LiveSessions, SessionRef, Status, Watcher},
@@ -80,18 +80,20 @@ impl LiveContext<'_> {
 
 /// `watcher` starts watching `satellite` of `tenant`: joins its session, or creates one and
 /// sends the satellite `live-start`. Another team's or an unknown satellite is
-/// [`LiveError::SatelliteNotFound`].
+/// [`LiveError::SatelliteNotFound`]. `listener` is the person watching (none for an API key):
+/// their losing the role ends their watching at once ([`evict`]).
 pub async fn start(
     ctx: LiveContext<'_>,
     tenant: TenantId,
     satellite: SatelliteId,
     watcher: &Watcher,
+    listener: Option<UserId>,
 ) -> Result<Joined, LiveError> {
     let sat = ctx.store.call(move |c| store::satellites::get(c, satellite)).await?;
     if sat.tenant_id != tenant {
         return Err(LiveError::SatelliteNotFound);
     }
-    let joined = ctx.live.join(tenant, satellite, watcher, ctx.clock.stamp());
+    let joined = ctx.live.join(tenant, satellite, watcher, listener, ctx.clock.stamp());
     if joined.created
         && let Err(e) = ctx.tell(&joined.session, Channel::LiveStart).await
     {
@@ -134,6 +136,15 @@ pub async fn end(
     let ended = ctx.live.end(tenant, satellite, reason).ok_or(LiveError::NoSession)?;
     ctx.stop_all(std::slice::from_ref(&ended)).await;
     Ok(ended)
+}
+
+/// `user` is no longer a member (or more) of the teams for which `still_member` is false: their
+/// watchers there get `live-ended` (`access_revoked`) and no more audio; a session left without
+/// watchers ends with `live-stop` to its satellite. Returns how many sessions ended.
+pub async fn evict(ctx: LiveContext<'_>, user: UserId, still_member: impl Fn(TenantId) -> bool) -> usize {
+    let ended = ctx.live.evict(user, still_member);
+    ctx.stop_all(&ended).await;
+    ended.len()
 }
 
 /// `satellite`'s session as its team sees it, if one runs.

@@ -168,3 +168,22 @@ mod tests {
         assert_eq!(ledger_ident(&"x".repeat(300)).len(), 64);
     }
 }
+
+/// A new session row for `user` from `ip`, valid until `expires_at`; returns its id. (A session
+/// row is started for each sign-in and ended at sign-out, so a session can end before its token
+/// expires.)
+pub async fn start_session(
+    store: &Store,
+    user: UserId,
+    ip: String,
+    user_agent: Option<String>,
+    expires_at: crate::time::Timestamp,
+) -> Result<String, store::Error> {
+    store.call(move |c| store::sessions::create(c, user, &ip, user_agent.as_deref(), expires_at)).await
+}
+
+/// Ends session `id` (sign-out).
+pub async fn end_session(store: &Store, clock: &Clock, id: String) -> Result<(), store::Error> {
+    let now = clock.stamp();
+    store.call(move |c| store::sessions::revoke(c, &id, now)).await
+}

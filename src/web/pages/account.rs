@@ -47,6 +47,11 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
             form.stack data-api="PUT /auth/me/profile" data-then="reload" {
                 label { "Name" input type="text" name="name" value=(user["name"].as_str().unwrap_or_default()) required; }
                 label { "Email" input type="email" name="email" value=(user["email"].as_str().unwrap_or_default()) required; }
+                label {
+                    "Current password (needed only to change the email)"
+                    input type="password" name="currentPassword" autocomplete="current-password";
+                }
+                p.muted.small { "A new email address needs your password; the old address is told of the change." }
                 p.error.form-error hidden role="alert" {}
                 div.row { button.primary type="submit" { "Save profile" } }
             }
