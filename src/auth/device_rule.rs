@@ -88,12 +88,10 @@ pub async fn check(
 /// The caller's relation to a device, given their membership role in its team (for users).
 pub fn relation(ctx: &AuthContext, sat: &Satellite, user_role: Option<Role>) -> Relation {
     let (role, own_key) = match &ctx.principal {
-        Principal::ApiKey { tenant_id, satellite_id: Some(s), .. } => {
-            (None, *tenant_id == sat.tenant_id && *s == sat.id)
+        Principal::Satellite { tenant_id, satellite_id, .. } => {
+            (None, *tenant_id == sat.tenant_id && *satellite_id == sat.id)
         }
-        Principal::ApiKey { tenant_id, satellite_id: None, role, .. } => {
-            ((*tenant_id == sat.tenant_id).then_some(*role), false)
-        }
+        Principal::ApiKey { tenant_id, role, .. } => ((*tenant_id == sat.tenant_id).then_some(*role), false),
         _ => (user_role, false),
     };
     Relation { sees_all: ctx.sees_all(), role, user: ctx.user_id(), own_key }

@@ -57,6 +57,7 @@ pub mod expected_species;
 pub mod exports;
 pub mod first_run;
 pub mod home_feed;
+pub mod metrics_scrape;
 pub mod mfa;
 pub mod mobile_releases;
 pub mod monitor;
