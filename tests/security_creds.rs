@@ -152,7 +152,11 @@ async fn a_satellite_key_reaches_only_its_own_device() {
     let (status, body) =
         key.put(&format!("/satellites/{}/config", garden.id), json!({"overrides": {"filter_enabled": false}})).await;
     assert_eq!(status, 200, "{body}");
-    assert_error(&key.put(&format!("/satellites/{}/config", garden.id), json!({"configLocked": true})).await, 403, "admin_required");
+    assert_error(
+        &key.put(&format!("/satellites/{}/config", garden.id), json!({"configLocked": true})).await,
+        403,
+        "admin_required",
+    );
     assert_eq!(key.get("/health").await.0, 200);
     assert_ne!(key.get("/mobile/latest").await.0.as_u16(), 403, "a public route answers a device like anyone");
     let (status, rotated) = key.post_empty(&format!("/satellites/{}/rotate-api-key", garden.id)).await;
@@ -287,7 +291,11 @@ async fn only_those_who_may_manage_a_device_see_its_device_id() {
     );
     let (status, claimed) =
         other_api.post("/satellites", json!({"name": "b-owned", "deviceId": "dev-team-owned-1"})).await;
-    assert_eq!((status.as_u16(), claimed["id"].clone()), (200, json!(owned.id)), "a member may claim a team-owned device: {claimed}");
+    assert_eq!(
+        (status.as_u16(), claimed["id"].clone()),
+        (200, json!(owned.id)),
+        "a member may claim a team-owned device: {claimed}"
+    );
     assert_eq!(
         other_api.get(&format!("/satellites/{}", owned.id)).await.1["device_id"],
         "dev-team-owned-1",

@@ -2,7 +2,8 @@
 //! own team, not the caller's active team. A caller may act if they are a platform admin, an admin
 //! of the device's team, or the member who registered it while the team's `device_policy` is
 //! `members`. A device's own satellite-scoped key may rename it, rotate its key and push its config,
-//! and nothing else. A device without a registrant is team-owned and admin-managed. Unknown or
+//! and nothing else (`super::satellite_key` is the list; the guards refuse the key on every other
+//! call before this rule is asked). A device without a registrant is team-owned and admin-managed. Unknown or
 //! invisible devices answer 404; visible but unmanageable ones 403.
 
 use super::{AuthContext, AuthError, Principal};

@@ -74,7 +74,12 @@ pub fn gate(ctx: &AuthContext, method: &Method, path: &str) -> Result<(), AuthEr
 
 /// Resolves the caller of `method path` from `headers` and applies [`gate`]: what the guards do,
 /// for callers that are not extractors (the WebSocket at its upgrade and at each re-check).
-pub async fn admit(state: &AppState, method: &Method, path: &str, headers: &HeaderMap) -> Result<AuthContext, AuthError> {
+pub async fn admit(
+    state: &AppState,
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+) -> Result<AuthContext, AuthError> {
     let ctx = context::resolve(state, headers).await?;
     gate(&ctx, method, path)?;
     Ok(ctx)
