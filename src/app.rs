@@ -159,7 +159,8 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         let setup = std::sync::Arc::new(crate::web::setup::SetupCode::new(&state.settings.data_dir, needs_setup));
         crate::web::router(state.clone(), api::router(state.clone()), setup)
     };
-    let router = crate::metrics::http::wrap(router, state.clone());
+    let router =
+        crate::metrics::http::counted(router.merge(api::metrics::router(state.clone())), state.metrics.clone());
     if state.metrics.is_enabled() {
         let (metrics, stop) = (state.metrics.clone(), shutdown.clone());
         tasks.spawn(async move { ("metrics-upkeep", crate::metrics::run_upkeep(metrics, stop).await) });

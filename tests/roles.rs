@@ -159,12 +159,7 @@ async fn the_member_guard_admits_members_and_above_only() {
     assert_eq!(check(&owner).await.ok(), Some(Role::Admin));
     assert!(matches!(check(&outsider).await, Err(birdhub::api::ApiError::NotFound("tenant_not_found", _))));
     let key = AuthContext {
-        principal: Principal::ApiKey {
-            key_id: "k".into(),
-            tenant_id: owner.tenant,
-            satellite_id: None,
-            role: Role::Member,
-        },
+        principal: Principal::ApiKey { key_id: "k".into(), tenant_id: owner.tenant, role: Role::Member },
         is_platform_admin: false,
         default_tenant: Some(owner.tenant),
         mfa_enrollment_due: false,

@@ -140,7 +140,8 @@ async fn the_device_rule_answers_404_for_invisible_and_403_for_unmanageable() {
     assert_error(&callers[0].1.get(&format!("/satellites/{id}")).await, 404, "satellite_not_found");
     assert_error(&callers[0].1.get(&format!("/satellites/{}", uuid::Uuid::new_v4())).await, 404, "satellite_not_found");
 
-    // The device's own key: rename, rotate, push config; nothing else.
+    // The device's own key: rename, rotate, push config; nothing else (its allow-list refuses the
+    // rest before the device rule is asked).
     let (status, renamed) =
         own_key.send(reqwest::Method::PATCH, &format!("/satellites/{id}"), Some(json!({"name": "garden-2"}))).await;
     assert_eq!((status.as_u16(), renamed["name"].clone()), (200, json!("garden-2")));
@@ -148,8 +149,8 @@ async fn the_device_rule_answers_404_for_invisible_and_403_for_unmanageable() {
         own_key.put(&format!("/satellites/{id}/config"), json!({"overrides": {"filter_enabled": false}})).await.0,
         200
     );
-    assert_error(&own_key.post(&format!("/satellites/{id}/profile"), json!({"type": "x", "schedule": [], "sampleRate": 48000, "chunkDurationMs": 3000, "overlapMs": 0, "gain": 1.0})).await, 403, "device_not_manageable");
-    assert_error(&own_key.delete(&format!("/satellites/{id}")).await, 403, "device_not_manageable");
+    assert_error(&own_key.post(&format!("/satellites/{id}/profile"), json!({"type": "x", "schedule": [], "sampleRate": 48000, "chunkDurationMs": 3000, "overlapMs": 0, "gain": 1.0})).await, 403, "satellite_key_not_allowed");
+    assert_error(&own_key.delete(&format!("/satellites/{id}")).await, 403, "satellite_key_not_allowed");
     assert_error(
         &own_key.put(&format!("/satellites/{id}/config"), json!({"configLocked": true})).await,
         403,

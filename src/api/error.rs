@@ -159,6 +159,7 @@ impl From<AuthError> for ApiError {
             SatelliteNotFound => Self::NotFound("satellite_not_found", message),
             DeviceNotManageable => Self::Forbidden("device_not_manageable", message),
             MfaEnrollmentRequired => Self::Forbidden("mfa_enrollment_required", message),
+            SatelliteKeyNotAllowed => Self::Forbidden("satellite_key_not_allowed", message),
             Store(e) => e.into(),
         }
     }

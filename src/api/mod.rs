@@ -20,6 +20,7 @@ pub mod files;
 pub mod health;
 mod invites;
 mod me;
+pub mod metrics;
 mod mfa;
 mod mfa_login;
 mod mobile;

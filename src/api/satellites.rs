@@ -37,6 +37,7 @@ pub struct SatelliteView {
     pub id: SatelliteId,
     pub tenant_id: TenantId,
     pub name: String,
+    /// The device's stable id; null unless the caller may manage the device (`can_manage`).
     pub device_id: Option<String>,
     pub kind: DeviceKind,
     pub registered_by: Option<UserId>,
@@ -68,16 +69,19 @@ pub struct SatelliteView {
 pub fn view(state: &AppState, s: &Satellite, rel: device_rule::Relation, settings: &TenantSettings) -> SatelliteView {
     let threshold = chrono::Duration::minutes(i64::from(settings.satellite_offline_threshold_minutes));
     let online_after = state.clock.now() - threshold;
+    let can_manage = device_rule::may(rel, s.registered_by, settings.device_policy, DeviceAction::Manage);
     SatelliteView {
         id: s.id,
         tenant_id: s.tenant_id,
         name: s.name.clone(),
-        device_id: s.device_id.clone(),
+        // Whoever knows a team-owned device's id may claim it (SPEC 4.4 rule 1): only those who
+        // may manage the device see it.
+        device_id: s.device_id.clone().filter(|_| can_manage),
         kind: s.kind,
         registered_by: s.registered_by,
         registered_by_name: s.registered_by_name.clone(),
         registered_by_me: rel.user.is_some() && s.registered_by == rel.user,
-        can_manage: device_rule::may(rel, s.registered_by, settings.device_policy, DeviceAction::Manage),
+        can_manage,
         latitude: s.latitude,
         longitude: s.longitude,
         last_seen_at: s.last_seen_at,

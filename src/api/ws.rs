@@ -8,9 +8,14 @@
 //! Clients also watch satellites' live audio on this socket (`live-start`, `live-keepalive`,
 //! `live-stop` frames; see [`super::ws_live`]).
 //!
-//! A socket is only as good as its credentials: every [`RECHECK`] it resolves them again, and it
-//! is closed (code 1008, policy) once its session is revoked, its user blocked or removed from
-//! the team, or its API key revoked.
+//! The socket passes the gates of every HTTP route ([`guard::admit`]): a person who still has to
+//! set up the two-factor sign-in a team requires is refused (403 `mfa_enrollment_required`), and
+//! so is a satellite's own key (403 `satellite_key_not_allowed`).
+//!
+//! A socket is only as good as its credentials: every [`RECHECK`] it resolves them and applies
+//! those gates again, and it is closed (code 1008, policy) once its session is revoked, its user
+//! blocked or removed from the team, its API key revoked, or a team of the user starts requiring
+//! two-factor sign-in that they have not set up.
 
 use super::openapi::{err, tags};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -22,7 +27,7 @@ use axum::{
         State, WebSocketUpgrade,
         ws::{CloseFrame, Message, WebSocket, close_code},
     },
-    http::{HeaderMap, HeaderValue, header},
+    http::{HeaderMap, HeaderValue, Method, header},
     response::Response,
 };
 use serde::Deserialize;
@@ -40,6 +45,9 @@ use crate::{
 /// How often an open socket re-checks its credentials: the longest a revoked one keeps listening.
 pub const RECHECK: Duration = Duration::from_secs(2);
 
+/// The socket's route, as the credential gates see it.
+pub(super) const PATH: &str = "/ws/events";
+
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(events))
 }
@@ -53,7 +61,7 @@ struct WsQuery {
 
 #[utoipa::path(
     get, path = "/ws/events", tag = tags::WEBSOCKET,
-    description = "Viewer+ of the team. Upgrades to a WebSocket of the team's real-time events (SPEC 6.1). Authenticated like HTTP, or with `?token=` (a session JWT or API key) for clients that cannot set headers. Frames are JSON text: `{type: hello, data: {tenantId}}` first, then `{type: detection, data}` for each new detection. The socket closes (1008) when its credentials stop being valid.\n\nLive audio (Member+, a satellite of the team): send `{type: live-start, satelliteId}` to create or join the satellite's one session (answer `{type: live-started, data: {sessionId, satelliteId, watchers}}`; the hub sends the satellite `live-start {sessionId}`), `{type: live-keepalive, satelliteId}` every 20 s (no answer), `{type: live-stop, satelliteId}` to stop watching (answer `{type: live-stopped, data}`; the last watcher leaving, or closing the socket, ends the session with `live-stop`). Watchers receive `{type: live-audio, data: {sessionId, satelliteId, seq, recordedAt, audio}}` per chunk and `{type: live-ended, data: {sessionId, satelliteId, reason}}` when it ends otherwise (`timeout` after `LIVE_AUDIO_TIMEOUT_MS`, default 60 s, without start or keepalive, `stopped`, `satellite_deleted`). Refused frames get `{type: error, data: {code, message}}` (`invalid_message`, `forbidden`, `satellite_not_found`, `not_watching`) and the socket stays open.",
+    description = "Viewer+ of the team; not a satellite's own key (403 `satellite_key_not_allowed`), nor a person who must first set up the two-factor sign-in a team requires (403 `mfa_enrollment_required`). Upgrades to a WebSocket of the team's real-time events (SPEC 6.1). Authenticated like HTTP, or with `?token=` (a session JWT or API key) for clients that cannot set headers. Frames are JSON text: `{type: hello, data: {tenantId}}` first, then `{type: detection, data}` for each new detection. The socket closes (1008) when its credentials stop being valid or stop passing those gates (checked every 2 s).\n\nLive audio (Member+, a satellite of the team): send `{type: live-start, satelliteId}` to create or join the satellite's one session (answer `{type: live-started, data: {sessionId, satelliteId, watchers}}`; the hub sends the satellite `live-start {sessionId}`), `{type: live-keepalive, satelliteId}` every 20 s (no answer), `{type: live-stop, satelliteId}` to stop watching (answer `{type: live-stopped, data}`; the last watcher leaving, or closing the socket, ends the session with `live-stop`). Watchers receive `{type: live-audio, data: {sessionId, satelliteId, seq, recordedAt, audio}}` per chunk and `{type: live-ended, data: {sessionId, satelliteId, reason}}` when it ends otherwise (`timeout` after `LIVE_AUDIO_TIMEOUT_MS`, default 60 s, without start or keepalive, `stopped`, `satellite_deleted`). Refused frames get `{type: error, data: {code, message}}` (`invalid_message`, `forbidden`, `satellite_not_found`, `not_watching`) and the socket stays open.",
     params(("tenantId" = Option<uuid::Uuid>, Query, description = "the team (default: the caller's)"), ("token" = Option<String>, Query, description = "a session JWT or API key instead of a header")),
     responses((status = 101, description = "switching to the WebSocket protocol"), err::BadRequest, err::Auth)
 )]
@@ -79,7 +87,7 @@ async fn events(
             "a page on another site may not open this hub's event stream".into(),
         ));
     }
-    let ctx = context::resolve(&state, &headers).await?;
+    let ctx = guard::admit(&state, &Method::GET, PATH, &headers).await?;
     let access = guard::access(&state, &ctx, q.tenant_id.or(ctx.default_tenant), Role::Viewer).await?;
     // Only what identifies the caller is kept, to resolve it again while the socket lives.
     let mut credentials = HeaderMap::new();
@@ -92,9 +100,10 @@ async fn events(
     Ok(ws.on_upgrade(move |socket| stream(state, socket, tenant, credentials, ip)))
 }
 
-/// Whether the credentials the socket opened with still give Viewer access to its team.
+/// Whether the credentials the socket opened with still pass the gates and give Viewer access to
+/// its team.
 async fn still_allowed(state: &AppState, credentials: &HeaderMap, tenant: TenantId) -> Result<(), AuthError> {
-    let ctx = context::resolve(state, credentials).await?;
+    let ctx = guard::admit(state, &Method::GET, PATH, credentials).await?;
     guard::access(state, &ctx, Some(tenant), Role::Viewer).await.map(|_| ())
 }
 

@@ -21,13 +21,13 @@
 //! (`invalid_message`, `forbidden`, `satellite_not_found`, `not_watching`, `mqtt_unavailable`)
 //! and the socket stays open.
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Method};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::{
-    auth::{Audit, AuthError, context, guard},
+    auth::{Audit, AuthError, guard},
     domain::Role,
     ids::{SatelliteId, TenantId},
     mqtt::live::{Frame, Left, Watcher},
@@ -110,7 +110,7 @@ impl LiveSocket {
 
     async fn start(&self, satellite: SatelliteId) -> Value {
         // The role is read now, not when the socket opened: a demoted member may not start.
-        let auth = match context::resolve(&self.state, &self.credentials).await {
+        let auth = match guard::admit(&self.state, &Method::GET, super::ws::PATH, &self.credentials).await {
             Ok(ctx) => guard::access(&self.state, &ctx, Some(self.tenant), Role::Member).await.map(|_| ctx),
             Err(e) => Err(e),
         };

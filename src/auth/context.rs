@@ -24,8 +24,11 @@ pub enum Principal {
     Internal,
     /// A person, signed in with a session (cookie or bearer JWT).
     User { user_id: UserId, session_id: String },
-    /// A tenant-scoped or satellite-scoped API key.
-    ApiKey { key_id: String, tenant_id: TenantId, satellite_id: Option<SatelliteId>, role: Role },
+    /// A team API key: acts with its role in its one team.
+    ApiKey { key_id: String, tenant_id: TenantId, role: Role },
+    /// A satellite's own key (minted at registration): no role in any team. It reaches only the
+    /// calls of [`super::satellite_key`] on its own device; every guard refuses it elsewhere.
+    Satellite { key_id: String, tenant_id: TenantId, satellite_id: SatelliteId },
 }
 
 /// The resolved caller of one request.
@@ -51,14 +54,15 @@ impl AuthContext {
 
     pub fn api_key_id(&self) -> Option<&str> {
         match &self.principal {
-            Principal::ApiKey { key_id, .. } => Some(key_id),
+            Principal::ApiKey { key_id, .. } | Principal::Satellite { key_id, .. } => Some(key_id),
             _ => None,
         }
     }
 
+    /// The device whose own key made the request.
     pub fn satellite_id(&self) -> Option<SatelliteId> {
         match &self.principal {
-            Principal::ApiKey { satellite_id, .. } => *satellite_id,
+            Principal::Satellite { satellite_id, .. } => Some(*satellite_id),
             _ => None,
         }
     }
@@ -142,17 +146,14 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Result<AuthContex
         let key = state.store.call(move |c| store::api_keys::find_active(c, &hash, now)).await?;
         if let Some(k) = key {
             mark_used(state, &k.id).await;
-            return Ok(AuthContext {
-                principal: Principal::ApiKey {
-                    key_id: k.id,
-                    tenant_id: k.tenant_id,
-                    satellite_id: k.satellite_id,
-                    role: k.role,
-                },
-                is_platform_admin: false,
-                default_tenant: Some(k.tenant_id),
-                mfa_enrollment_due: false,
-            });
+            // A satellite's key keeps no role: the `member` stored with it is the SPEC's label.
+            let (principal, default_tenant) = match k.satellite_id {
+                Some(satellite_id) => {
+                    (Principal::Satellite { key_id: k.id, tenant_id: k.tenant_id, satellite_id }, None)
+                }
+                None => (Principal::ApiKey { key_id: k.id, tenant_id: k.tenant_id, role: k.role }, Some(k.tenant_id)),
+            };
+            return Ok(AuthContext { principal, is_platform_admin: false, default_tenant, mfa_enrollment_due: false });
         }
     }
     if bearer.is_some() || cookie(headers, SESSION_COOKIE).is_some() {

@@ -2,7 +2,8 @@
 //! own team, not the caller's active team. A caller may act if they are a platform admin, an admin
 //! of the device's team, or the member who registered it while the team's `device_policy` is
 //! `members`. A device's own satellite-scoped key may rename it, rotate its key and push its config,
-//! and nothing else. A device without a registrant is team-owned and admin-managed. Unknown or
+//! and nothing else (`super::satellite_key` is the list; the guards refuse the key on every other
+//! call before this rule is asked). A device without a registrant is team-owned and admin-managed. Unknown or
 //! invisible devices answer 404; visible but unmanageable ones 403.
 
 use super::{AuthContext, AuthError, Principal};
@@ -88,12 +89,10 @@ pub async fn check(
 /// The caller's relation to a device, given their membership role in its team (for users).
 pub fn relation(ctx: &AuthContext, sat: &Satellite, user_role: Option<Role>) -> Relation {
     let (role, own_key) = match &ctx.principal {
-        Principal::ApiKey { tenant_id, satellite_id: Some(s), .. } => {
-            (None, *tenant_id == sat.tenant_id && *s == sat.id)
+        Principal::Satellite { tenant_id, satellite_id, .. } => {
+            (None, *tenant_id == sat.tenant_id && *satellite_id == sat.id)
         }
-        Principal::ApiKey { tenant_id, satellite_id: None, role, .. } => {
-            ((*tenant_id == sat.tenant_id).then_some(*role), false)
-        }
+        Principal::ApiKey { tenant_id, role, .. } => ((*tenant_id == sat.tenant_id).then_some(*role), false),
         _ => (user_role, false),
     };
     Relation { sees_all: ctx.sees_all(), role, user: ctx.user_id(), own_key }

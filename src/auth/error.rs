@@ -47,6 +47,9 @@ pub enum AuthError {
     /// A team requires two-factor sign-in and this person has not set it up yet.
     #[error("a team of yours requires two-factor sign-in: set it up first (POST /auth/mfa/totp/begin, then confirm)")]
     MfaEnrollmentRequired,
+    /// A satellite's own key called something outside its allow-list (`auth::satellite_key`).
+    #[error("a satellite's own key may only rename its device, rotate its key and read or push its config")]
+    SatelliteKeyNotAllowed,
     #[error(transparent)]
     Store(#[from] store::Error),
 }

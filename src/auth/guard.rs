@@ -5,11 +5,20 @@
 //!
 //! Routes that also take a `tenantId` in their JSON body use [`RequestedTenant`] with
 //! [`choose_tenant`], so every route picks the team by the same rule.
+//!
+//! Two gates apply to every credential before any route sees it ([`admit`]): a person whose team
+//! requires two-factor sign-in and who has not set it up reaches only the enrolment routes, and a
+//! satellite's own key reaches only its allow-list ([`super::satellite_key`]). A satellite key
+//! also has no role, so [`access`] refuses it whatever a route asks for.
 
-use axum::{extract::FromRequestParts, http::request::Parts};
+use axum::{
+    extract::FromRequestParts,
+    http::{HeaderMap, Method, request::Parts},
+};
 
 use super::AuthError;
 use super::context::{self, AuthContext, Principal};
+use super::satellite_key;
 use crate::{domain::Role, ids::TenantId, state::AppState, store};
 
 /// Any signed-in identity.
@@ -50,14 +59,37 @@ pub fn choose_tenant(body: Option<TenantId>, requested: Option<TenantId>) -> Res
 const ENROLMENT_ROUTES: &[&str] =
     &["/auth/me", "/auth/logout", "/auth/mfa/totp/begin", "/auth/mfa/totp/confirm", "/auth/mfa/totp/cancel"];
 
+/// The gates every credential passes for the call `method path`, whatever the route asks next.
+pub fn gate(ctx: &AuthContext, method: &Method, path: &str) -> Result<(), AuthError> {
+    if ctx.mfa_enrollment_due && !ENROLMENT_ROUTES.iter().any(|r| path.ends_with(r)) {
+        return Err(AuthError::MfaEnrollmentRequired);
+    }
+    if let Principal::Satellite { satellite_id, .. } = &ctx.principal
+        && !satellite_key::allows(method, path, *satellite_id)
+    {
+        return Err(AuthError::SatelliteKeyNotAllowed);
+    }
+    Ok(())
+}
+
+/// Resolves the caller of `method path` from `headers` and applies [`gate`]: what the guards do,
+/// for callers that are not extractors (the WebSocket at its upgrade and at each re-check).
+pub async fn admit(
+    state: &AppState,
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+) -> Result<AuthContext, AuthError> {
+    let ctx = context::resolve(state, headers).await?;
+    gate(&ctx, method, path)?;
+    Ok(ctx)
+}
+
 async fn auth_of(parts: &mut Parts, state: &AppState) -> Result<AuthContext, AuthError> {
     if let Some(ctx) = parts.extensions.get::<AuthContext>() {
         return Ok(ctx.clone());
     }
-    let ctx = context::resolve(state, &parts.headers).await?;
-    if ctx.mfa_enrollment_due && !ENROLMENT_ROUTES.iter().any(|r| parts.uri.path().ends_with(r)) {
-        return Err(AuthError::MfaEnrollmentRequired);
-    }
+    let ctx = admit(state, &parts.method, parts.uri.path(), &parts.headers).await?;
     parts.extensions.insert(ctx.clone());
     Ok(ctx)
 }
@@ -82,6 +114,8 @@ pub async fn access(
     min: Role,
 ) -> Result<TenantAccess, AuthError> {
     let tenant_id = match (&ctx.principal, requested) {
+        // A device's own key has no role in its team (SPEC 5.4): no team route answers it.
+        (Principal::Satellite { .. }, _) => return Err(AuthError::SatelliteKeyNotAllowed),
         (Principal::ApiKey { tenant_id, .. }, Some(t)) if *tenant_id != t => return Err(AuthError::TenantNotFound),
         (Principal::ApiKey { tenant_id, .. }, _) => *tenant_id,
         (_, Some(t)) => t,
@@ -97,7 +131,7 @@ pub async fn access(
             let user = *user_id;
             state.store.call(move |c| store::tenants::role_of(c, tenant_id, user)).await?
         }
-        Principal::Internal => None,
+        Principal::Internal | Principal::Satellite { .. } => None,
     };
     let role = role.ok_or(AuthError::TenantNotFound)?;
     if !role.at_least(min) {

@@ -10,6 +10,7 @@ pub mod ip;
 pub mod limits;
 pub mod passkeys;
 pub mod password;
+pub mod satellite_key;
 pub mod secretbox;
 pub mod share;
 pub mod tokens;

@@ -1,30 +1,26 @@
-//! `GET /metrics` and the HTTP request metrics.
-//!
-//! The route is outside `/api` (where Prometheus looks by default) and outside the OpenAPI
-//! document: it is for a scraper, not for apps. It answers 404 while `metrics.enabled` is off, and
-//! otherwise only to the internal key (`Authorization: Bearer`, compared in constant time) or to a
-//! client address in `metrics.allow`; anyone else gets 401.
+//! The HTTP request metrics.
 //!
 //! Requests are counted by the matched route template, never by the raw path, so ids cannot grow
 //! the series. The API router sits behind the dashboard's fallback, so its template is not visible
 //! from outside: [`label_route`] (on the API router) hands it out in a response extension, and
-//! [`track`] (around everything) reads it there, then the outer router's own match, else
-//! `unmatched`. The dashboard's in-process calls to the API pass only the inner layer, so they are
-//! not counted as requests of their own.
+//! [`track`] (around everything, added by [`counted`]) reads it there, then the outer router's own
+//! match, else `unmatched`. The dashboard's in-process calls to the API pass only the inner layer,
+//! so they are not counted as requests of their own.
+//!
+//! `GET /metrics` itself and its access rule are `api::metrics`'s: this module knows nothing of
+//! the hub's state or its error answers.
 
-use std::{net::IpAddr, time::Instant};
+use std::time::Instant;
 
 use axum::{
     Router,
     extract::{MatchedPath, Request, State},
-    http::{HeaderValue, Method, header},
+    http::Method,
     middleware::{self, Next},
-    response::{IntoResponse, Response},
-    routing::get,
+    response::Response,
 };
 
 use super::Metrics;
-use crate::{api::ApiError, auth::ClientIp, state::AppState};
 
 /// The content type of the Prometheus text exposition format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -36,12 +32,9 @@ pub const UNMATCHED: &str = "unmatched";
 #[derive(Debug, Clone)]
 struct RouteLabel(String);
 
-/// `router` with `GET /metrics` added and every request it answers counted.
-pub fn wrap(router: Router, state: AppState) -> Router {
-    let metrics = state.metrics.clone();
-    router
-        .merge(Router::new().route("/metrics", get(scrape)).with_state(state))
-        .layer(middleware::from_fn_with_state(metrics, track))
+/// `router` with every request it answers counted in `metrics`.
+pub fn counted(router: Router, metrics: Metrics) -> Router {
+    router.layer(middleware::from_fn_with_state(metrics, track))
 }
 
 /// Puts the matched route template of the API router into the response (for [`track`]).
@@ -80,25 +73,6 @@ fn method_label(m: &Method) -> &'static str {
         Method::OPTIONS => "OPTIONS",
         _ => "other",
     }
-}
-
-async fn scrape(State(state): State<AppState>, ip: ClientIp, headers: axum::http::HeaderMap) -> Response {
-    let settings = &state.settings.metrics;
-    if !settings.enabled || !state.metrics.is_enabled() {
-        return ApiError::NotFound("not_found", "no such endpoint".into()).into_response();
-    }
-    let by_key =
-        crate::auth::context::bearer(&headers).is_some_and(|b| state.settings.security.internal_api_key.matches(b));
-    let by_address = ip.0.parse::<IpAddr>().is_ok_and(|ip| settings.allows(ip));
-    if !(by_key || by_address) {
-        return ApiError::Unauthorized(
-            "unauthenticated",
-            "metrics need the internal API key or a client address in metrics.allow".into(),
-        )
-        .into_response();
-    }
-    let body = state.metrics.render(&state).await;
-    ([(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE))], body).into_response()
 }
 
 #[cfg(test)]

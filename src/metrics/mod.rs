@@ -4,16 +4,18 @@
 //! parts of the hub count through the cloneable [`Metrics`] handle in `AppState`. While metrics
 //! are off the handle is empty and every call is a no-op, so nothing accumulates unscraped.
 //! Counters and histograms move where things happen; gauges (queue depth, database size, memory,
-//! broker clients) are read when Prometheus scrapes. `docs/metrics.md` lists every series.
+//! broker clients) are read when Prometheus scrapes: whoever serves the scrape gathers them into
+//! [`Figures`] (`usecases::metrics_scrape`), so this module needs no handle on the rest of the
+//! hub. `docs/metrics.md` lists every series.
 
 pub mod http;
 
-use std::{path::Path, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use ::metrics::{Counter, Histogram, Key, Label, Level, Metadata, Recorder, Unit};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
 
-use crate::{ids::SatelliteId, state::AppState};
+use crate::ids::SatelliteId;
 
 /// Where the series come from, for the recorder's bookkeeping (it does not show in the output).
 static META: Metadata<'static> = Metadata::new("birdhub", Level::INFO, Some("birdhub::metrics"));
@@ -61,22 +63,6 @@ impl RefusedReason {
             Self::BadAudio => "bad_audio",
             Self::DiskFull => "disk_full",
             Self::NotStored => "not_stored",
-        }
-    }
-}
-
-impl From<&crate::usecases::chunks::ChunkError> for RefusedReason {
-    fn from(e: &crate::usecases::chunks::ChunkError) -> Self {
-        use crate::usecases::chunks::ChunkError::*;
-        match e {
-            DiskFull(_) => Self::DiskFull,
-            NotStored(_) => Self::NotStored,
-            InvalidLocation
-            | NotMono
-            | BadWav(_)
-            | SampleRateMismatch { .. }
-            | BadLength(_)
-            | DurationMismatch { .. } => Self::BadAudio,
         }
     }
 }
@@ -199,38 +185,48 @@ impl Metrics {
         }
     }
 
-    /// Reads the scrape-time gauges and renders every series in the text format 0.0.4.
-    pub async fn render(&self, state: &AppState) -> String {
+    /// Sets the scrape-time gauges from `figures` and renders every series in the text format 0.0.4.
+    pub fn render(&self, figures: &Figures) -> String {
         let Some(inner) = &self.0 else { return String::new() };
-        if state.settings.mode != crate::config::Mode::Api {
-            match state.store.call(|c| crate::store::jobs::stats(c, None)).await {
-                Ok(q) => {
-                    for (status, n) in [("queued", q.queued), ("running", q.running), ("failed", q.failed)] {
-                        self.gauge(INFERENCE_QUEUE, vec![Label::new("status", status)], n as f64);
-                    }
-                }
-                Err(e) => tracing::warn!(error = %e, "metrics: could not read the inference queue"),
+        if let Some(q) = figures.inference_queue {
+            for (status, n) in [("queued", q.queued), ("running", q.running), ("failed", q.failed)] {
+                self.gauge(INFERENCE_QUEUE, vec![Label::new("status", status)], n as f64);
             }
-            if let Some(n) = state.mqtt.connected_clients().await {
-                self.gauge(MQTT_CLIENTS, vec![], n as f64);
-            }
-            self.counter(MQTT_MESSAGES, vec![]).absolute(state.mqtt.meter().received());
         }
-        self.gauge(DATABASE_BYTES, vec![], database_bytes(&state.settings.data_dir) as f64);
-        if let Some(rss) = crate::usecases::service_registry::resident_memory_bytes() {
+        if let Some(n) = figures.mqtt_clients {
+            self.gauge(MQTT_CLIENTS, vec![], n as f64);
+        }
+        if let Some(n) = figures.mqtt_messages {
+            self.counter(MQTT_MESSAGES, vec![]).absolute(n);
+        }
+        self.gauge(DATABASE_BYTES, vec![], figures.database_bytes as f64);
+        if let Some(rss) = figures.memory_bytes {
             self.gauge(MEMORY_BYTES, vec![], rss as f64);
         }
         inner.handle.render()
     }
 }
 
-/// The database file and its write-ahead log, in bytes (a missing file counts as 0).
-fn database_bytes(data_dir: &Path) -> u64 {
-    ["birdhub.db", "birdhub.db-wal"]
-        .iter()
-        .filter_map(|f| std::fs::metadata(data_dir.join(f)).ok())
-        .map(|m| m.len())
-        .sum()
+/// What is read at scrape time; `None` leaves a series out (a process without a broker or a
+/// queue, or a figure that could not be read).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Figures {
+    pub inference_queue: Option<QueueDepth>,
+    /// Clients connected to this process's broker.
+    pub mqtt_clients: Option<usize>,
+    /// Messages clients published to this process's broker since it started.
+    pub mqtt_messages: Option<u64>,
+    /// The database file and its write-ahead log.
+    pub database_bytes: u64,
+    pub memory_bytes: Option<u64>,
+}
+
+/// Inference jobs by status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueDepth {
+    pub queued: u64,
+    pub running: u64,
+    pub failed: u64,
 }
 
 /// The `# HELP` text of every series.

@@ -71,6 +71,23 @@ pub enum ChunkError {
     DiskFull(#[from] super::audio_retention::DiskFull),
 }
 
+/// A refusal as the metrics count it (a closed set of labels).
+impl From<&ChunkError> for crate::metrics::RefusedReason {
+    fn from(e: &ChunkError) -> Self {
+        use ChunkError::*;
+        match e {
+            DiskFull(_) => Self::DiskFull,
+            NotStored(_) => Self::NotStored,
+            InvalidLocation
+            | NotMono
+            | BadWav(_)
+            | SampleRateMismatch { .. }
+            | BadLength(_)
+            | DurationMismatch { .. } => Self::BadAudio,
+        }
+    }
+}
+
 impl From<store::Error> for ChunkError {
     fn from(e: store::Error) -> Self {
         Self::NotStored(e.to_string())

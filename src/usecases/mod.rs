@@ -60,6 +60,7 @@ pub mod exports;
 pub mod first_run;
 pub mod home_feed;
 pub mod membership;
+pub mod metrics_scrape;
 pub mod mfa;
 pub mod mobile_releases;
 pub mod monitor;
