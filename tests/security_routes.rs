@@ -438,6 +438,6 @@ async fn every_route_answers_exactly_the_credentials_the_table_allows() {
     for (cred, email) in [(Cred::ViewerSession, "viewer@example.org"), (Cred::AdminSession, "admin@example.org")] {
         let api = common::Api::with_bearer(&hub.base_url, tokens[&cred].as_deref().expect("token"));
         let (status, me) = api.get("/auth/me").await;
-        assert_eq!((status.as_u16(), me["email"].as_str()), (200, Some(email)), "{cred:?}");
+        assert_eq!((status.as_u16(), me["user"]["email"].as_str()), (200, Some(email)), "{cred:?}");
     }
 }
