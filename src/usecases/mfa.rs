@@ -174,7 +174,8 @@ pub async fn regenerate_backup_codes(f: Factors<'_>, user: &User, given: String)
     Ok(shown)
 }
 
-/// Turns MFA off after the password: secrets, passkeys and remembered devices are wiped.
+/// Turns MFA off after the password: secrets, passkeys and remembered devices are wiped, in one
+/// transaction.
 /// A platform admin may not (SPEC 7).
 pub async fn disable(f: Factors<'_>, user: &User, given: String) -> Result<(), MfaError> {
     if user.is_platform_admin {
@@ -185,18 +186,16 @@ pub async fn disable(f: Factors<'_>, user: &User, given: String) -> Result<(), M
         return Err(MfaError::NotEnabled);
     }
     let id = user.id;
-    f.store.call(move |c| store::mfa::wipe(c, id)).await?;
-    Ok(())
+    super::in_tx(f.store, move |tx| Ok::<_, MfaError>(store::mfa::wipe(tx, id)?)).await
 }
 
 /// A platform admin resets another person's MFA (a lost phone and no backup codes).
 pub async fn admin_reset(f: Factors<'_>, target: UserId) -> Result<(), MfaError> {
-    f.store
-        .call(move |c| {
-            store::users::get(c, target)?;
-            store::mfa::wipe(c, target)
-        })
-        .await?;
+    super::in_tx(f.store, move |tx| {
+        store::users::get(tx, target)?;
+        Ok::<_, MfaError>(store::mfa::wipe(tx, target)?)
+    })
+    .await?;
     f.cache.remove(&pending_key(target)).await;
     Ok(())
 }

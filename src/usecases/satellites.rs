@@ -236,6 +236,45 @@ pub async fn remove(store: &Store, clock: &Clock, tenant: TenantId, id: Satellit
         .await
 }
 
+/// Stores a satellite's config overrides (as JSON) and/or its config lock, and returns it as now
+/// stored. The caller checked the device rule and pushes the new config.
+pub async fn set_config(
+    store: &Store,
+    clock: &Clock,
+    tenant: TenantId,
+    id: SatelliteId,
+    overrides_json: Option<String>,
+    locked: Option<bool>,
+) -> Result<store::satellites::Satellite, store::Error> {
+    let now = clock.stamp();
+    crate::usecases::in_tx(store, move |tx| {
+        if let Some(j) = &overrides_json {
+            store::satellites::set_overrides(tx, tenant, id, j, now)?;
+        }
+        if let Some(l) = locked {
+            store::satellites::set_config_locked(tx, tenant, id, l, now)?;
+        }
+        store::satellites::get(tx, id)
+    })
+    .await
+}
+
+/// Stores a satellite's recording profile (as JSON) and returns it as now stored.
+pub async fn set_profile(
+    store: &Store,
+    clock: &Clock,
+    tenant: TenantId,
+    id: SatelliteId,
+    profile_json: String,
+) -> Result<store::satellites::Satellite, store::Error> {
+    let now = clock.stamp();
+    crate::usecases::in_tx(store, move |tx| {
+        store::satellites::set_profile(tx, tenant, id, &profile_json, now)?;
+        store::satellites::get(tx, id)
+    })
+    .await
+}
+
 #[cfg(test)]
 mod tests {
     //! Writes to a device name its team in SQL: another team's id changes nothing.
@@ -287,43 +326,4 @@ mod tests {
         let after = store.call(move |c| store::satellites::get(c, id)).await.expect("still there");
         assert_eq!(after, theirs, "nothing about B's device changed");
     }
-}
-
-/// Stores a satellite's config overrides (as JSON) and/or its config lock, and returns it as now
-/// stored. The caller checked the device rule and pushes the new config.
-pub async fn set_config(
-    store: &Store,
-    clock: &Clock,
-    tenant: TenantId,
-    id: SatelliteId,
-    overrides_json: Option<String>,
-    locked: Option<bool>,
-) -> Result<store::satellites::Satellite, store::Error> {
-    let now = clock.stamp();
-    crate::usecases::in_tx(store, move |tx| {
-        if let Some(j) = &overrides_json {
-            store::satellites::set_overrides(tx, tenant, id, j, now)?;
-        }
-        if let Some(l) = locked {
-            store::satellites::set_config_locked(tx, tenant, id, l, now)?;
-        }
-        store::satellites::get(tx, id)
-    })
-    .await
-}
-
-/// Stores a satellite's recording profile (as JSON) and returns it as now stored.
-pub async fn set_profile(
-    store: &Store,
-    clock: &Clock,
-    tenant: TenantId,
-    id: SatelliteId,
-    profile_json: String,
-) -> Result<store::satellites::Satellite, store::Error> {
-    let now = clock.stamp();
-    crate::usecases::in_tx(store, move |tx| {
-        store::satellites::set_profile(tx, tenant, id, &profile_json, now)?;
-        store::satellites::get(tx, id)
-    })
-    .await
 }

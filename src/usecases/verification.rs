@@ -80,6 +80,33 @@ pub async fn delete_comment(
         .await?
 }
 
+/// Adds `user`'s comment (already checked: 1 to the limit of characters) to `tenant`'s detection.
+pub async fn add_comment(
+    store: &Store,
+    clock: &Clock,
+    tenant: TenantId,
+    detection: DetectionId,
+    user: UserId,
+    text: String,
+) -> Result<store::comments::Comment, store::Error> {
+    let now = clock.stamp();
+    store.call(move |c| store::comments::add(c, tenant, detection, user, &text, now)).await
+}
+
+/// Records `user`'s annotation (a time-frequency box with its vote) on `tenant`'s detection and
+/// settles the consensus, in one transaction.
+pub async fn annotate(
+    store: &Store,
+    clock: &Clock,
+    tenant: TenantId,
+    detection: DetectionId,
+    user: UserId,
+    new: store::annotations::NewAnnotation,
+) -> Result<(store::annotations::Annotation, Status, Tally), store::Error> {
+    let now = clock.stamp();
+    store.call(move |c| store::annotations::add(c, tenant, detection, user, &new, now)).await
+}
+
 #[cfg(test)]
 mod tests {
     //! Tenant isolation at the bottom: a write that names another team's detection or comment
@@ -150,31 +177,4 @@ mod tests {
         let left = store.call(move |c| store::comments::list(c, b, detection_b)).await.expect("list");
         assert_eq!(left.len(), 1, "B's comment is still there");
     }
-}
-
-/// Adds `user`'s comment (already checked: 1 to the limit of characters) to `tenant`'s detection.
-pub async fn add_comment(
-    store: &Store,
-    clock: &Clock,
-    tenant: TenantId,
-    detection: DetectionId,
-    user: UserId,
-    text: String,
-) -> Result<store::comments::Comment, store::Error> {
-    let now = clock.stamp();
-    store.call(move |c| store::comments::add(c, tenant, detection, user, &text, now)).await
-}
-
-/// Records `user`'s annotation (a time-frequency box with its vote) on `tenant`'s detection and
-/// settles the consensus, in one transaction.
-pub async fn annotate(
-    store: &Store,
-    clock: &Clock,
-    tenant: TenantId,
-    detection: DetectionId,
-    user: UserId,
-    new: store::annotations::NewAnnotation,
-) -> Result<(store::annotations::Annotation, Status, Tally), store::Error> {
-    let now = clock.stamp();
-    store.call(move |c| store::annotations::add(c, tenant, detection, user, &new, now)).await
 }
