@@ -160,6 +160,8 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         crate::web::router(state.clone(), api::router(state.clone()), setup)
     };
     let router = crate::metrics::http::wrap(router, state.clone());
+    // Outside everything, so every answer (pages, API, assets, errors, 404s) carries them.
+    let router = api::security_headers::apply(router, &state.settings);
     if state.metrics.is_enabled() {
         let (metrics, stop) = (state.metrics.clone(), shutdown.clone());
         tasks.spawn(async move { ("metrics-upkeep", crate::metrics::run_upkeep(metrics, stop).await) });
