@@ -48,7 +48,8 @@ async fn world() -> World {
     let hub = common::spawn_hub().await;
     let ana = hub.user("ana@example.org", false).await;
     // Teams are listed by name, and the first is the one a page opens in.
-    hub.sql(|c| c.execute("UPDATE tenants SET name = 'Garden' WHERE id = ?1", [ana.tenant.to_string()])).expect("named");
+    hub.sql(|c| c.execute("UPDATE tenants SET name = 'Garden' WHERE id = ?1", [ana.tenant.to_string()]))
+        .expect("named");
     let sat = seed::satellite(&hub, ana.tenant, "Garden").await;
     let now = hub.state().clock.now();
     let mut first = None;
@@ -60,7 +61,8 @@ async fn world() -> World {
     let api = hub.login(&ana.email).await;
     let (status, body) = api.put("/settings/tenant", json!({ "public_page_enabled": true })).await;
     assert_eq!(status, 200, "{body}");
-    let rule = api.create("/alert-rules/rules", json!({ "name": WEIRD, "trigger": "detection", "conditions": {} })).await;
+    let rule =
+        api.create("/alert-rules/rules", json!({ "name": WEIRD, "trigger": "detection", "conditions": {} })).await;
     let orchard = api.create("/auth/create-tenant", json!({ "name": "Orchard" })).await;
     World {
         ana,
@@ -85,7 +87,8 @@ fn csrf_of(html: &str) -> String {
 /// Signs in through the dashboard's form; the client then holds the session cookie.
 async fn sign_in(base: &str, c: &reqwest::Client, email: &str) {
     let html = c.get(format!("{base}/signin")).send().await.expect("GET").text().await.expect("body");
-    let form = [("_csrf", csrf_of(&html)), ("email", email.into()), ("password", PASSWORD.into()), ("next", "/".into())];
+    let form =
+        [("_csrf", csrf_of(&html)), ("email", email.into()), ("password", PASSWORD.into()), ("next", "/".into())];
     let r = c.post(format!("{base}/signin")).form(&form).send().await.expect("POST");
     assert_eq!(r.status(), StatusCode::SEE_OTHER, "signed in");
 }
@@ -392,15 +395,23 @@ async fn in_chromium_the_policy_blocks_inline_script_and_the_dashboard_works_und
     // The policy is enforced, and a refusal is recorded (so every browser test fails on one).
     b.js("var s = document.createElement('script'); s.textContent = 'window.__inlineRan = true;'; document.head.appendChild(s); return null;").await;
     assert!(
-        b.wait_until("return window.__bhErrors.some(function (e) { return e.indexOf('content security policy') >= 0; });", 5)
-            .await,
+        b.wait_until(
+            "return window.__bhErrors.some(function (e) { return e.indexOf('content security policy') >= 0; });",
+            5
+        )
+        .await,
         "the refusal is recorded: {:?}",
         b.js_errors().await
     );
-    assert_eq!(b.js("return window.__inlineRan === true;").await, json!(false), "an injected inline script does not run");
+    assert_eq!(
+        b.js("return window.__inlineRan === true;").await,
+        json!(false),
+        "an injected inline script does not run"
+    );
 
     // The team switcher submits from a script file now, not an `onchange=` attribute.
-    let team_is = |id: &str| format!("return (document.querySelector('meta[name=bh-team]') || {{}}).content === '{id}';");
+    let team_is =
+        |id: &str| format!("return (document.querySelector('meta[name=bh-team]') || {{}}).content === '{id}';");
     let garden = w.ana.tenant.to_string();
     for to in [&w.orchard, &garden] {
         b.goto("/").await;
@@ -462,10 +473,10 @@ async fn wait_for_download(dir: &std::path::Path, ext: &str) -> std::path::PathB
         let names: Vec<std::path::PathBuf> =
             std::fs::read_dir(dir).expect("download dir").filter_map(|e| e.ok().map(|e| e.path())).collect();
         let busy = names.iter().any(|p| p.extension().is_some_and(|e| e == "crdownload"));
-        if let Some(done) = names.iter().find(|p| p.extension().is_some_and(|e| e == ext)) {
-            if !busy {
-                return done.clone();
-            }
+        if let Some(done) = names.iter().find(|p| p.extension().is_some_and(|e| e == ext))
+            && !busy
+        {
+            return done.clone();
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

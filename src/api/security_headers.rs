@@ -4,7 +4,8 @@
 //!
 //! - `Content-Security-Policy` ([`policy`]): scripts only from the hub's own files, so an injected
 //!   `<script>`, `on*=` handler or `javascript:` URL never runs; no framing; forms, `<base>` and
-//!   plugins pinned down. A response that brings its own policy keeps it.
+//!   plugins pinned down. The API docs page (`/api/docs/`, Swagger UI) gets the same policy except
+//!   that its bundle may add `<style>` elements.
 //! - `X-Frame-Options: DENY` (framing, for browsers older than `frame-ancestors`),
 //!   `X-Content-Type-Options: nosniff` (a JSON body or upload is never run as a script or page),
 //!   `Referrer-Policy: same-origin` (share-link tokens and page paths stay on the hub).
@@ -28,6 +29,15 @@ use crate::config::Settings;
 /// is the one outside origin, and only for images. `connect-src 'self'` covers `fetch` and the
 /// team WebSocket on the same host.
 pub fn policy(settings: &Settings) -> String {
+    directives(settings, "'self'")
+}
+
+/// [`policy`] for the Swagger UI files under `/api/docs/`, whose script inserts `<style>` elements.
+pub fn docs_policy(settings: &Settings) -> String {
+    directives(settings, "'self' 'unsafe-inline'")
+}
+
+fn directives(settings: &Settings, style_elements: &str) -> String {
     let mut img = String::from("'self' data:");
     if let Some(origin) = tile_origin(&settings.http.map_tiles) {
         img.push(' ');
@@ -37,7 +47,7 @@ pub fn policy(settings: &Settings) -> String {
         "default-src 'self'".to_owned(),
         "script-src 'self'".to_owned(),
         "style-src 'self' 'unsafe-inline'".to_owned(),
-        "style-src-elem 'self'".to_owned(),
+        format!("style-src-elem {style_elements}"),
         "style-src-attr 'unsafe-inline'".to_owned(),
         format!("img-src {img}"),
         "connect-src 'self'".to_owned(),
@@ -59,26 +69,30 @@ fn tile_origin(template: &str) -> Option<String> {
     }
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let plain = !host.is_empty() && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+    let plain =
+        !host.is_empty() && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
     Some(if plain { format!("{scheme}://{host}") } else { format!("{scheme}:") })
 }
 
-/// The four headers, made once.
-#[derive(Clone)]
+/// The policies, made once.
 struct Headers {
     csp: HeaderValue,
+    docs_csp: HeaderValue,
 }
 
 /// `router` with the headers on each of its responses.
 pub fn apply(router: Router, settings: &Settings) -> Router {
-    let csp = HeaderValue::from_str(&policy(settings)).unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
-    router.layer(middleware::from_fn_with_state(Arc::new(Headers { csp }), add))
+    let value =
+        |p: String| HeaderValue::from_str(&p).unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
+    let headers = Headers { csp: value(policy(settings)), docs_csp: value(docs_policy(settings)) };
+    router.layer(middleware::from_fn_with_state(Arc::new(headers), add))
 }
 
 async fn add(State(h): State<Arc<Headers>>, req: Request, next: Next) -> Response {
+    let docs = req.uri().path().starts_with("/api/docs/");
     let mut resp = next.run(req).await;
     let headers = resp.headers_mut();
-    headers.entry(header::CONTENT_SECURITY_POLICY).or_insert_with(|| h.csp.clone());
+    headers.insert(header::CONTENT_SECURITY_POLICY, if docs { h.docs_csp.clone() } else { h.csp.clone() });
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
@@ -105,6 +119,12 @@ mod tests {
             assert!(p.contains(part), "{part} in {p}");
         }
         assert!(!p.contains("unsafe-eval"), "{p}");
+        assert!(p.contains("style-src-elem 'self';"), "no inline <style> on pages: {p}");
+        let docs = docs_policy(&s);
+        assert!(
+            docs.contains("script-src 'self';") && docs.contains("style-src-elem 'self' 'unsafe-inline';"),
+            "{docs}"
+        );
         s.http.map_tiles = "https://user@tile.example.org:8443/{z}/{x}/{y}.png".into();
         assert!(policy(&s).contains("img-src 'self' data: https://tile.example.org:8443;"), "{}", policy(&s));
     }

@@ -16,8 +16,9 @@ pub const TABS: [(&str, &str, &str); 6] = [
 ];
 
 /// htmx's settings (read from the `htmx-config` meta): nothing that needs `'unsafe-eval'` or an
-/// inline `<style>`.
-const HTMX_CONFIG: &str = r#"{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}"#;
+/// inline `<style>`. Script tags in swapped HTML stay allowed: htmx would otherwise drop the JSON
+/// islands of the fragments (stats charts), and the CSP refuses any inline script anyway.
+const HTMX_CONFIG: &str = r#"{"includeIndicatorStyles":false,"allowEval":false}"#;
 
 fn head(title: &str, csrf: &str, team: Option<&str>) -> Markup {
     html! {
@@ -29,7 +30,7 @@ fn head(title: &str, csrf: &str, team: Option<&str>) -> Markup {
             @if let Some(t) = team { meta name="bh-team" content=(t); }
             title { (title) " · birdhub" }
             // No inline scripts anywhere (the CSP allows only the hub's files). htmx is told not to
-            // add its `<style>`, `eval` or run scripts in swapped HTML, none of which pages use.
+            // add its `<style>` or `eval`, neither of which pages use.
             meta name="htmx-config" content=(HTMX_CONFIG);
             // First and not deferred: every script error, failed load and CSP violation is kept,
             // so a person (or a browser test) can see what went wrong on a page.
