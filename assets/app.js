@@ -106,6 +106,12 @@
     ta.remove();
   }
 
+  // A select marked data-autosubmit sends its form on change (the team switcher).
+  document.addEventListener("change", (ev) => {
+    const sel = ev.target.closest("select[data-autosubmit]");
+    if (sel && sel.form) sel.form.submit();
+  });
+
   // Close the account menu when clicking elsewhere.
   document.addEventListener("click", (ev) => {
     document.querySelectorAll("details.account[open]").forEach((d) => { if (!d.contains(ev.target)) d.open = false; });

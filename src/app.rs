@@ -161,6 +161,8 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     };
     let router =
         crate::metrics::http::counted(router.merge(api::metrics::router(state.clone())), state.metrics.clone());
+    // Outside everything, so every answer (pages, API, assets, errors, 404s) carries them.
+    let router = api::security_headers::apply(router, &state.settings);
     if state.metrics.is_enabled() {
         let (metrics, stop) = (state.metrics.clone(), shutdown.clone());
         tasks.spawn(async move { ("metrics-upkeep", crate::metrics::run_upkeep(metrics, stop).await) });

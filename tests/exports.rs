@@ -367,3 +367,66 @@ async fn render_makes_whole_files_for_scheduled_exports() {
     let bad: Filters = serde_json::from_str(r#"{"days":0}"#).expect("parses");
     assert!(exports::render(&env, w.tenant, "en", Format::Csv, &bad, now).await.is_err());
 }
+
+/// `path` fetched the way a browser asks for it (`Accept-Encoding: gzip`), decoded when the hub
+/// compressed it; also whether it was compressed.
+async fn get_gzip(w: &World, path: &str) -> (Download, bool) {
+    let resp = reqwest::Client::new()
+        .get(w.hub.api(path))
+        .bearer_auth(&w.token)
+        .header("accept-encoding", "gzip, deflate, br")
+        .send()
+        .await
+        .expect("request");
+    let header = |n: &str| resp.headers().get(n).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let (status, content_type, disposition, encoding) =
+        (resp.status().as_u16(), header("content-type"), header("content-disposition"), header("content-encoding"));
+    let raw = resp.bytes().await.expect("the whole body arrives").to_vec();
+    let gzipped = encoding == "gzip";
+    let body = if gzipped {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&raw[..]).read_to_end(&mut out).expect("a complete gzip stream");
+        out
+    } else {
+        raw
+    };
+    (Download { status, content_type, disposition, body }, gzipped)
+}
+
+#[tokio::test]
+async fn every_export_downloads_whole_when_the_client_accepts_gzip_as_browsers_do() {
+    let w = world().await;
+    // (path, whether it is a ZIP)
+    let cases = [
+        ("/export/detections?format=csv", false),
+        ("/export/detections?format=json", false),
+        ("/export/checklist", false),
+        ("/export/observation?geoprivacy=obscured", false),
+        ("/export/recording", true),
+    ];
+    for (path, zipped) in cases {
+        let plain = get(&w, path).await;
+        assert_eq!(plain.status, 200, "{path}: {}", String::from_utf8_lossy(&plain.body));
+        let (gz, compressed) = get_gzip(&w, path).await;
+        assert_eq!(gz.status, 200, "{path}");
+        assert_eq!((&gz.content_type, &gz.disposition), (&plain.content_type, &plain.disposition), "{path}");
+        assert!(!gz.body.is_empty(), "{path} arrived empty with gzip");
+        if zipped {
+            assert!(!compressed, "{path}: a ZIP is not compressed twice");
+            assert_eq!(zip_files(&gz.body), zip_files(&plain.body), "{path}: the same files");
+        } else {
+            assert!(compressed, "{path} was sent gzip");
+            assert_eq!(gz.body, plain.body, "{path}: the same bytes, gzip or not");
+        }
+    }
+    // The rows themselves, as the other tests read them.
+    let (csv, _) = get_gzip(&w, "/export/detections?format=csv").await;
+    let (head, rows) = csv_rows(&csv.body, true);
+    assert_eq!((head, rows.len()), (birdhub::usecases::exports::detections::HEADER.map(str::to_owned).to_vec(), 5));
+    let (json, _) = get_gzip(&w, "/export/detections?format=json").await;
+    assert_eq!(json.json().as_array().map(Vec::len), Some(5));
+    let (ebird, _) = get_gzip(&w, "/export/checklist").await;
+    assert!(!csv_rows(&ebird.body, false).1.is_empty());
+    let (recording, _) = get_gzip(&w, "/export/recording").await;
+    assert_eq!(zip_files(&recording.body)[0].0, "metadata.csv");
+}

@@ -68,11 +68,12 @@ fn whole(file: ExportFile) -> Result<Response, ApiError> {
 }
 
 /// The channel's chunks as a response body; dropping the body (the client left) drops the
-/// receiver, which stops the producer.
-fn streamed(rx: mpsc::Receiver<Result<Vec<u8>, ExportError>>) -> Body {
-    let chunks = futures_util::stream::unfold(rx, |mut rx| async move {
-        let next = rx.recv().await?;
-        Some((next.map_err(|e| std::io::Error::other(e.to_string())), rx))
+/// receiver, which stops the producer. Once the channel is drained and closed the stream keeps
+/// answering "no more" however often it is polled: the gzip layer polls again after the end, and a
+/// stream that panics there (as `stream::unfold` does) sends browsers an empty file.
+fn streamed(mut rx: mpsc::Receiver<Result<Vec<u8>, ExportError>>) -> Body {
+    let chunks = futures_util::stream::poll_fn(move |cx| {
+        rx.poll_recv(cx).map(|next| next.map(|chunk| chunk.map_err(|e| std::io::Error::other(e.to_string()))))
     });
     Body::from_stream(chunks)
 }

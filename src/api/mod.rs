@@ -35,6 +35,7 @@ mod satellite_schedule;
 mod satellite_telemetry;
 pub mod satellites;
 mod scheduled_exports;
+pub mod security_headers;
 mod session;
 mod sessions;
 mod settings;

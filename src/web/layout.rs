@@ -15,7 +15,10 @@ pub const TABS: [(&str, &str, &str); 6] = [
     ("alerts", "Alerts", "/alerts"),
 ];
 
-const ERRORS_JS: &str = "window.__bhErrors=[];addEventListener('error',function(e){var t=e.target;__bhErrors.push(t&&t!==window&&(t.src||t.href)?'failed to load '+(t.src||t.href):String(e.message))},true);addEventListener('unhandledrejection',function(e){__bhErrors.push('unhandled: '+String(e.reason))});var ce=console.error;console.error=function(){__bhErrors.push('console.error: '+[].map.call(arguments,String).join(' '));return ce.apply(console,arguments)};";
+/// htmx's settings (read from the `htmx-config` meta): nothing that needs `'unsafe-eval'` or an
+/// inline `<style>`. Script tags in swapped HTML stay allowed: htmx would otherwise drop the JSON
+/// islands of the fragments (stats charts), and the CSP refuses any inline script anyway.
+const HTMX_CONFIG: &str = r#"{"includeIndicatorStyles":false,"allowEval":false}"#;
 
 fn head(title: &str, csrf: &str, team: Option<&str>) -> Markup {
     html! {
@@ -26,9 +29,12 @@ fn head(title: &str, csrf: &str, team: Option<&str>) -> Markup {
             meta name="csrf-token" content=(csrf);
             @if let Some(t) = team { meta name="bh-team" content=(t); }
             title { (title) " · birdhub" }
-            // Every script error and failed load is kept, so a person (or a browser test) can
-            // see what went wrong on a page.
-            script { (PreEscaped(ERRORS_JS)) }
+            // No inline scripts anywhere (the CSP allows only the hub's files). htmx is told not to
+            // add its `<style>` or `eval`, neither of which pages use.
+            meta name="htmx-config" content=(HTMX_CONFIG);
+            // First and not deferred: every script error, failed load and CSP violation is kept,
+            // so a person (or a browser test) can see what went wrong on a page.
+            script src=(assets::url("errors.js")) {}
             link rel="icon" href=(assets::url("favicon.svg"));
             link rel="stylesheet" href=(assets::url("app.css"));
             script src=(assets::url("vendor/htmx.min.js")) defer {}
@@ -54,7 +60,7 @@ pub fn page(ctx: &Ctx, title: &str, tab: &str, scripts: &[&str], body: Markup) -
                             input type="hidden" name="_csrf" value=(ctx.csrf);
                             input type="hidden" name="next" value=(ctx.uri.path());
                             label.sr for="team-select" { "Team" }
-                            select #team-select name="team" onchange="this.form.submit()" {
+                            select #team-select name="team" data-autosubmit {
                                 @for t in &ctx.teams {
                                     option value=(t.id) selected[team.is_some_and(|c| c.id == t.id)] { (t.name) }
                                 }
@@ -176,9 +182,75 @@ pub fn names(common: &str, scientific: &str) -> Markup {
     html! { span.names { strong.common { (common) } " " em.sci { (scientific) } } }
 }
 
-/// A raw, already-safe fragment (inline JSON for charts).
+/// A JSON data island (`<script type="application/json">`) that page scripts read with
+/// `JSON.parse(el.textContent)`; browsers never run it, so the page's CSP allows it.
 pub fn json_script(id: &str, value: &serde_json::Value) -> Markup {
-    // `</` cannot end the script element early once escaped.
-    let text = value.to_string().replace("</", "<\\/");
-    html! { script type="application/json" id=(id) { (PreEscaped(text)) } }
+    html! { script type="application/json" id=(id) { (PreEscaped(script_safe_json(value))) } }
+}
+
+/// `value` as JSON text that cannot change how the HTML around it is parsed: `<`, `>` and `&`
+/// (so neither `</script>` nor `<!--<script` can end or extend the element) and the two line
+/// separators older JavaScript parsers choke on become `\uXXXX` escapes. Those characters only
+/// ever occur inside JSON strings, where the escape means the same character.
+pub fn script_safe_json(value: &serde_json::Value) -> String {
+    let text = value.to_string();
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// Any JSON value, its strings drawn to be heavy in the characters that matter here.
+    fn any_json() -> impl Strategy<Value = Value> {
+        let text = "[<>&/!\\-a-z\u{2028}\u{2029}\"\\\\ ]{0,12}|\\PC{0,8}";
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            text.prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(text, inner, 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn script_safe_json_has_no_markup_characters_and_round_trips(v in any_json()) {
+            let out = script_safe_json(&v);
+            for c in ['<', '>', '&', '\u{2028}', '\u{2029}'] {
+                prop_assert!(!out.contains(c), "{c:?} in {out}");
+            }
+            let back: Value = serde_json::from_str(&out).expect("still JSON");
+            prop_assert_eq!(back, v);
+        }
+    }
+
+    #[test]
+    fn a_rule_named_like_a_comment_opening_a_script_stays_inside_its_island() {
+        let v = json!([{ "name": "<!--<script ", "note": "</script><b>&amp;\u{2028}" }]);
+        let html = json_script("rules-data", &v).into_string();
+        assert_eq!(
+            html,
+            r#"<script type="application/json" id="rules-data">[{"name":"\u003c!--\u003cscript ","note":"\u003c/script\u003e\u003cb\u003e\u0026amp;\u2028"}]</script>"#
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! A real browser for dashboard tests: Debian's headless `chromium`, driven through
 //! `chromedriver` with fantoccini (`.ci/run` installs both). Pages record their script errors and
-//! failed loads in `window.__bhErrors` (see `web::layout`); tests fail on any of them.
+//! failed loads and Content-Security-Policy violations in `window.__bhErrors` (`assets/errors.js`);
+//! tests fail on any of them.
 //! Screenshots go to `<target dir>/dashboard-screenshots/` at 390 px and 1280 px.
 
 use std::{
@@ -39,6 +40,20 @@ pub fn screenshot_dir() -> PathBuf {
 impl Browser {
     /// Starts chromedriver and a headless chromium for the hub at `http_port`.
     pub async fn start(http_port: u16, test: &str) -> Self {
+        Self::start_with(http_port, test, None).await
+    }
+
+    /// [`Browser::start`], saving downloads into `dir` without asking.
+    pub async fn start_downloading_to(http_port: u16, test: &str, dir: &std::path::Path) -> Self {
+        let prefs = json!({
+            "download.default_directory": dir.display().to_string(),
+            "download.prompt_for_download": false,
+            "download.directory_upgrade": true,
+        });
+        Self::start_with(http_port, test, Some(prefs)).await
+    }
+
+    async fn start_with(http_port: u16, test: &str, prefs: Option<Value>) -> Self {
         let port = free_port();
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
@@ -69,7 +84,11 @@ impl Browser {
         ];
         let mut caps = serde_json::Map::new();
         caps.insert("browserName".into(), json!("chrome"));
-        caps.insert("goog:chromeOptions".into(), json!({ "binary": "/usr/bin/chromium", "args": args }));
+        let mut options = json!({ "binary": "/usr/bin/chromium", "args": args });
+        if let Some(prefs) = prefs {
+            options["prefs"] = prefs;
+        }
+        caps.insert("goog:chromeOptions".into(), options);
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
         let client = ClientBuilder::new(connector)
             .capabilities(caps)
