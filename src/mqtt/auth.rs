@@ -200,7 +200,9 @@ impl BrokerAuth {
     pub fn publish_decision(&self, user_id: Option<&str>, topic: &str) -> Decision {
         let login = Login::from_user_id(user_id);
         let on_own_will_topic = login.as_ref().is_some_and(|l| {
-            l.will && l.identity == Identity::ReadOnly && self.readonly.as_ref().is_some_and(|r| r.is_status_topic(topic))
+            l.will
+                && l.identity == Identity::ReadOnly
+                && self.readonly.as_ref().is_some_and(|r| r.is_status_topic(topic))
         });
         acl::publish_decision(
             login.as_ref().map(|l| &l.identity),
