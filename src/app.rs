@@ -74,6 +74,8 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     let mode = state.settings.mode;
     let (mut mqtt_addr, mut mqtt_ws_addr) = (None, None);
     if mode != Mode::Api {
+        // Before anything listens: an ambiguous `integrations.team` stops the start here.
+        let feed_team = crate::integrations::team_at_start(&state).await?;
         let broker = crate::mqtt::broker::start(&state).await?;
         (mqtt_addr, mqtt_ws_addr) = (Some(broker.tcp_addr), broker.ws_addr);
         let (stop, handle, mut running) = (shutdown.clone(), broker.shutdown, broker.broker);
@@ -105,7 +107,7 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         );
         if state.settings.integrations.active() {
             let (st, stop) = (state.clone(), shutdown.clone());
-            tasks.spawn(async move { ("integrations", crate::integrations::run(st, stop).await) });
+            tasks.spawn(async move { ("integrations", crate::integrations::run(st, stop, feed_team).await) });
         }
     } else {
         let (st, stop) = (state.clone(), shutdown.clone());

@@ -1,6 +1,6 @@
 //! `birdhub integrations`: how Home Assistant, Node-RED and scripts connect to this hub. It
 //! prints the broker address, the read-only login (generating its password on first use, like
-//! the hub does) and the topics that login may read.
+//! the hub does), the team published, and the topics that login may read.
 
 use std::process::ExitCode;
 
@@ -8,9 +8,11 @@ use crate::{
     config::{Settings, ensure_secrets},
     links::PublicLinks,
     mqtt::auth::READONLY_USER,
+    store::Store,
+    usecases::home_feed::{self, FeedError},
 };
 
-pub fn show(settings: &Settings) -> anyhow::Result<ExitCode> {
+pub async fn show(settings: &Settings) -> anyhow::Result<ExitCode> {
     let mut settings = settings.clone();
     ensure_secrets(&mut settings)?;
     let i = &settings.integrations;
@@ -25,7 +27,7 @@ pub fn show(settings: &Settings) -> anyhow::Result<ExitCode> {
         println!("then restart the hub (sudo systemctl restart birdhub). See docs/home-assistant.md.");
         return Ok(ExitCode::SUCCESS);
     }
-    let team = if i.team.trim().is_empty() { "the hub's only team" } else { i.team.trim() };
+    let team = team_published(&settings).await?;
     let links = PublicLinks::resolve(&settings, settings.http.bind, None, &crate::links::hostname());
     println!("Team published:           {team}");
     println!();
@@ -43,4 +45,26 @@ pub fn show(settings: &Settings) -> anyhow::Result<ExitCode> {
         println!("Bridge: publishing to {}:{}{tls} as client {}", b.host.trim(), b.port, b.client_id);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The team the hub publishes, by name and id, as the hub resolves it at start. An ambiguous
+/// `integrations.team` is an error here too, naming the ids to choose from.
+async fn team_published(settings: &Settings) -> anyhow::Result<String> {
+    let wanted = settings.integrations.team.trim();
+    let configured = if wanted.is_empty() { "the hub's only team".to_owned() } else { wanted.to_owned() };
+    let db = settings.data_dir.join("birdhub.db");
+    if !db.exists() {
+        return Ok(configured);
+    }
+    let store = Store::open(&db)?;
+    match home_feed::resolve_team(&store, wanted).await {
+        Ok(team) if wanted.parse::<crate::ids::TenantId>().is_ok() => Ok(format!("{} (id {})", team.name, team.id)),
+        Ok(team) => Ok(format!(
+            "{} (id {})\n                          set integrations.team = \"{}\" to keep this team \
+             whatever teams are renamed or created",
+            team.name, team.id, team.id
+        )),
+        Err(e @ FeedError::AmbiguousName { .. }) => Err(e.into()),
+        Err(e) => Ok(format!("{configured} (not found yet: {e})")),
+    }
 }

@@ -261,7 +261,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Admin(AdminCommand::Backup { to }) => backup::backup(&settings, to).await,
         Command::Admin(AdminCommand::Restore { file, force }) => backup::restore(&settings, file, force).await,
         Command::Healthcheck { url } => admin::healthcheck(&settings, url).await,
-        Command::Integrations => integrations::show(&settings),
+        Command::Integrations => integrations::show(&settings).await,
         Command::Classify(args) => classify::run(&settings, args).await,
         Command::Bench(BenchCommand::Inference(args)) => bench::inference(&settings, args).await,
         Command::Bench(BenchCommand::Auth(args)) => bench_auth::run(args).await,

@@ -282,8 +282,9 @@ fn parse_network(s: &str) -> Option<ipnet::IpNet> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntegrationsSettings {
-    /// The team whose satellites, detections and alerts are published: its name (any case) or id. Empty:
-    /// the hub's only team. No other team's data is ever published.
+    /// The team whose satellites, detections and alerts are published: best its id, or its name (any
+    /// case; two teams sharing it stop the start). Empty: the hub's only team. Resolved once at
+    /// start and kept by id. No other team's data is ever published.
     pub team: String,
     /// Password of the read-only broker login `homeassistant`. Empty: generated on first start
     /// and kept in `<data_dir>/secrets.toml`; `birdhub integrations` prints it.

@@ -6,7 +6,7 @@
 //! - [`bridge`]: the hub as a client of another broker, which gets the same messages.
 //! - [`run`]: the task that follows the event bus and keeps all of it current.
 //!
-//! Only one team is published (`integrations.team`). Readers log in to the embedded broker as
+//! Only one team is published (`integrations.team`), resolved once at start and kept by id. Readers log in to the embedded broker as
 //! the read-only `homeassistant` user ([`crate::mqtt::auth::ReadOnlyLogin`]).
 
 pub mod bridge;
@@ -14,4 +14,4 @@ pub mod discovery;
 pub mod feed;
 mod publisher;
 
-pub use publisher::run;
+pub use publisher::{run, team_at_start};

@@ -30,8 +30,24 @@ const COALESCE: Duration = Duration::from_millis(300);
 /// How often a hub without its team looks again.
 const TEAM_RETRY: Duration = Duration::from_secs(5);
 
+/// Resolves `integrations.team` once, as the hub starts. `None`: not yet (no team, or none of that
+/// name or id), and [`run`] waits for it. An ambiguous name is an error, and the hub refuses to
+/// start: the operator must name the team by its id.
+pub async fn team_at_start(state: &AppState) -> anyhow::Result<Option<Team>> {
+    if !state.settings.integrations.active() {
+        return Ok(None);
+    }
+    match home_feed::resolve_team(&state.store, &state.settings.integrations.team).await {
+        Ok(team) => Ok(Some(team)),
+        Err(FeedError::Store(e)) => Err(anyhow::Error::new(e).context("reading the teams for the integrations")),
+        Err(e) if e.needs_operator() => Err(anyhow::Error::new(e)),
+        Err(_) => Ok(None),
+    }
+}
+
 /// Runs until shutdown. Started only while `integrations.home_assistant` or `.feed` is on.
-pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
+/// `team` is [`team_at_start`]'s answer; the team is kept by id from then on.
+pub async fn run(state: AppState, shutdown: CancellationToken, team: Option<Team>) -> anyhow::Result<()> {
     let settings = state.settings.integrations.clone();
     let topics = Topics::new(&settings.feed.root);
     let mut events = state.bus.subscribe("integrations");
@@ -42,9 +58,16 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
         let (bridge, _task) = bridge::start(&settings.bridge, &topics.hub_availability(), &birth, shutdown.clone())?;
         Some(bridge)
     };
-    let Some(team) = wait_for_team(&state, &settings.team, &shutdown).await else { return Ok(()) };
+    let team = match team {
+        Some(team) => team,
+        None => match wait_for_team(&state, &settings.team, &shutdown).await {
+            Some(team) => team,
+            None => return Ok(()),
+        },
+    };
     tracing::info!(
         team = %team.name,
+        team_id = %team.id,
         home_assistant = settings.home_assistant.enabled,
         bridge = bridge.is_some(),
         root = %settings.feed.root,
@@ -109,17 +132,26 @@ pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result
     Ok(())
 }
 
-/// Resolves the configured team, waiting while the hub has none yet. `None` at shutdown.
+/// Resolves the configured team, waiting while the hub has none yet. `None` at shutdown. A name
+/// that became ambiguous meanwhile is said loudly and waited out: stopping the hub would let any
+/// user who makes a team of that name stop it.
 async fn wait_for_team(state: &AppState, wanted: &str, shutdown: &CancellationToken) -> Option<Team> {
-    let mut told = false;
+    let mut told = String::new();
     loop {
         match home_feed::resolve_team(&state.store, wanted).await {
             Ok(team) => return Some(team),
-            Err(FeedError::NoTeam) if !told => tracing::info!("integrations wait for the first team"),
-            Err(e) if !told => tracing::warn!(error = %e, "integrations cannot start yet"),
-            Err(_) => {}
+            Err(e) => {
+                let said = e.to_string();
+                if said != told {
+                    match e {
+                        FeedError::NoTeam => tracing::info!("integrations wait for the first team"),
+                        e if e.needs_operator() => tracing::error!(error = %e, "integrations cannot start"),
+                        e => tracing::warn!(error = %e, "integrations cannot start yet"),
+                    }
+                    told = said;
+                }
+            }
         }
-        told = true;
         tokio::select! {
             _ = shutdown.cancelled() => return None,
             _ = tokio::time::sleep(TEAM_RETRY) => {}

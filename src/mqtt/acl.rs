@@ -6,6 +6,11 @@
 //! foreign publish cannot be denied there: mqtt5 0.49 answers it with a malformed PUBACK that makes
 //! paho reconnect in a loop (`../shared/CRATES.md`). So the broker lets it pass, acknowledges it
 //! normally, and the consumer drops it before anything is stored or routed.
+//!
+//! Wills never reach the consumer: the broker asks `authorize_publish` and routes them as they
+//! stand. So no will may depend on the consumer. Satellites may name none, the hub only one inside
+//! the topic root, and the read-only login only Home Assistant's status will, whose topic the
+//! broker refuses to that connection whatever its protocol (`own_will_topic`).
 
 use super::auth::Identity;
 
@@ -38,15 +43,20 @@ impl Decision {
 
 /// The publish rule. `identity` is `None` when the broker's user id is unknown (never allowed);
 /// `protocol_version` is the CONNECT's protocol level (`None` when unknown, treated as MQTT 5 so
-/// an unknown client is denied outright).
+/// an unknown client is denied outright). `own_will_topic`: the topic is the one a read-only
+/// connection named its will on; the broker refuses it there, so the will is never published.
 pub fn publish_decision(
     identity: Option<&Identity>,
     protocol_version: Option<u8>,
     root: &str,
     topic: &str,
+    own_will_topic: bool,
 ) -> Decision {
     if identity.is_some_and(|i| i.may_publish(root, topic)) {
         return Decision::Allow;
+    }
+    if own_will_topic {
+        return Decision::Deny;
     }
     match protocol_version {
         Some(v) if v < PROTOCOL_V5 => Decision::DropInConsumer,
@@ -104,10 +114,15 @@ mod tests {
             (None, None, &own, Deny),
         ];
         for (identity, version, topic, want) in cases {
-            let got = publish_decision(identity, version, "bh", topic);
+            let got = publish_decision(identity, version, "bh", topic, false);
             assert_eq!(got, want, "{identity:?} v{version:?} -> {topic}");
             assert_eq!(got.broker_passes(), want != Deny);
             assert_eq!(got.consumer_handles(), want == Allow, "only an allowed publish reaches the consumer's logic");
+        }
+        // A read-only connection's own will topic is refused by the broker itself, over 3.1.1 too.
+        let ro = Some(&Identity::ReadOnly);
+        for version in [Some(3), Some(4), Some(5), None] {
+            assert_eq!(publish_decision(ro, version, "bh", "homeassistant/status", true), Deny, "{version:?}");
         }
     }
 }

@@ -3,21 +3,19 @@
 //! Satellites log in with their UUID as username and the 32-byte hex password minted at
 //! registration (stored as SHA-256, checked against the database on every connect, so deletion or
 //! rotation takes effect at once). Their client id must be `satellite-{id}` or `mobile-{id}`.
-//! They are confined to `{root}/{tenant}/{satellite}/`. The hub's own clients (split mode) log in
-//! as `hub` with the internal API key and a `hub-` client id; no satellite can take those.
-//! Home Assistant and other tools log in as `homeassistant` ([`ReadOnlyLogin`], only while an
-//! integration is on): they may subscribe under the discovery prefix and the feed root, and
-//! publish nowhere.
+//! They are confined to `{root}/{tenant}/{satellite}/` and may leave no will. The hub's own
+//! clients (split mode) log in as `hub` with the internal API key and a `hub-` client id; no
+//! satellite can take those. Home Assistant and other tools log in as `homeassistant`
+//! ([`ReadOnlyLogin`], only while an integration is on): they may subscribe under the discovery
+//! prefix and the feed root, and publish nowhere.
+//!
+//! Everything the broker must remember about a connection is in its user id ([`Login`]), which
+//! mqtt5 keeps per connection and hands back on every publish, will and subscribe: never in a map
+//! keyed by client id, which another connection can take over.
 //! Where a client may publish is decided in one place, [`super::acl`]; this module only answers
 //! the broker with it.
 
-use std::{
-    collections::HashMap,
-    future::Future,
-    net::SocketAddr,
-    pin::Pin,
-    sync::{Arc, Mutex},
-};
+use std::{future::Future, net::SocketAddr, pin::Pin, sync::Arc};
 
 use mqtt5::{
     broker::{AuthProvider, AuthResult},
@@ -40,6 +38,8 @@ pub const HUB_CLIENT_PREFIX: &str = "hub-";
 pub const READONLY_USER: &str = "homeassistant";
 /// The broker user id of a read-only client (a satellite's is its topic prefix, never this).
 const READONLY_USER_ID: &str = "$readonly";
+/// The largest will payload the read-only login may name (Home Assistant's is `offline`).
+const MAX_READONLY_WILL_BYTES: usize = 64;
 
 /// The read-only login: its password and the topic trees it may subscribe to.
 #[derive(Clone)]
@@ -47,6 +47,10 @@ pub struct ReadOnlyLogin {
     password: Secret,
     /// Each ends in `/`: `homeassistant/`, `birdhub-feed/`.
     prefixes: Vec<String>,
+    /// Where Home Assistant names its birth and will (`homeassistant/status` by default, and
+    /// `<discovery prefix>/status`). The only topics a read-only will may name: the broker
+    /// refuses to publish there for a connection that named one (see [`acl`]).
+    status_topics: Vec<String>,
 }
 
 impl ReadOnlyLogin {
@@ -56,13 +60,28 @@ impl ReadOnlyLogin {
         if !i.active() || !i.readonly_password.is_set() {
             return None;
         }
-        let prefixes = vec![format!("{}/", i.home_assistant.discovery_prefix), format!("{}/", i.feed.root)];
-        Some(Self { password: i.readonly_password.clone(), prefixes })
+        let discovery = &i.home_assistant.discovery_prefix;
+        let prefixes = vec![format!("{discovery}/"), format!("{}/", i.feed.root)];
+        let mut status_topics = vec!["homeassistant/status".to_owned(), format!("{discovery}/status")];
+        status_topics.dedup();
+        Some(Self { password: i.readonly_password.clone(), prefixes, status_topics })
     }
 
     /// A filter inside one of the trees, with no wildcard before the tree's own level.
     pub fn may_subscribe(&self, filter: &str) -> bool {
         self.prefixes.iter().any(|p| filter.starts_with(p.as_str()))
+    }
+
+    /// Whether `topic` is where Home Assistant names its birth and will.
+    pub fn is_status_topic(&self, topic: &str) -> bool {
+        self.status_topics.iter().any(|t| t == topic)
+    }
+
+    /// The one will a read-only client may name at CONNECT: Home Assistant's default (a short,
+    /// unretained message on its status topic), so that it can connect unchanged. The broker
+    /// never publishes it. Any other will is refused, and the login with it.
+    fn accepts_will(&self, topic: &str, payload_len: usize, retain: bool) -> bool {
+        self.is_status_topic(topic) && !retain && payload_len <= MAX_READONLY_WILL_BYTES
     }
 }
 
@@ -80,7 +99,7 @@ pub enum Identity {
 }
 
 impl Identity {
-    /// The broker's user id string: `hub`, or the satellite's own prefix.
+    /// The identity's part of the user id: `hub`, `$readonly`, or the satellite's own prefix.
     fn user_id(&self) -> String {
         match self {
             Identity::Hub => HUB_USER.into(),
@@ -89,8 +108,8 @@ impl Identity {
         }
     }
 
-    fn from_user_id(user_id: Option<&str>) -> Option<Identity> {
-        match user_id? {
+    fn from_user_id(user_id: &str) -> Option<Identity> {
+        match user_id {
             HUB_USER => Some(Identity::Hub),
             READONLY_USER_ID => Some(Identity::ReadOnly),
             prefix => {
@@ -125,60 +144,73 @@ impl Identity {
     }
 }
 
+/// One connection's login, as the broker keeps it: the identity, the MQTT protocol level of its
+/// CONNECT, and whether it named a will. Encoded in the broker's user id (`v4w|$readonly`,
+/// `v5|hub`, `v4|birdhub/<team>/<satellite>/`), which mqtt5 stores per connection, so a second
+/// connection with the same client id never changes what the first one may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Login {
+    pub identity: Identity,
+    /// CONNECT's protocol level: 4 is MQTT 3.1.1, 5 is MQTT 5 (see [`acl`] for why it matters).
+    pub protocol: u8,
+    /// Whether this connection named a will (only the read-only login's status will gets here).
+    pub will: bool,
+}
+
+impl Login {
+    /// The user id handed to the broker at login.
+    fn user_id(&self) -> String {
+        let will = if self.will { "w" } else { "" };
+        format!("v{}{will}|{}", self.protocol, self.identity.user_id())
+    }
+
+    /// The login behind a broker user id; `None` for anything this module did not write.
+    pub fn from_user_id(user_id: Option<&str>) -> Option<Login> {
+        let (tag, identity) = user_id?.strip_prefix('v')?.split_once('|')?;
+        let (protocol, will) = match tag.strip_suffix('w') {
+            Some(protocol) => (protocol, true),
+            None => (tag, false),
+        };
+        Some(Login { identity: Identity::from_user_id(identity)?, protocol: protocol.parse().ok()?, will })
+    }
+}
+
 pub struct BrokerAuth {
     store: Store,
     root: String,
     internal_key: Secret,
-    /// MQTT protocol version per client id, as sent in CONNECT: the publish ACL treats 3.1.1
-    /// clients differently (see [`acl`]). One entry per client id, so bounded by the satellites.
-    versions: Mutex<HashMap<String, u8>>,
     readonly: Option<ReadOnlyLogin>,
-    /// The will topic of each read-only client that set one. The broker publishes a will
-    /// without asking the consumer, so the broker itself must refuse it (see `authorize_publish`).
-    readonly_wills: Mutex<HashMap<String, String>>,
 }
 
 impl BrokerAuth {
     pub fn new(store: Store, root: &str, internal_key: Secret, readonly: Option<ReadOnlyLogin>) -> Arc<Self> {
-        Arc::new(Self {
-            store,
-            root: root.into(),
-            internal_key,
-            versions: Mutex::new(HashMap::new()),
-            readonly,
-            readonly_wills: Mutex::new(HashMap::new()),
-        })
-    }
-
-    /// Whether the broker lets `topic` through for this client. A read-only client's will is
-    /// always refused; its other 3.1.1 publishes pass the broker and the consumer drops them.
-    fn broker_passes(&self, client_id: &str, user_id: Option<&str>, topic: &str) -> bool {
-        if Identity::from_user_id(user_id) == Some(Identity::ReadOnly) {
-            let is_will = self.readonly_wills.lock().ok().is_some_and(|w| w.get(client_id).is_some_and(|t| t == topic));
-            if is_will {
-                return false;
-            }
-        }
-        self.publish_decision(client_id, user_id, topic).broker_passes()
+        Arc::new(Self { store, root: root.into(), internal_key, readonly })
     }
 
     fn may_subscribe(&self, user_id: Option<&str>, filter: &str) -> bool {
-        match Identity::from_user_id(user_id) {
+        match Login::from_user_id(user_id).map(|l| l.identity) {
             Some(Identity::ReadOnly) => self.readonly.as_ref().is_some_and(|r| r.may_subscribe(filter)),
             Some(identity) => identity.may_subscribe(&self.root, filter),
             None => false,
         }
     }
 
-    /// The protocol level the client logged in with (4 = 3.1.1, 5 = MQTT 5), if it did.
-    pub fn protocol_version(&self, client_id: &str) -> Option<u8> {
-        self.versions.lock().ok().and_then(|v| v.get(client_id).copied())
-    }
-
-    /// The publish ACL for this client, asked by both the broker and the consumer (see [`acl`]).
-    pub fn publish_decision(&self, client_id: &str, user_id: Option<&str>, topic: &str) -> Decision {
-        let identity = Identity::from_user_id(user_id);
-        acl::publish_decision(identity.as_ref(), self.protocol_version(client_id), &self.root, topic)
+    /// The publish ACL for the connection behind `user_id`, asked by both the broker (for
+    /// publishes and wills) and the consumer (see [`acl`]).
+    pub fn publish_decision(&self, user_id: Option<&str>, topic: &str) -> Decision {
+        let login = Login::from_user_id(user_id);
+        let on_own_will_topic = login.as_ref().is_some_and(|l| {
+            l.will
+                && l.identity == Identity::ReadOnly
+                && self.readonly.as_ref().is_some_and(|r| r.is_status_topic(topic))
+        });
+        acl::publish_decision(
+            login.as_ref().map(|l| &l.identity),
+            login.as_ref().map(|l| l.protocol),
+            &self.root,
+            topic,
+            on_own_will_topic,
+        )
     }
 
     async fn check(&self, connect: &ConnectPacket) -> Result<Identity, ReasonCode> {
@@ -187,24 +219,23 @@ impl BrokerAuth {
         let password = connect.password.as_deref().and_then(|p| std::str::from_utf8(p).ok()).ok_or(bad)?;
         let cid = connect.client_id.as_str();
         if username == HUB_USER {
-            return if self.internal_key.matches(password) && cid.starts_with(HUB_CLIENT_PREFIX) {
-                Ok(Identity::Hub)
-            } else {
-                Err(bad)
-            };
-        }
-        if username == READONLY_USER {
-            if !self.readonly.as_ref().is_some_and(|r| r.password.matches(password)) {
+            if !self.internal_key.matches(password) || !cid.starts_with(HUB_CLIENT_PREFIX) {
                 return Err(bad);
             }
+            if connect.will.as_ref().is_some_and(|w| !Identity::Hub.may_publish(&self.root, &w.topic)) {
+                return Err(ReasonCode::NotAuthorized);
+            }
+            return Ok(Identity::Hub);
+        }
+        if username == READONLY_USER {
+            let Some(readonly) = self.readonly.as_ref().filter(|r| r.password.matches(password)) else {
+                return Err(bad);
+            };
             if [HUB_CLIENT_PREFIX, "satellite-", "mobile-"].iter().any(|p| cid.starts_with(p)) {
                 return Err(ReasonCode::ClientIdentifierNotValid);
             }
-            if let Ok(mut wills) = self.readonly_wills.lock() {
-                match &connect.will {
-                    Some(will) => wills.insert(cid.to_owned(), will.topic.clone()),
-                    None => wills.remove(cid),
-                };
+            if connect.will.as_ref().is_some_and(|w| !readonly.accepts_will(&w.topic, w.payload.len(), w.retain)) {
+                return Err(ReasonCode::NotAuthorized);
             }
             return Ok(Identity::ReadOnly);
         }
@@ -221,16 +252,17 @@ impl BrokerAuth {
         if !bool::from(sha256_hex(password).as_bytes().ct_eq(stored_hash.as_bytes())) {
             return Err(bad);
         }
-        let identity = Identity::Satellite { satellite, prefix: topics::prefix(&self.root, tenant, satellite) };
-        if connect.will.as_ref().is_some_and(|w| !identity.may_publish(&self.root, &w.topic)) {
+        // A will skips the consumer: the broker would route it as it stands (to the hub's own
+        // channels, or retained, one more per reconnect). Satellites have no use for one.
+        if connect.will.is_some() {
             return Err(ReasonCode::NotAuthorized);
         }
-        Ok(identity)
+        Ok(Identity::Satellite { satellite, prefix: topics::prefix(&self.root, tenant, satellite) })
     }
 
-    /// The identity behind a broker user id (as set at login).
-    pub fn identity(user_id: Option<&str>) -> Option<Identity> {
-        Identity::from_user_id(user_id)
+    /// The login behind a broker user id (as set at login).
+    pub fn login(user_id: Option<&str>) -> Option<Login> {
+        Login::from_user_id(user_id)
     }
 }
 
@@ -243,10 +275,8 @@ impl AuthProvider for BrokerAuth {
         Box::pin(async move {
             match self.check(connect).await {
                 Ok(identity) => {
-                    if let Ok(mut v) = self.versions.lock() {
-                        v.insert(connect.client_id.clone(), connect.protocol_version);
-                    }
-                    Ok(AuthResult::success_with_user(identity.user_id()))
+                    let login = Login { identity, protocol: connect.protocol_version, will: connect.will.is_some() };
+                    Ok(AuthResult::success_with_user(login.user_id()))
                 }
                 Err(code) => {
                     tracing::info!(client_id = %connect.client_id, %addr, ?code, "broker login refused");
@@ -258,12 +288,13 @@ impl AuthProvider for BrokerAuth {
 
     fn authorize_publish<'a>(
         &'a self,
-        client_id: &str,
+        _client_id: &str,
         user_id: Option<&'a str>,
         topic: &'a str,
     ) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
         // A 3.1.1 client's foreign publish passes here and is dropped by the consumer (see `acl`).
-        let passes = self.broker_passes(client_id, user_id, topic);
+        // Wills come here too, with the user id of the connection that named them.
+        let passes = self.publish_decision(user_id, topic).broker_passes();
         Box::pin(async move { passes })
     }
 
@@ -297,7 +328,8 @@ mod tests {
         assert!(!me.may_subscribe("bh", "#"));
         assert!(!me.may_subscribe("bh", &format!("bh/{t}/+/config")));
         assert!(!me.may_subscribe("bh", "bh/#"));
-        assert_eq!(Identity::from_user_id(Some(&me.user_id())), Some(me));
+        let login = Login { identity: me, protocol: 4, will: false };
+        assert_eq!(Login::from_user_id(Some(&login.user_id())), Some(login));
         assert!(Identity::Hub.may_publish("bh", &own) && !Identity::Hub.may_publish("bh", "other/x"));
     }
 
@@ -318,6 +350,41 @@ mod tests {
         }
         let ro = Identity::ReadOnly;
         assert!(!ro.may_publish("birdhub", "homeassistant/status") && !ro.may_subscribe("birdhub", "birdhub/#"));
-        assert_eq!(Identity::from_user_id(Some(&ro.user_id())), Some(ro));
+        let login = Login { identity: ro, protocol: 5, will: true };
+        assert_eq!(login.user_id(), "v5w|$readonly");
+        assert_eq!(Login::from_user_id(Some(&login.user_id())), Some(login));
+        // Home Assistant's own will may be named (the broker never publishes it); no other.
+        assert!(login_will(&login_of(&settings), "homeassistant/status", 7, false));
+        settings.integrations.home_assistant.discovery_prefix = "ha".into();
+        let moved = login_of(&settings);
+        assert!(login_will(&moved, "homeassistant/status", 7, false) && login_will(&moved, "ha/status", 7, false));
+        for (topic, len, retain) in [
+            ("homeassistant/status", 7, true),
+            ("homeassistant/status", 65, false),
+            ("homeassistant/other", 7, false),
+            ("birdhub/t/s/update", 7, false),
+            ("birdhub-feed/hub/state", 7, false),
+        ] {
+            assert!(!login_will(&moved, topic, len, retain), "{topic} {len} {retain}");
+        }
+    }
+
+    fn login_of(settings: &crate::config::Settings) -> ReadOnlyLogin {
+        ReadOnlyLogin::from_settings(settings).expect("open")
+    }
+
+    fn login_will(login: &ReadOnlyLogin, topic: &str, len: usize, retain: bool) -> bool {
+        login.accepts_will(topic, len, retain)
+    }
+
+    #[test]
+    fn only_user_ids_this_module_wrote_are_logins() {
+        for junk in [None, Some(""), Some("hub"), Some("$readonly"), Some("v|hub"), Some("vx|hub"), Some("v5|nobody")] {
+            assert_eq!(Login::from_user_id(junk), None, "{junk:?}");
+        }
+        assert_eq!(
+            Login::from_user_id(Some("v4|hub")),
+            Some(Login { identity: Identity::Hub, protocol: 4, will: false })
+        );
     }
 }

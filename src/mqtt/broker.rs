@@ -1,5 +1,6 @@
 //! Starting the embedded broker: MQTT over TCP (3.1.1 and 5) and over WebSocket at `/mqtt`, with
-//! TLS on both when a certificate is configured. Sessions live in memory; audio is never retained.
+//! TLS on both when a certificate is configured. Sessions live in memory; audio is never retained,
+//! and retained messages are bounded in number and size.
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 
@@ -31,6 +32,19 @@ use crate::state::AppState;
 /// message before decoding it, without copying it.
 pub const MAX_PACKET_BYTES: usize = 16 << 20;
 
+/// At most this many retained messages are kept. Only the hub retains: its Home Assistant configs
+/// and feed states, nine per satellite of the published team and a few for the hub. A satellite's
+/// publishes are consumed (never routed), satellites may name no will, and the read-only login
+/// publishes nowhere. A retained message past the limit is still delivered, just not kept (the
+/// broker logs it); a client's retained publish past it is answered "quota exceeded".
+pub const MAX_RETAINED_MESSAGES: usize = 10_000;
+
+/// A retained message's largest payload. The hub's biggest (a discovery config) is under 2 KiB.
+/// Satellites never need the retain flag; a satellite message over this size with it set is
+/// answered "quota exceeded" and not ingested. With the count above, retained messages use at most
+/// about 160 MiB, and in practice a few KiB per satellite.
+pub const MAX_RETAINED_MESSAGE_BYTES: usize = 16 << 10;
+
 pub struct Broker {
     pub tcp_addr: SocketAddr,
     pub ws_addr: Option<SocketAddr>,
@@ -50,6 +64,8 @@ pub async fn start(state: &AppState) -> anyhow::Result<Broker> {
         .with_bind_address(s.bind)
         .with_max_packet_size(MAX_PACKET_BYTES)
         .with_sys_topics_enabled(false)
+        .with_max_retained_messages(MAX_RETAINED_MESSAGES)
+        .with_max_retained_message_size(MAX_RETAINED_MESSAGE_BYTES)
         .with_storage(StorageConfig::new().with_backend(StorageBackendType::Memory).with_persistence(false))
         .with_event_handler(ingest);
     let tls = !s.tls_cert.is_empty() && !s.tls_key.is_empty();

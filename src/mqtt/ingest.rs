@@ -36,7 +36,7 @@ pub struct Ingest {
     state: AppState,
     /// The one task that writes chunks, committing those that arrive together at once.
     writer: chunks::ChunkWriter,
-    /// The broker's login state, for the shared publish ACL (it knows each client's protocol).
+    /// The broker's logins, for the shared publish ACL (each connection's user id says its protocol).
     auth: Arc<BrokerAuth>,
 }
 
@@ -74,15 +74,15 @@ impl Ingest {
     async fn on_publish(&self, event: ClientPublishEvent) -> PublishAction {
         self.state.mqtt.meter().count_received();
         let root = &self.state.settings.mqtt.topic_root;
-        let decision = self.auth.publish_decision(&event.client_id, event.user_id.as_deref(), &event.topic);
+        let decision = self.auth.publish_decision(event.user_id.as_deref(), &event.topic);
         if !decision.consumer_handles() {
             // Only MQTT 3.1.1 clients get here (`DropInConsumer`): the broker acknowledged the
             // publish so the client stays connected, and it goes no further.
             tracing::warn!(client_id = %event.client_id, topic = %event.topic, ?decision, "dropped a publish outside the client's tree");
             return PublishAction::Handled;
         }
-        let Some(identity) = BrokerAuth::identity(event.user_id.as_deref()) else { return PublishAction::Handled };
-        let satellite = match &identity {
+        let Some(login) = BrokerAuth::login(event.user_id.as_deref()) else { return PublishAction::Handled };
+        let satellite = match &login.identity {
             Identity::Hub
                 if event.topic.strip_prefix(root.as_str()).and_then(|t| t.strip_prefix('/'))
                     == Some(super::DISCONNECT_TOPIC) =>

@@ -15,12 +15,26 @@ use crate::{
 pub enum FeedError {
     #[error("the hub has no team yet; the integrations start once one is created")]
     NoTeam,
-    #[error("the hub has {0} teams: set integrations.team to the name or id of the one to publish")]
+    #[error("the hub has {0} teams: set integrations.team to the id of the one to publish")]
     WhichTeam(usize),
     #[error("integrations.team is {0:?}, but no team has that name or id")]
     UnknownTeam(String),
+    #[error(
+        "integrations.team is {name:?}, but {} teams have that name (in any case): {}. \
+         Set integrations.team to the id of the team to publish",
+        ids.len(),
+        ids.iter().map(|(id, name)| format!("{id} ({name:?})")).collect::<Vec<_>>().join(", ")
+    )]
+    AmbiguousName { name: String, ids: Vec<(TenantId, String)> },
     #[error(transparent)]
     Store(#[from] store::Error),
+}
+
+impl FeedError {
+    /// Whether waiting cannot help: the configuration must change. The hub refuses to start then.
+    pub fn needs_operator(&self) -> bool {
+        matches!(self, FeedError::AmbiguousName { .. })
+    }
 }
 
 /// The team the integrations publish.
@@ -30,8 +44,9 @@ pub struct Team {
     pub name: String,
 }
 
-/// `wanted` is the configured `integrations.team`: an id or a name (any case). Empty picks the
-/// hub's only team.
+/// `wanted` is the configured `integrations.team`: an id, or a name in any case that exactly one
+/// team has. Empty picks the hub's only team. Resolve it once and keep the id: a team created or
+/// renamed later must not change which team is published.
 pub async fn resolve_team(store: &Store, wanted: &str) -> Result<Team, FeedError> {
     let wanted = wanted.trim().to_owned();
     let teams = store.call(|c| store::tenants::list_all(c)).await?;
@@ -41,11 +56,20 @@ pub async fn resolve_team(store: &Store, wanted: &str) -> Result<Team, FeedError
             [only] => only.clone(),
             many => return Err(FeedError::WhichTeam(many.len())),
         }
+    } else if let Ok(id) = wanted.parse::<TenantId>() {
+        // An id names one team; a team *named* like another team's id must not win.
+        teams.into_iter().find(|t| t.id == id).ok_or(FeedError::UnknownTeam(wanted))?
     } else {
-        teams
-            .into_iter()
-            .find(|t| t.id.to_string() == wanted.to_lowercase() || t.name.eq_ignore_ascii_case(&wanted))
-            .ok_or(FeedError::UnknownTeam(wanted))?
+        let key = wanted.to_lowercase();
+        let mut named: Vec<_> = teams.into_iter().filter(|t| t.name.to_lowercase() == key).collect();
+        match named.len() {
+            0 => return Err(FeedError::UnknownTeam(wanted)),
+            1 => named.remove(0),
+            _ => {
+                let ids = named.into_iter().map(|t| (t.id, t.name)).collect();
+                return Err(FeedError::AmbiguousName { name: wanted, ids });
+            }
+        }
     };
     Ok(Team { id: team.id, name: team.name })
 }
