@@ -84,11 +84,11 @@ fn in_v4(ip: Ipv4Addr, net: [u8; 4], prefix: u32) -> bool {
 fn classify_v4(ip: Ipv4Addr) -> AddressClass {
     use AddressClass::*;
     let forbidden: [([u8; 4], u32); 5] = [
-        ([0, 0, 0, 0], 8),       // "this network", including the unspecified 0.0.0.0
-        ([169, 254, 0, 0], 16),  // link-local: 169.254.169.254 is the metadata service of most clouds
-        ([192, 0, 0, 0], 24),    // IETF protocol assignments
-        ([224, 0, 0, 0], 4),     // multicast
-        ([240, 0, 0, 0], 4),     // reserved, and the broadcast 255.255.255.255
+        ([0, 0, 0, 0], 8),      // "this network", including the unspecified 0.0.0.0
+        ([169, 254, 0, 0], 16), // link-local: 169.254.169.254 is the metadata service of most clouds
+        ([192, 0, 0, 0], 24),   // IETF protocol assignments
+        ([224, 0, 0, 0], 4),    // multicast
+        ([240, 0, 0, 0], 4),    // reserved, and the broadcast 255.255.255.255
     ];
     let lan: [([u8; 4], u32); 8] = [
         ([10, 0, 0, 0], 8),
@@ -147,8 +147,8 @@ fn classify_v6(ip: Ipv6Addr) -> AddressClass {
         (net(0xff00, 0), 8),         // multicast
     ];
     let lan = [
-        (net(0xfc00, 0), 7),      // unique local addresses
-        (net(0xfec0, 0), 10),     // site-local (deprecated)
+        (net(0xfc00, 0), 7),       // unique local addresses
+        (net(0xfec0, 0), 10),      // site-local (deprecated)
         (net(0x0064, 0xff9b), 32), // local-use NAT64 (64:ff9b:1::/48 and the rest of the /32)
     ];
     if forbidden.iter().any(|&(n, p)| in_v6(ip, n, p)) {

@@ -83,7 +83,10 @@ pub fn refusal<'a>(e: &'a (dyn Error + 'static)) -> Option<&'a Refused> {
 }
 
 /// The first error in `e`'s chain, looking inside `io::Error`s too, for which `hit` holds.
-pub fn find<'a>(e: &'a (dyn Error + 'static), hit: &dyn Fn(&(dyn Error + 'static)) -> bool) -> Option<&'a (dyn Error + 'static)> {
+pub fn find<'a>(
+    e: &'a (dyn Error + 'static),
+    hit: &dyn Fn(&(dyn Error + 'static)) -> bool,
+) -> Option<&'a (dyn Error + 'static)> {
     let mut next = Some(e);
     while let Some(cause) = next {
         if hit(cause) {

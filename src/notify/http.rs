@@ -203,7 +203,8 @@ impl Sender {
     }
 
     async fn exchange(&self, req: Request<'_>, deadline: Instant) -> Result<u16, (Verdict, Option<u16>, Failure)> {
-        let url = web_url(req.url).map_err(|reason| (Verdict::Failed, None, Failure::new(Reason::InvalidUrl, reason)))?;
+        let url =
+            web_url(req.url).map_err(|reason| (Verdict::Failed, None, Failure::new(Reason::InvalidUrl, reason)))?;
         // An IP literal is connected to without the resolver: check it here, before any connection.
         guard::check_literal(&url, req.policy).map_err(|_| (Verdict::Failed, None, not_allowed()))?;
         let client = self.client(req.policy);

@@ -347,5 +347,10 @@ struct MailBody {
 }
 
 fn failed(reason: &str) -> Outcome {
-    Outcome { verdict: Verdict::Failed, http_status: None, duration_ms: 0, failure: Some(Failure::new(Reason::Channel, reason)) }
+    Outcome {
+        verdict: Verdict::Failed,
+        http_status: None,
+        duration_ms: 0,
+        failure: Some(Failure::new(Reason::Channel, reason)),
+    }
 }
