@@ -73,7 +73,9 @@ fn request<'a>(url: &'a str, body: &'a [u8]) -> Request<'a> {
 }
 
 /// (reason, public text, detail) of an outcome's failure.
-fn why(out: &Outcome) -> Option<(Reason, &str, Option<&str>)> {
+type Why<'a> = (Reason, &'a str, Option<&'a str>);
+
+fn why(out: &Outcome) -> Option<Why<'_>> {
     out.failure.as_ref().map(|f| (f.reason, f.public.as_str(), f.detail.as_deref()))
 }
 
@@ -85,7 +87,7 @@ async fn each_answer_gets_its_verdict_status_and_reason() {
     // The public text never quotes the receiver (issue 34, finding 5): its words go to the detail,
     // which only the hub's log gets.
     let http = Reason::HttpStatus;
-    let cases: [(&str, Verdict, Option<u16>, Option<(Reason, &str, Option<&str>)>); 6] = [
+    let cases: [(&str, Verdict, Option<u16>, Option<Why<'_>>); 6] = [
         ("/ok", Verdict::Delivered, Some(200), None),
         (
             "/down",
