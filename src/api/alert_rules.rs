@@ -194,7 +194,7 @@ async fn delete_channel(
 
 #[utoipa::path(
     post, path = "/alert-rules/channels/{id}/test", tag = tags::ALERTS,
-    description = "Admin+. Sends a sample payload through the full pipeline (signature included) and reports the receiver's answer.",
+    description = "Admin+. Sends a sample payload through the full pipeline (signature included) and reports the receiver's status code and a classified reason (`errorCode`), never its reply.",
     params(("id" = uuid::Uuid, Path, description = "channel id")),
     responses((status = 200, description = "the test report", body = Object), err::Auth, err::NotFound)
 )]

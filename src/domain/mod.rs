@@ -12,6 +12,7 @@ pub mod device;
 pub mod exports;
 pub mod languages;
 pub mod mfa;
+pub mod outbound;
 pub mod preferences;
 pub mod role;
 pub mod satellite_config;

@@ -8,6 +8,8 @@
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
+use super::outbound::TargetPolicy;
+
 /// A settings struct stored one key per row.
 pub trait StoredSettings: Serialize + DeserializeOwned + Default {
     /// What a security-relevant `key` resolves to when its stored value is malformed: its strictest
@@ -192,11 +194,19 @@ pub struct PlatformSettings {
     pub allow_self_registration: bool,
     /// Signed-in users may create teams at `POST /auth/create-tenant` (platform admins always can).
     pub allow_tenant_creation: bool,
+    /// The addresses a team's webhook and chat channels may reach (`public`, `lan`, `loopback`);
+    /// link-local and cloud metadata addresses never ([`super::outbound`]).
+    pub channel_targets: TargetPolicy,
 }
 
 impl Default for PlatformSettings {
     fn default() -> Self {
-        Self { allow_self_registration: false, allow_tenant_creation: true }
+        Self {
+            allow_self_registration: false,
+            allow_tenant_creation: true,
+            // A household's own hub posts to Home Assistant or Node-RED on its LAN or on the same Pi.
+            channel_targets: TargetPolicy::Loopback,
+        }
     }
 }
 
@@ -205,6 +215,8 @@ impl StoredSettings for PlatformSettings {
         match key {
             // Nobody gets an account or a team the hub's owner did not allow.
             "allow_self_registration" | "allow_tenant_creation" => Some(Value::from(false)),
+            // Channels reach the internet only, never the hub's own network.
+            "channel_targets" => Some(Value::from(TargetPolicy::Public.as_str())),
             _ => None,
         }
     }
@@ -278,5 +290,8 @@ mod tests {
         let (p, _): (PlatformSettings, _) =
             resolve(rows(&[("allow_self_registration", "\"yes\""), ("allow_tenant_creation", "{}")]));
         assert!(!p.allow_self_registration && !p.allow_tenant_creation);
+        let (p, _): (PlatformSettings, _) = resolve(rows(&[("channel_targets", "\"everywhere\"")]));
+        assert_eq!(p.channel_targets, TargetPolicy::Public, "a broken policy reaches the internet only");
+        assert_eq!(PlatformSettings::default().channel_targets, TargetPolicy::Loopback);
     }
 }

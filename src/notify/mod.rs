@@ -1,6 +1,7 @@
 //! Outgoing notifications: what an alert says ([`Notice`]) and every way the hub delivers it.
 //!
-//! Everything here is pure except [`http`], which makes one POST and classifies the answer.
+//! Everything here is pure except [`http`], which makes one POST and classifies the answer, and
+//! [`guard`], which keeps that POST to the addresses the platform allows.
 //! Deciding *when* to notify, queueing and retrying belong to the caller.
 //!
 //! - [`body`]: the default webhook body (SPEC 2.20).
@@ -9,7 +10,9 @@
 //! - [`email`]: subject and plain-text body of a mail.
 //! - [`files`]: naming a delivered file (webhook header, mail text of an attachment).
 //! - [`signature`]: the `X-Service-Signature` HMAC (SPEC 5.6).
-//! - [`http`]: one POST with a timeout and a capped reply, classified as delivered, retry or failed.
+//! - [`http`]: one POST with a timeout and a capped reply, classified as delivered, retry or failed;
+//!   what the receiver said stays in the hub's log, the team sees a classified reason.
+//! - [`guard`]: the platform's `channel_targets` enforced on the resolved address at connect time.
 //! - [`text`]: the wording the formats share (facts, names, truncation, escaping).
 
 use std::collections::BTreeMap;
@@ -26,6 +29,7 @@ pub mod body;
 pub mod chat;
 pub mod email;
 pub mod files;
+pub mod guard;
 pub mod http;
 pub mod render;
 pub mod signature;

@@ -339,4 +339,53 @@ mod tests {
             "(leased, leased twice, hidden while leased, second outcome refused, attempts)"
         );
     }
+
+    #[tokio::test]
+    async fn the_upgrade_cuts_reasons_written_before_down_to_their_class() {
+        let (store, _dir) = testing::store().await;
+        let kept = store
+            .call(|c| {
+                let (team, _) = testing::team(c, "a")?;
+                let now = Timestamp(chrono::Utc::now());
+                let fields = alert_channels::ChannelFields {
+                    kind: "webhook",
+                    name: "rx",
+                    config: &serde_json::Map::new(),
+                    secret_enc: None,
+                    payload_template: None,
+                    enabled: true,
+                };
+                let channel = alert_channels::insert(c, team, &fields, now)?.id;
+                let mut ids = Vec::new();
+                for (status, error) in [
+                    (Some(500), "HTTP 500: SECRET redis password hunter2"),
+                    (Some(302), "HTTP 302 Found: redirect to http://169.254.169.254/ not followed"),
+                    (None, "could not connect: tcp connect error: Network is unreachable (os error 101)"),
+                    (None, "connection refused"),
+                    (None, "the channel is disabled"),
+                ] {
+                    let new = NewDelivery {
+                        tenant_id: team,
+                        channel_id: &channel,
+                        alert_id: None,
+                        event: "test",
+                        content_type: "application/json",
+                        body: b"{}",
+                    };
+                    let a = Attempt { after: After::Failed, http_status: status, error: Some(error), duration_ms: 1 };
+                    record_test(c, &new, &a, now)?;
+                    ids.push(c.query_row("SELECT id FROM alert_deliveries ORDER BY rowid DESC LIMIT 1", [], |r| {
+                        r.get::<_, String>(0)
+                    })?);
+                }
+                c.execute_batch(include_str!("../../migrations/0019_public_delivery_errors.sql"))?;
+                ids.iter().map(|id| Ok(get(c, team, id)?.last_error.unwrap_or_default())).collect::<Result<Vec<_>>>()
+            })
+            .await
+            .expect("upgrade");
+        assert_eq!(
+            kept,
+            ["HTTP 500", "HTTP 302", "could not connect", "connection refused", "the channel is disabled"]
+        );
+    }
 }

@@ -214,7 +214,8 @@ fn a_database_at_0015_keeps_every_row_and_answer_through_the_compact_migrations(
     )
     .expect("job");
     let report = migrate::run(&mut c).expect("migrate");
-    assert_eq!(report.applied, ["0016_compact", "0017_compact_rows", "0018_compact_ids"]);
+    // The compact migrations run in order; later migrations (0019 on) may follow them.
+    assert_eq!(report.applied[..3], ["0016_compact", "0017_compact_rows", "0018_compact_ids"]);
     let comments = super::comments::list(&c, tenant, crate::ids::DetectionId(first_detection)).expect("comments");
     assert_eq!(comments.iter().map(|m| m.body.as_str()).collect::<Vec<_>>(), ["nice"], "a comment keeps its detection");
     let job_chunk: ChunkId =

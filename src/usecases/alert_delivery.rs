@@ -6,6 +6,11 @@
 //! ... at most 1 h apart) on 5xx, 429, a timeout or a connection error, for up to 24 hours; or
 //! failed at once on any other 4xx. HTTP requests time out after 10 s and read at most 64 KiB
 //! of a reply (`notify::http`).
+//!
+//! A webhook or chat request connects only to addresses the platform setting `channel_targets`
+//! allows (`notify::guard`). What a receiver answered (its reply's text, a redirect's target) is
+//! written to the hub's log only; the test answer and the delivery log, which the team reads,
+//! carry the status code and a classified reason (`notify::http::Reason`).
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -18,12 +23,12 @@ use serde::Serialize;
 use crate::{
     auth::secretbox::SecretBox,
     clock::Clock,
-    domain::channels::ChannelKind,
+    domain::{channels::ChannelKind, outbound::TargetPolicy, settings::PlatformSettings},
     ids::TenantId,
     mail::{MailFile, Mailer},
     notify::{
         self,
-        http::{Outcome, Verdict},
+        http::{Failure, Outcome, Reason, Verdict},
     },
     store::{
         self, Store,
@@ -65,6 +70,11 @@ pub struct TestReport {
     pub delivered: bool,
     pub http_status: Option<u16>,
     pub duration_ms: u64,
+    /// The classified reason when not delivered (`http_status`, `connection_refused`,
+    /// `target_not_allowed` ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<Reason>,
+    /// A short text of that reason; never anything the receiver sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -128,6 +138,7 @@ impl Outbound {
             Some((true, Err(e))) => failed(&e),
             Some((true, Ok(target))) => self.send(&target, &p.content_type, &p.body, p.file_name.as_deref()).await,
         };
+        let failure = outcome.failure.as_ref();
         let now = self.clock.stamp();
         let after = match outcome.verdict {
             Verdict::Delivered => After::Delivered,
@@ -144,12 +155,13 @@ impl Outbound {
             }
         };
         let gave_up = matches!(outcome.verdict, Verdict::Retry { .. }) && after == After::Failed;
-        let error = match (&outcome.error, gave_up) {
-            (Some(e), true) => Some(format!("{e}; gave up after 24 hours of retries")),
-            (e, _) => e.clone(),
+        let error = match (failure, gave_up) {
+            (Some(f), true) => Some(format!("{}; gave up after 24 hours of retries", f.public)),
+            (f, _) => f.map(|f| f.public.clone()),
         };
         if after != After::Delivered {
-            tracing::warn!(delivery = %p.id, channel = %p.channel_id, attempts = p.attempts + 1, error = ?error, "alert delivery not delivered");
+            let detail = failure.and_then(|f| f.detail.as_deref());
+            tracing::warn!(delivery = %p.id, channel = %p.channel_id, attempts = p.attempts + 1, error = ?error, detail = ?detail, "alert delivery not delivered");
         }
         let attempt = Attempt {
             after,
@@ -187,14 +199,20 @@ impl Outbound {
                 (r.content_type, r.body, outcome)
             }
         };
+        let failure = outcome.failure.as_ref();
+        if let Some(f) = failure {
+            tracing::info!(channel = %channel.id, tenant = %tenant, error = %f.public, detail = ?f.detail, "test send not delivered");
+        }
         let report = TestReport {
             delivered: outcome.verdict == Verdict::Delivered,
             http_status: outcome.http_status,
             duration_ms: outcome.duration_ms,
-            error: outcome.error.clone(),
+            error_code: failure.map(|f| f.reason),
+            error: failure.map(|f| f.public.clone()),
         };
         let now = self.clock.stamp();
         let after = if report.delivered { After::Delivered } else { After::Failed };
+        let report_error = report.error.clone();
         self.store
             .call(move |c| {
                 let d = NewDelivery {
@@ -208,7 +226,7 @@ impl Outbound {
                 let a = Attempt {
                     after,
                     http_status: outcome.http_status,
-                    error: outcome.error.as_deref(),
+                    error: report_error.as_deref(),
                     duration_ms: outcome.duration_ms,
                 };
                 store::alert_deliveries::record_test(c, &d, &a, now)
@@ -255,6 +273,18 @@ impl Outbound {
         })
     }
 
+    /// The platform's `channel_targets`; the strictest (`public`) when it cannot be read.
+    async fn policy(&self) -> TargetPolicy {
+        let loaded = self.store.call(|c| store::settings::load::<PlatformSettings>(c, store::settings::PLATFORM)).await;
+        match loaded {
+            Ok(p) => p.channel_targets,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read channel_targets; channels reach public addresses only");
+                TargetPolicy::Public
+            }
+        }
+    }
+
     /// Sends `body`; with `file` set, `body` is that file: a mail attachment, or a webhook body
     /// named in `Content-Disposition`.
     async fn send(&self, target: &Target, content_type: &str, body: &[u8], file: Option<&str>) -> Outcome {
@@ -267,11 +297,13 @@ impl Outbound {
                 if let Some(name) = file {
                     headers.push(("Content-Disposition", notify::files::content_disposition(name)));
                 }
-                let req = notify::http::Request { url, body, content_type, headers };
+                let policy = self.policy().await;
+                let req = notify::http::Request { url, body, content_type, headers, policy };
                 let mut outcome = self.http.post(req).await;
                 // A chat webhook URL or bot token is a credential: it never reaches a log or a response.
-                if let (Some(secret), Some(e)) = (hide, outcome.error.as_mut()) {
-                    *e = e.replace(secret.as_str(), "…");
+                if let (Some(secret), Some(f)) = (hide, outcome.failure.as_mut()) {
+                    f.public = f.public.replace(secret.as_str(), "…");
+                    f.detail = f.detail.take().map(|d| d.replace(secret.as_str(), "…"));
                 }
                 outcome
             }
@@ -293,12 +325,13 @@ impl Outbound {
                 };
                 let duration_ms = started.elapsed().as_millis() as u64;
                 match result {
-                    Ok(()) => Outcome { verdict: Verdict::Delivered, http_status: None, duration_ms, error: None },
+                    Ok(()) => Outcome { verdict: Verdict::Delivered, http_status: None, duration_ms, failure: None },
                     Err(e) => Outcome {
                         verdict: if e.permanent { Verdict::Failed } else { Verdict::Retry { after: None } },
                         http_status: None,
                         duration_ms,
-                        error: Some(e.message),
+                        // The platform's own mail server answered; it is no target a team chose.
+                        failure: Some(Failure::new(Reason::Mail, e.message)),
                     },
                 }
             }
@@ -314,5 +347,10 @@ struct MailBody {
 }
 
 fn failed(reason: &str) -> Outcome {
-    Outcome { verdict: Verdict::Failed, http_status: None, duration_ms: 0, error: Some(reason.to_owned()) }
+    Outcome {
+        verdict: Verdict::Failed,
+        http_status: None,
+        duration_ms: 0,
+        failure: Some(Failure::new(Reason::Channel, reason)),
+    }
 }

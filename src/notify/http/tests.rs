@@ -10,7 +10,7 @@ use axum::{
 };
 
 use super::*;
-use crate::notify::signature;
+use crate::{domain::outbound::TargetPolicy, notify::signature};
 
 const SECRET: &[u8] = b"hook-secret";
 static CHUNK: [u8; 64 * 1024] = [b'x'; 64 * 1024];
@@ -68,7 +68,15 @@ async fn receiver() -> String {
 }
 
 fn request<'a>(url: &'a str, body: &'a [u8]) -> Request<'a> {
-    Request { url, body, content_type: "application/json", headers: Vec::new() }
+    // The receivers of these tests listen on 127.0.0.1.
+    Request { url, body, content_type: "application/json", headers: Vec::new(), policy: TargetPolicy::Loopback }
+}
+
+/// (reason, public text, detail) of an outcome's failure.
+type Why<'a> = (Reason, &'a str, Option<&'a str>);
+
+fn why(out: &Outcome) -> Option<Why<'_>> {
+    out.failure.as_ref().map(|f| (f.reason, f.public.as_str(), f.detail.as_deref()))
 }
 
 #[tokio::test]
@@ -76,18 +84,31 @@ async fn each_answer_gets_its_verdict_status_and_reason() {
     let base = receiver().await;
     let sender = Sender::new();
     let retry = |s| Verdict::Retry { after: Some(Duration::from_secs(s)) };
-    let cases: [(&str, Verdict, Option<u16>, Option<&str>); 6] = [
+    // The public text never quotes the receiver (issue 34, finding 5): its words go to the detail,
+    // which only the hub's log gets.
+    let http = Reason::HttpStatus;
+    let cases: [(&str, Verdict, Option<u16>, Option<Why<'_>>); 6] = [
         ("/ok", Verdict::Delivered, Some(200), None),
-        ("/down", Verdict::Retry { after: None }, Some(503), Some("HTTP 503: down for maintenance")),
-        ("/busy", retry(7), Some(429), Some("HTTP 429: slow down")),
-        ("/very-busy", retry(3600), Some(429), Some("HTTP 429 Too Many Requests")),
-        ("/missing", Verdict::Failed, Some(404), Some("HTTP 404: no such hook")),
-        ("/moved", Verdict::Failed, Some(302), Some("HTTP 302 Found: redirect to /ok not followed")),
+        (
+            "/down",
+            Verdict::Retry { after: None },
+            Some(503),
+            Some((http, "HTTP 503 Service Unavailable", Some("down for maintenance"))),
+        ),
+        ("/busy", retry(7), Some(429), Some((http, "HTTP 429 Too Many Requests", Some("slow down")))),
+        ("/very-busy", retry(3600), Some(429), Some((http, "HTTP 429 Too Many Requests", None))),
+        ("/missing", Verdict::Failed, Some(404), Some((http, "HTTP 404 Not Found", Some("no such hook")))),
+        (
+            "/moved",
+            Verdict::Failed,
+            Some(302),
+            Some((Reason::RedirectRefused, "HTTP 302 Found: redirects are not followed", Some("redirect to /ok"))),
+        ),
     ];
-    for (path, verdict, status, error) in cases {
+    for (path, verdict, status, failure) in cases {
         let url = format!("{base}{path}");
         let out = sender.post(request(&url, b"{}")).await;
-        assert_eq!((out.verdict, out.http_status, out.error.as_deref()), (verdict, status, error), "{path}");
+        assert_eq!((out.verdict, out.http_status, why(&out)), (verdict, status, failure), "{path}");
     }
 }
 
@@ -134,7 +155,7 @@ async fn a_50_mb_reply_is_not_read() {
     let url = format!("http://{}/huge", listener.local_addr().expect("addr"));
     tokio::spawn(async move { axum::serve(listener, app).await });
     let out = Sender::new().post(request(&url, b"{}")).await;
-    assert_eq!((out.verdict, out.http_status, out.error), (Verdict::Delivered, Some(200), None));
+    assert_eq!((out.verdict, out.http_status, out.failure), (Verdict::Delivered, Some(200), None));
     tokio::time::sleep(Duration::from_millis(200)).await; // let the receiver notice the hang-up
     let produced = sent.load(std::sync::atomic::Ordering::Relaxed);
     assert!(produced < HUGE_CHUNKS / 2, "the hub read on: {produced} of {HUGE_CHUNKS} chunks left the receiver");
@@ -148,10 +169,12 @@ async fn an_error_reply_is_read_only_up_to_the_cap() {
     let timeout = Duration::from_secs(3);
     let out = Sender::with_timeout(timeout).post(request(&url, b"{}")).await;
     assert_eq!((out.verdict, out.http_status), (Verdict::Retry { after: None }, Some(502)));
-    // The reason quotes the capped reply: the read stopped at the cap, not at the deadline (which
-    // would say "timed out").
-    let error = out.error.expect("reason");
-    assert!(error.starts_with("HTTP 502: xxxx") && error.chars().count() <= "HTTP 502: ".len() + 200, "{error}");
+    // The detail quotes the capped reply: the read stopped at the cap, not at the deadline (which
+    // would say "timed out"). The public text is the status alone.
+    let failure = out.failure.expect("reason");
+    assert_eq!((failure.reason, failure.public.as_str()), (Reason::HttpStatus, "HTTP 502 Bad Gateway"));
+    let detail = failure.detail.expect("detail");
+    assert!(detail.starts_with("xxxx") && detail.chars().count() <= 200, "{detail}");
 }
 
 #[tokio::test]
@@ -161,7 +184,7 @@ async fn a_receiver_that_never_answers_times_out_as_retry() {
     let out = Sender::with_timeout(Duration::from_millis(300)).post(request(&url, b"{}")).await;
     assert_eq!(out.verdict, Verdict::Retry { after: None });
     assert_eq!(out.http_status, None);
-    assert_eq!(out.error.as_deref(), Some("timed out after 300 ms"));
+    assert_eq!(why(&out), Some((Reason::Timeout, "timed out after 300 ms", None)));
 }
 
 #[tokio::test]
@@ -171,7 +194,8 @@ async fn a_closed_port_is_connection_refused_and_retried() {
     let out = Sender::new().post(request(&url, b"{}")).await;
     assert_eq!(out.verdict, Verdict::Retry { after: None });
     assert_eq!(out.http_status, None);
-    assert_eq!(out.error.as_deref(), Some("connection refused"));
+    let (reason, public, _) = why(&out).expect("a failure");
+    assert_eq!((reason, public), (Reason::ConnectionRefused, "connection refused"));
 }
 
 #[tokio::test]
@@ -180,8 +204,37 @@ async fn an_unusable_url_fails_without_a_request() {
     for url in ["not a url", "ftp://example.org/hook", "file:///etc/passwd", "/relative/hook"] {
         let out = sender.post(request(url, b"{}")).await;
         assert_eq!((out.verdict, out.http_status), (Verdict::Failed, None), "{url}");
-        assert!(out.error.as_deref().is_some_and(|e| e.starts_with("invalid URL")), "{url}: {:?}", out.error);
+        let failure = out.failure.expect("a failure");
+        assert_eq!(failure.reason, Reason::InvalidUrl, "{url}");
+        assert!(failure.public.starts_with("invalid URL"), "{url}: {failure:?}");
     }
+}
+
+#[tokio::test]
+async fn a_target_the_policy_refuses_is_never_connected() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let port = listener.local_addr().expect("addr").port();
+    let sender = Sender::new();
+    let cases = [
+        (format!("http://127.0.0.1:{port}/hook"), TargetPolicy::Lan),
+        (format!("http://localhost:{port}/hook"), TargetPolicy::Lan),
+        (format!("http://[::ffff:127.0.0.1]:{port}/hook"), TargetPolicy::Public),
+        ("http://169.254.169.254/latest/meta-data/".to_owned(), TargetPolicy::Loopback),
+        ("http://[::ffff:a9fe:a9fe]/latest/meta-data/".to_owned(), TargetPolicy::Loopback),
+    ];
+    for (url, policy) in cases {
+        let out = sender.post(Request { policy, ..request(&url, b"{}") }).await;
+        assert_eq!((out.verdict, out.http_status), (Verdict::Failed, None), "{url}");
+        assert_eq!(out.failure.map(|f| f.reason), Some(Reason::TargetNotAllowed), "{url}");
+    }
+    let accepted = listener.accept().map(|_| ()).map_err(|e| e.kind());
+    assert_eq!(accepted, Err(io::ErrorKind::WouldBlock), "no connection was made");
+    // A name that resolves to the hub itself is reached under the policy that allows it.
+    let base = receiver().await.replace("127.0.0.1", "localhost");
+    let url = format!("{base}/ok");
+    let out = sender.post(Request { policy: TargetPolicy::Loopback, ..request(&url, b"{}") }).await;
+    assert_eq!((out.verdict, out.http_status), (Verdict::Delivered, Some(200)), "{out:?}");
 }
 
 #[test]
