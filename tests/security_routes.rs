@@ -27,10 +27,13 @@ enum Access {
     Person,
     SignedIn,
     Viewer,
-    /// Viewer+ and a person: the route answers about the caller's own doings (their votes).
+    /// Viewer+, Member+ or Admin+, and a person: the route answers about or records the
+    /// caller's own doings (their votes, comments, devices, invites and keys), so keys are refused.
     PersonViewer,
     Member,
+    PersonMember,
     Admin,
+    PersonAdmin,
     Device,
     Platform,
 }
@@ -43,6 +46,8 @@ impl Access {
             "signed-in" => Self::SignedIn,
             "viewer" => Self::Viewer,
             "person-viewer" => Self::PersonViewer,
+            "person-member" => Self::PersonMember,
+            "person-admin" => Self::PersonAdmin,
             "member" => Self::Member,
             "admin" => Self::Admin,
             "device" => Self::Device,
@@ -102,7 +107,9 @@ fn allowed(access: Access, own: bool, cred: Cred) -> bool {
         Access::Person => person,
         Access::SignedIn => cred != Anonymous,
         Access::Viewer => team_role.is_some(),
-        Access::PersonViewer => person && cred != OutsiderSession,
+        Access::PersonViewer => person && team_role.is_some(),
+        Access::PersonMember => person && team_role.is_some_and(|r| r.at_least(Role::Member)),
+        Access::PersonAdmin => person && team_role == Some(Role::Admin),
         Access::Member => team_role.is_some_and(|r| r.at_least(Role::Member)),
         // The team's satellite is team-owned (no registrant), so only admins manage it.
         Access::Admin | Access::Device => team_role == Some(Role::Admin),

@@ -153,22 +153,6 @@ pub async fn take(cache: &Cache, budget: &str, key: &str, limit: u64, window: st
     cache.incr(&format!("budget:{budget}:{key}"), window).await <= limit
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn budgets_count_ipv6_by_its_64() {
-        assert_eq!(budget_key("192.168.1.7"), "192.168.1.7");
-        assert_eq!(budget_key("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
-        assert_eq!(budget_key("2001:db8:1:2:bbbb::9"), "2001:db8:1:2::/64");
-        assert_eq!(budget_key("::ffff:10.0.0.1"), "10.0.0.1");
-        assert_eq!(budget_key("unknown"), "unknown");
-        assert_eq!(ledger_ident(" Ada@Example.org "), ledger_ident("ada@example.org"));
-        assert_eq!(ledger_ident(&"x".repeat(300)).len(), 64);
-    }
-}
-
 /// A new session row for `user` from `ip`, valid until `expires_at`; returns its id. (A session
 /// row is started for each sign-in and ended at sign-out, so a session can end before its token
 /// expires.)
@@ -186,4 +170,20 @@ pub async fn start_session(
 pub async fn end_session(store: &Store, clock: &Clock, id: String) -> Result<(), store::Error> {
     let now = clock.stamp();
     store.call(move |c| store::sessions::revoke(c, &id, now)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_count_ipv6_by_its_64() {
+        assert_eq!(budget_key("192.168.1.7"), "192.168.1.7");
+        assert_eq!(budget_key("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+        assert_eq!(budget_key("2001:db8:1:2:bbbb::9"), "2001:db8:1:2::/64");
+        assert_eq!(budget_key("::ffff:10.0.0.1"), "10.0.0.1");
+        assert_eq!(budget_key("unknown"), "unknown");
+        assert_eq!(ledger_ident(" Ada@Example.org "), ledger_ident("ada@example.org"));
+        assert_eq!(ledger_ident(&"x".repeat(300)).len(), 64);
+    }
 }
