@@ -155,8 +155,10 @@ GET /ws/events
 const NOT_BUILT_YET: &[(&str, &str)] = &[];
 
 /// Plain axum routes in `src/api/` that are not in the document, with why (file, reason).
-const UNDOCUMENTED_ROUTES_ALLOWED: &[(&str, &str)] =
-    &[("extract.rs", "the router of a unit test of the JSON extractor, never served")];
+const UNDOCUMENTED_ROUTES_ALLOWED: &[(&str, &str)] = &[
+    ("extract.rs", "the router of a unit test of the JSON extractor, never served"),
+    ("metrics.rs", "GET /metrics: Prometheus's text format at the root, outside /api (docs/metrics.md)"),
+];
 
 /// `GET /api/openapi.json` of a fresh hub, and the hub.
 async fn served_document() -> (common::TestHub, Value) {

@@ -297,6 +297,19 @@ mod tests {
         assert_eq!(due_now, (2, 1));
     }
 
+    /// A plain webhook channel of `team`, for the deliveries of these tests.
+    fn webhook_channel(c: &rusqlite::Connection, team: TenantId, now: Timestamp) -> Result<String, Error> {
+        let fields = alert_channels::ChannelFields {
+            kind: "webhook",
+            name: "rx",
+            config: &serde_json::Map::new(),
+            secret_enc: None,
+            payload_template: None,
+            enabled: true,
+        };
+        Ok(alert_channels::insert(c, team, &fields, now)?.id)
+    }
+
     #[tokio::test]
     async fn a_delivery_is_leased_once_and_its_outcome_written_once() {
         let (store, _dir) = testing::store().await;
@@ -304,15 +317,7 @@ mod tests {
             .call(|c| {
                 let (team, _) = testing::team(c, "a")?;
                 let now = Timestamp(chrono::Utc::now());
-                let fields = alert_channels::ChannelFields {
-                    kind: "webhook",
-                    name: "rx",
-                    config: &serde_json::Map::new(),
-                    secret_enc: None,
-                    payload_template: None,
-                    enabled: true,
-                };
-                let channel = alert_channels::insert(c, team, &fields, now)?.id;
+                let channel = webhook_channel(c, team, now)?;
                 let new = NewDelivery {
                     tenant_id: team,
                     channel_id: &channel,
@@ -347,15 +352,7 @@ mod tests {
             .call(|c| {
                 let (team, _) = testing::team(c, "a")?;
                 let now = Timestamp(chrono::Utc::now());
-                let fields = alert_channels::ChannelFields {
-                    kind: "webhook",
-                    name: "rx",
-                    config: &serde_json::Map::new(),
-                    secret_enc: None,
-                    payload_template: None,
-                    enabled: true,
-                };
-                let channel = alert_channels::insert(c, team, &fields, now)?.id;
+                let channel = webhook_channel(c, team, now)?;
                 let mut ids = Vec::new();
                 for (status, error) in [
                     (Some(500), "HTTP 500: SECRET redis password hunter2"),
