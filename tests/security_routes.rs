@@ -173,6 +173,17 @@ fn every_route_is_in_the_table_and_every_row_is_a_route() {
     assert!(table.len() > 100, "the table was read ({} rows)", table.len());
 }
 
+#[test]
+fn the_satellite_key_rows_are_the_keys_allow_list() {
+    let documented: BTreeSet<String> =
+        table().into_iter().filter(|(_, row)| row.satellite_key).map(|(route, _)| route).collect();
+    let enforced: BTreeSet<String> = birdhub::auth::satellite_key::allowed_calls()
+        .into_iter()
+        .map(|(method, path)| format!("{method} /api{}", path.replace("{id}", ":id")))
+        .collect();
+    assert_eq!(documented, enforced, "the `own` rows of docs/security.md and src/auth/satellite_key.rs");
+}
+
 /// The objects every `:param` is filled with.
 struct World {
     tenant: String,

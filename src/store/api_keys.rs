@@ -116,7 +116,13 @@ pub(super) fn maker_may_still(table: &str) -> String {
     )
 }
 
-fn revoked_rows(conn: &Connection, sql: &str, user: UserId, now: Timestamp) -> Result<Vec<(TenantId, String)>> {
+/// Runs an `UPDATE … RETURNING tenant_id, id` bound to `(user, now)`: the rows it revoked.
+pub(super) fn revoked_rows(
+    conn: &Connection,
+    sql: &str,
+    user: UserId,
+    now: Timestamp,
+) -> Result<Vec<(TenantId, String)>> {
     let mut stmt = conn.prepare(sql)?;
     Ok(stmt.query_map(params![user, now], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?)
 }

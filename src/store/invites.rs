@@ -87,11 +87,6 @@ pub fn accept(conn: &Connection, id: &str, user: UserId, now: Timestamp) -> Resu
     )? == 1)
 }
 
-fn revoked_rows(conn: &Connection, sql: &str, user: UserId, now: Timestamp) -> Result<Vec<(TenantId, String)>> {
-    let mut stmt = conn.prepare(sql)?;
-    Ok(stmt.query_map(params![user, now], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?)
-}
-
 /// Revokes the pending invites `user` made and may no longer make (the rule of
 /// `api_keys::revoke_orphaned`). Returns `(team, invite id)` of each.
 pub fn revoke_orphaned(conn: &Connection, user: UserId, now: Timestamp) -> Result<Vec<(TenantId, String)>> {
@@ -101,12 +96,12 @@ pub fn revoke_orphaned(conn: &Connection, user: UserId, now: Timestamp) -> Resul
          RETURNING tenant_id, id",
         super::api_keys::maker_may_still("invites")
     );
-    revoked_rows(conn, &sql, user, now)
+    super::api_keys::revoked_rows(conn, &sql, user, now)
 }
 
 /// Revokes every pending invite `user` made (the account is being deleted).
 pub fn revoke_made_by(conn: &Connection, user: UserId, now: Timestamp) -> Result<Vec<(TenantId, String)>> {
-    revoked_rows(
+    super::api_keys::revoked_rows(
         conn,
         "UPDATE invites SET revoked_at = ?2 WHERE created_by = ?1 AND accepted_at IS NULL AND revoked_at IS NULL
          RETURNING tenant_id, id",
