@@ -8,6 +8,7 @@ pub mod consensus;
 pub mod correlation;
 pub mod cron_schedule;
 pub mod detection_flags;
+pub mod detection_settings;
 pub mod device;
 pub mod exports;
 pub mod languages;

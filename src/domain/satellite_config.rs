@@ -4,7 +4,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::settings::TenantSettings;
+use std::collections::BTreeMap;
+
+use super::{
+    detection_settings::{Merge, NotExpectedAction},
+    settings::TenantSettings,
+};
 
 /// Per-satellite overrides; `None` inherits the team's setting.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -22,6 +27,24 @@ pub struct Overrides {
     pub drop_anthropogenic_at_satellite: Option<bool>,
     pub drop_human_voice_at_satellite: Option<bool>,
     pub drop_other_animal_at_satellite: Option<bool>,
+    // Detection settings (docs/detection-quality.md); see [`Merge`] for how lists combine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_confidence: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sensitivity: Option<f64>,
+    /// Entries replace the team's for the same species.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub species_min_confidence: Option<BTreeMap<String, f64>>,
+    /// Added to the team's list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude_species: Option<Vec<String>>,
+    /// Replaces the team's list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_species: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range_filter_threshold: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_expected_action: Option<NotExpectedAction>,
 }
 
 impl Overrides {
@@ -97,6 +120,22 @@ impl Overrides {
 
     /// The team's settings with these overrides applied.
     pub fn apply(&self, t: &TenantSettings) -> TenantSettings {
+        let mut merged = self.apply_device(t);
+        Merge {
+            min_confidence: self.min_confidence,
+            sensitivity: self.sensitivity,
+            species_min_confidence: self.species_min_confidence.as_ref(),
+            exclude_species: self.exclude_species.as_ref(),
+            include_species: self.include_species.as_ref(),
+            range_filter_threshold: self.range_filter_threshold,
+            not_expected_action: self.not_expected_action,
+        }
+        .apply(&mut merged);
+        merged
+    }
+
+    /// The device fields of [`Overrides::apply`].
+    fn apply_device(&self, t: &TenantSettings) -> TenantSettings {
         TenantSettings {
             filter_enabled: self.filter_enabled.unwrap_or(t.filter_enabled),
             filter_min_rms: self.filter_min_rms.unwrap_or(t.filter_min_rms),

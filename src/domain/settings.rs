@@ -8,7 +8,12 @@
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use super::outbound::TargetPolicy;
+use std::collections::BTreeMap;
+
+use super::{
+    detection_settings::{NotExpectedAction, UnconfirmedAction},
+    outbound::TargetPolicy,
+};
 
 /// A settings struct stored one key per row.
 pub trait StoredSettings: Serialize + DeserializeOwned + Default {
@@ -113,6 +118,49 @@ pub struct TenantSettings {
     pub public_page_audio: bool,
     /// The public page's map shows the stations' exact positions, not rounded to about 1 km.
     pub public_page_exact_locations: bool,
+    // What is kept as a detection ([`super::detection_settings`], docs/detection-quality.md).
+    /// Lowest confidence kept; `None` takes the hub's `inference.threshold`.
+    pub min_confidence: Option<f64>,
+    /// BirdNET's sensitivity (0.5 to 1.5; higher finds more); `None` is 1.0.
+    pub sensitivity: Option<f64>,
+    /// Lowest confidence kept per species code, over `min_confidence`.
+    pub species_min_confidence: BTreeMap<String, f64>,
+    /// Species never recorded ("never record this species here").
+    pub exclude_species: Vec<String>,
+    /// When not empty, only these species are recorded.
+    pub include_species: Vec<String>,
+    /// The range model's score at or above which a species counts as expected here this week.
+    pub range_filter_threshold: f64,
+    /// What a species that is not expected here gets: kept and flagged, a second look, or dropped.
+    pub not_expected_action: NotExpectedAction,
+    /// Hold detections below the sure level for a second look at the windows around them.
+    pub second_look_enabled: bool,
+    /// Detections at or above this (and expected here) are kept at once; below it they are held.
+    pub second_look_sure_confidence: f64,
+    /// A shifted or neighbouring window must name the species at least this confidently.
+    pub second_look_min_confidence: f64,
+    /// How long a held detection waits for the satellite's next chunk before it is decided.
+    pub second_look_wait_sec: u32,
+    /// What a held detection that was not confirmed becomes.
+    pub second_look_unconfirmed: UnconfirmedAction,
+    /// A chunk where the model hears a human voice loses its audio and its detections.
+    pub privacy_filter_enabled: bool,
+    /// How confident the model must be of a human voice for the privacy filter.
+    pub privacy_min_confidence: f64,
+    /// Non-bird classes (codes such as `dog`) that suppress `suppress_species` on that satellite.
+    pub suppress_classes: Vec<String>,
+    /// Species codes (or the group `owls`) a suppressing sound hides for `suppress_seconds`.
+    pub suppress_species: Vec<String>,
+    /// How confident the model must be of a suppressing sound.
+    pub suppress_min_confidence: f64,
+    /// How long a suppressing sound hides the suppressed species on its satellite.
+    pub suppress_seconds: u32,
+    /// The share of confirmed votes a learned threshold keeps a species at.
+    pub learned_threshold_precision: f64,
+    /// Votes a species needs in the team before a threshold is suggested for it.
+    pub learned_threshold_min_votes: u32,
+    /// Apply learned thresholds as they change, without a click.
+    pub learned_threshold_auto_apply: bool,
 }
 
 impl Default for TenantSettings {
@@ -138,6 +186,27 @@ impl Default for TenantSettings {
             public_page_enabled: false,
             public_page_audio: false,
             public_page_exact_locations: false,
+            min_confidence: None,
+            sensitivity: None,
+            species_min_confidence: BTreeMap::new(),
+            exclude_species: Vec::new(),
+            include_species: Vec::new(),
+            range_filter_threshold: 0.03,
+            not_expected_action: NotExpectedAction::default(),
+            second_look_enabled: true,
+            second_look_sure_confidence: 0.85,
+            second_look_min_confidence: 0.5,
+            second_look_wait_sec: 15,
+            second_look_unconfirmed: UnconfirmedAction::default(),
+            privacy_filter_enabled: true,
+            privacy_min_confidence: 0.5,
+            suppress_classes: vec!["dog".into()],
+            suppress_species: vec![super::detection_settings::OWLS.into()],
+            suppress_min_confidence: 0.5,
+            suppress_seconds: 30,
+            learned_threshold_precision: 0.95,
+            learned_threshold_min_votes: 20,
+            learned_threshold_auto_apply: false,
         }
     }
 }
@@ -166,7 +235,7 @@ impl TenantSettings {
             |l: &str| !l.is_empty() && l.len() <= 8 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         check(lang_ok(&self.primary_language), "primary_language must be a language code such as en or pt_BR")?;
         check(self.secondary_language.as_deref().is_none_or(lang_ok), "secondary_language must be a language code")?;
-        Ok(())
+        super::detection_settings::validate(self)
     }
 }
 
@@ -176,7 +245,7 @@ impl StoredSettings for TenantSettings {
             // Only admins register and manage devices.
             "device_policy" => Some(Value::from("admins")),
             // Recordings of people's voices stay on the satellite.
-            "drop_human_voice_at_satellite" => Some(Value::from(true)),
+            "drop_human_voice_at_satellite" | "privacy_filter_enabled" => Some(Value::from(true)),
             // Sign-in keeps its second factor.
             "mfa_required" => Some(Value::from(true)),
             // Nothing is shown to strangers that the team did not choose to show.
