@@ -19,6 +19,7 @@ pub mod model;
 pub mod precision;
 pub mod predict;
 pub mod range;
+pub mod screen;
 pub mod translations;
 pub mod worker;
 
