@@ -16,6 +16,9 @@ mod bench_export;
 mod bench_fleet;
 mod bench_memory;
 mod bench_pipeline;
+mod bench_quality;
+mod bench_quality_score;
+mod bench_quality_set;
 mod bench_satellites;
 mod classify;
 mod integrations;
@@ -103,6 +106,9 @@ pub enum BenchCommand {
     Export(bench_export::ExportArgs),
     /// Resident memory by start stage, and of a real hub idle and draining a backlog.
     Memory(bench_memory::MemoryArgs),
+    /// Detection settings on real birds mixed with non-bird sound: false positives per hour,
+    /// recall and precision per SNR, extra model calls; per precision.
+    Quality(bench_quality::QualityArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -269,6 +275,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Bench(BenchCommand::Api(args)) => bench_api::run(&settings, args).await,
         Command::Bench(BenchCommand::Export(args)) => bench_export::run(&settings, args).await,
         Command::Bench(BenchCommand::Memory(args)) => bench_memory::run(&settings, args).await,
+        Command::Bench(BenchCommand::Quality(args)) => bench_quality::run(&settings, args).await,
         Command::Model(ModelCommand::Fetch { .. }) => unreachable!("handled before settings are loaded"),
         Command::Model(ModelCommand::Status) => model::status(&settings),
         Command::Satellite(_) => unreachable!("handled before settings are loaded"),
