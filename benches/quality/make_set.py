@@ -22,7 +22,8 @@ Non-bird sounds (all mono, 48 kHz, drawn from numpy's PCG64 seeded by the recipe
           random gust envelope (0.05-0.5 Hz);
   rain    pink noise 12 dB down plus a Poisson train of drops (about 150 per second, exponential
           sizes) each a 4 ms decaying noise burst, high-passed at 800 Hz;
-  tones   pure tones of 300-8000 Hz (log-uniform), 0.1-2 s, and 1 kHz beep trains, with gaps;
+  tones   short pure tones (300-8000 Hz, log-uniform, 0.1-2 s), long tones (150-8000 Hz, 2-8 s)
+          whose pitch wanders by 0.5 % (below 20 Hz), and 1 kHz beep trains, with 0-1 s gaps;
   clicks  random clicks (2-20 per second) and steady ticking, each a 2 ms decaying 2-6 kHz ring;
   engine  a harmonic series (30 harmonics, 1/k) on a 35-90 Hz fundamental with jitter and slow
           drift, with firing-rate amplitude modulation and low-passed noise;
@@ -208,7 +209,8 @@ def tones(rng, n):
     x = np.zeros(n)
     i = 0
     while i < n:
-        if rng.random() < 0.2:  # a beep train
+        r = rng.random()
+        if r < 0.2:  # a beep train
             for _ in range(rng.integers(3, 10)):
                 seg = int(0.2 * SR)
                 t = np.arange(seg) / SR
@@ -216,10 +218,15 @@ def tones(rng, n):
                 x[i:i + seg] += piece[:max(0, min(seg, n - i))]
                 i += 2 * seg
         else:
-            seg = int(rng.uniform(0.1, 2.0) * SR)
-            f = np.exp(rng.uniform(np.log(300), np.log(8000)))
-            t = np.arange(seg) / SR
-            piece = np.sin(2 * np.pi * f * t) * ramp(seg)
+            # A short pure tone, or a long one whose pitch wanders by 0.5 % (a whine, a hum, a
+            # test tone from a cheap oscillator).
+            long = r >= 0.6
+            seg = int(rng.uniform(2.0, 8.0) * SR) if long else int(rng.uniform(0.1, 2.0) * SR)
+            f = np.exp(rng.uniform(np.log(150 if long else 300), np.log(8000)))
+            wander = lowpass(rng.standard_normal(seg), 20, 2)
+            wander = 0.005 * wander / np.std(wander) if long else 0.0
+            phase = 2 * np.pi * np.cumsum(f * (1 + wander)) / SR
+            piece = np.sin(phase) * ramp(seg)
             x[i:i + seg] += piece[:max(0, min(seg, n - i))]
             i += seg
         i += int(rng.uniform(0.0, 1.0) * SR)
