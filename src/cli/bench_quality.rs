@@ -104,6 +104,14 @@ fn bench(settings: &Settings, args: &QualityArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(!args.precision.is_empty(), "--precision names no precision");
     let dir = set::locate(args.set_dir.as_deref())?;
     let set = Set::load(&dir)?;
+    if set.manifest.hash != set::built_in_hash() {
+        eprintln!(
+            "bench quality: the set at {} was made from another recipe ({}) than this binary's ({})",
+            dir.display(),
+            set.manifest.hash,
+            set::built_in_hash()
+        );
+    }
     let model = ModelDir::locate(&settings.inference.model_dir)?;
     let filter = RangeFilter::load(&model, range::DEFAULT_THRESHOLD)?;
     let streams = streams(&set);
@@ -145,9 +153,13 @@ fn bench(settings: &Settings, args: &QualityArgs) -> anyhow::Result<ExitCode> {
 /// Every recording clean, every mix, every non-bird sound alone.
 fn streams(set: &Set) -> Vec<Stream> {
     let m = &set.manifest;
-    let clean = m.birds.iter().enumerate().map(|(bird, b)| Stream { kind: Kind::Clean { bird }, place: b.place.clone() });
-    let mixes =
-        m.mixes.iter().enumerate().map(|(mix, x)| Stream { kind: Kind::Mix { mix }, place: m.birds[x.bird].place.clone() });
+    let clean =
+        m.birds.iter().enumerate().map(|(bird, b)| Stream { kind: Kind::Clean { bird }, place: b.place.clone() });
+    let mixes = m
+        .mixes
+        .iter()
+        .enumerate()
+        .map(|(mix, x)| Stream { kind: Kind::Mix { mix }, place: m.birds[x.bird].place.clone() });
     let noise = (0..m.noises.len()).map(|noise| Stream { kind: Kind::Noise { noise }, place: m.noise_place.clone() });
     clean.chain(mixes).chain(noise).collect()
 }
@@ -216,7 +228,11 @@ fn run_precision(
             }
         }
     }
-    Ok(Setting::ALL.iter().zip(tallies).map(|(s, tally)| SettingResult { setting: *s, name: s.name(), tally }).collect())
+    Ok(Setting::ALL
+        .iter()
+        .zip(tallies)
+        .map(|(s, tally)| SettingResult { setting: *s, name: s.name(), tally })
+        .collect())
 }
 
 fn print_tables(r: &Report) {
@@ -248,13 +264,15 @@ fn print_tables(r: &Report) {
             for c in &conditions {
                 print!("  {:>11}", rp(t.birds.get(c)));
             }
-            let mixes = conditions[1..].iter().filter_map(|c| t.birds.get(c).copied()).fold(score::BirdScore::default(), sum);
+            let mixes =
+                conditions[1..].iter().filter_map(|c| t.birds.get(c).copied()).fold(score::BirdScore::default(), sum);
             println!("  {:>11}  {:>7.3}", rp(Some(&mixes)), t.extra_calls_per_window());
         }
     }
     println!();
     println!("false positives per hour, by non-bird sound (alone)");
-    let kinds: Vec<&String> = r.runs.first().and_then(|run| run.settings.first()).map_or(Vec::new(), |res| res.tally.noise.keys().collect());
+    let kinds: Vec<&String> =
+        r.runs.first().and_then(|run| run.settings.first()).map_or(Vec::new(), |res| res.tally.noise.keys().collect());
     print!("{:<14} {:<5}", "setting", "prec");
     for k in &kinds {
         print!(" {k:>7}");
@@ -271,7 +289,8 @@ fn print_tables(r: &Report) {
     }
     println!();
     println!("recall by recording group (clean / all mixes)");
-    let groups: Vec<&String> = r.runs.first().and_then(|run| run.settings.first()).map_or(Vec::new(), |res| res.tally.groups.keys().collect());
+    let groups: Vec<&String> =
+        r.runs.first().and_then(|run| run.settings.first()).map_or(Vec::new(), |res| res.tally.groups.keys().collect());
     print!("{:<14} {:<5}", "setting", "prec");
     for g in &groups {
         print!(" {g:>17}");
@@ -284,7 +303,11 @@ fn print_tables(r: &Report) {
                 let by = res.tally.groups.get(*g);
                 let clean = by.and_then(|b| b.get("clean")).and_then(score::BirdScore::recall);
                 let mixes = by
-                    .map(|b| b.iter().filter(|(c, _)| *c != "clean").fold(score::BirdScore::default(), |a, (_, s)| sum(a, *s)))
+                    .map(|b| {
+                        b.iter()
+                            .filter(|(c, _)| *c != "clean")
+                            .fold(score::BirdScore::default(), |a, (_, s)| sum(a, *s))
+                    })
                     .and_then(|s| s.recall());
                 print!(" {:>17}", format!("{} / {}", num(clean), num(mixes)));
             }

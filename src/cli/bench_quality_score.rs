@@ -91,8 +91,7 @@ pub fn evaluate(
     let mut out = Outcome::default();
     let mut last_suppressor: Option<usize> = None;
     for (i, (start, l)) in starts.iter().zip(logits).enumerate() {
-        let suppressed =
-            last_suppressor.is_some_and(|j| (i - j) * chunk_seconds <= policy.suppress_seconds as usize);
+        let suppressed = last_suppressor.is_some_and(|j| (i - j) * chunk_seconds <= policy.suppress_seconds as usize);
         let s = screen::screen(policy, &[(*start, l.clone())], range, suppressed);
         if s.suppressor_heard {
             last_suppressor = Some(i);

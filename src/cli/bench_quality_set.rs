@@ -207,10 +207,8 @@ pub fn window_at(x: &[f32], from: isize) -> Vec<f32> {
     let mut w = vec![0.0; audio::WINDOW];
     for (i, v) in w.iter_mut().enumerate() {
         let at = from + i as isize;
-        if at >= 0 {
-            if let Some(s) = x.get(at as usize) {
-                *v = *s;
-            }
+        if let Some(s) = usize::try_from(at).ok().and_then(|at| x.get(at)) {
+            *v = *s;
         }
     }
     w
