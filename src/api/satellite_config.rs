@@ -36,7 +36,15 @@ fn effective(sat: &Satellite, settings: &TenantSettings) -> Value {
         sat.recording_profile_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
     let config =
         satellite_config::resolve(&sat.id.to_string(), &sat.tenant_id.to_string(), settings, &overrides, profile);
-    json!({ "satelliteId": sat.id, "configLocked": sat.config_locked, "overrides": overrides, "config": config })
+    // What the inference workers apply to this satellite's chunks: the team's detection settings
+    // with the satellite's overrides (docs/detection-quality.md).
+    let resolved = serde_json::to_value(overrides.apply(settings)).unwrap_or_default();
+    let detection: serde_json::Map<String, Value> = crate::domain::detection_settings::SATELLITE_KEYS
+        .iter()
+        .map(|k| ((*k).to_owned(), resolved.get(*k).cloned().unwrap_or(Value::Null)))
+        .collect();
+    json!({ "satelliteId": sat.id, "configLocked": sat.config_locked, "overrides": overrides, "config": config,
+            "detection": detection })
 }
 
 #[utoipa::path(

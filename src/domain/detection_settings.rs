@@ -56,6 +56,17 @@ pub fn is_owl(scientific: &str) -> bool {
     scientific.split_whitespace().next().is_some_and(|genus| OWL_GENERA.contains(&genus))
 }
 
+/// The detection settings a satellite may override (the others are the team's alone).
+pub const SATELLITE_KEYS: &[&str] = &[
+    "min_confidence",
+    "sensitivity",
+    "species_min_confidence",
+    "exclude_species",
+    "include_species",
+    "range_filter_threshold",
+    "not_expected_action",
+];
+
 /// Most entries a species list or map may hold (the model has about 6,500 classes).
 pub const MAX_SPECIES_ENTRIES: usize = 2000;
 

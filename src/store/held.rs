@@ -65,22 +65,14 @@ pub fn hold(
 
 const HELD_SELECT: &str = "SELECT h.pk, h.detection, h.class_index, h.reason, c.id, c.recorded_at, c.duration_ms";
 
-fn held_row(r: &Row<'_>) -> rusqlite::Result<(i64, String, i64, String, ChunkId, Timestamp, i64, String)> {
+/// A held row's columns: pk, detection JSON, class, reason, chunk id, start, length, storage key.
+type HeldRow = (i64, String, i64, String, ChunkId, Timestamp, i64, String);
+
+fn held_row(r: &Row<'_>) -> rusqlite::Result<HeldRow> {
     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?))
 }
 
-fn held_from(
-    (pk, json, class_index, reason, id, recorded_at, duration_ms, storage_key): (
-        i64,
-        String,
-        i64,
-        String,
-        ChunkId,
-        Timestamp,
-        i64,
-        String,
-    ),
-) -> Option<Held> {
+fn held_from((pk, json, class_index, reason, id, recorded_at, duration_ms, storage_key): HeldRow) -> Option<Held> {
     let detection = serde_json::from_str(&json).ok()?;
     let chunk = ChunkAudio { id, recorded_at, duration_ms, storage_key };
     Some(Held { pk, detection, class_index: usize::try_from(class_index).ok()?, reason, chunk })

@@ -34,6 +34,9 @@ const OVERLAP_ENOUGH_MS: i64 = 1000;
 /// is at least this (a confidence of about 0.05).
 const LOGIT_FLOOR: f32 = -3.0;
 
+/// What a first look decided: the detections it confirmed, and those still held.
+pub(super) type FirstLook = (Vec<NewDetection>, Vec<(Candidate, NewDetection)>);
+
 /// A classified chunk's best logit per class, for the classes above [`LOGIT_FLOOR`].
 pub(super) type Scores = Arc<Vec<(u32, f32)>>;
 
@@ -63,7 +66,7 @@ impl Shared {
         samples: &[f32],
         policy: &Policy,
         held: Vec<(Candidate, NewDetection)>,
-    ) -> Result<(Vec<NewDetection>, Vec<(Candidate, NewDetection)>), JobError> {
+    ) -> Result<FirstLook, JobError> {
         if held.is_empty() {
             return Ok((Vec::new(), held));
         }
@@ -238,7 +241,7 @@ impl Shared {
                     return;
                 }
             };
-            let need_window = !(overlapping && next_scores.is_some()) && !samples.is_empty();
+            let need_window = !(samples.is_empty() || overlapping && next_scores.is_some());
             let logits = if need_window {
                 let mut timeline = samples.clone();
                 timeline.extend(next.as_ref().map_or_else(|| vec![0.0; HALF], |n| self.edge(n, Edge::Head)));
