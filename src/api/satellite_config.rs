@@ -36,7 +36,15 @@ fn effective(sat: &Satellite, settings: &TenantSettings) -> Value {
         sat.recording_profile_json.as_deref().and_then(|j| serde_json::from_str(j).ok());
     let config =
         satellite_config::resolve(&sat.id.to_string(), &sat.tenant_id.to_string(), settings, &overrides, profile);
-    json!({ "satelliteId": sat.id, "configLocked": sat.config_locked, "overrides": overrides, "config": config })
+    // What the inference workers apply to this satellite's chunks: the team's detection settings
+    // with the satellite's overrides (docs/detection-quality.md).
+    let resolved = serde_json::to_value(overrides.apply(settings)).unwrap_or_default();
+    let detection: serde_json::Map<String, Value> = crate::domain::detection_settings::SATELLITE_KEYS
+        .iter()
+        .map(|k| ((*k).to_owned(), resolved.get(*k).cloned().unwrap_or(Value::Null)))
+        .collect();
+    json!({ "satelliteId": sat.id, "configLocked": sat.config_locked, "overrides": overrides, "config": config,
+            "detection": detection })
 }
 
 #[utoipa::path(
@@ -88,11 +96,14 @@ async fn put_config(
         return Err(ApiError::Forbidden("config_locked", "this satellite's config is locked by an admin".into()));
     }
     let overrides = match &body.overrides {
-        Some(patch) => Some(
-            Overrides::from_stored(&sat.overrides_json)
+        Some(patch) => {
+            let next = Overrides::from_stored(&sat.overrides_json)
                 .patched(patch, &settings)
-                .map_err(|e| ApiError::Unprocessable("invalid_overrides", e))?,
-        ),
+                .map_err(|e| ApiError::Unprocessable("invalid_overrides", e))?;
+            crate::usecases::detection_settings::check_codes(&state.names, &next.apply(&settings))
+                .map_err(|e| ApiError::Unprocessable("invalid_overrides", e))?;
+            Some(next)
+        }
         None => None,
     };
     if overrides.is_none() && body.config_locked.is_none() {

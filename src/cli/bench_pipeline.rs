@@ -120,11 +120,13 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     let mut ws_latency = Vec::new();
     let mut alert_latency = Vec::new();
     let (mut deliveries, mut refused) = (0u64, 0usize);
+    let mut calls = Calls::default();
     for _ in 0..args.rounds {
         // The same backlog drained twice: without rules, then with ten rules and a webhook.
-        let (rate, latency, _) = queued_round(settings, &args, &wav, false).await?;
+        let (rate, latency, _, round_calls) = queued_round(settings, &args, &wav, false).await?;
         ws_latency.extend(latency);
-        let (alert_rate, latency, delivered) = queued_round(settings, &args, &wav, true).await?;
+        calls += round_calls;
+        let (alert_rate, latency, delivered, _) = queued_round(settings, &args, &wav, true).await?;
         alert_latency.extend(latency);
         deliveries += delivered.0;
         refused += delivered.1;
@@ -156,6 +158,13 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
         "end to end (queue drained): ratio to the bare model {plain:.2} (median of {} rounds: {} chunks/s)   (SQLite queue, WAV from disk, detections written and sent over MQTT and WebSocket)",
         rounds.len(),
         each(&rounds)
+    );
+    println!(
+        "second look:                {:.3} extra model calls per chunk ({} extra windows for {} chunks of {} windows; held detections only; 0 before issue 35)",
+        calls.second_look as f64 / calls.chunks.max(1) as f64,
+        calls.second_look,
+        calls.chunks,
+        calls.windows
     );
     // Each round drains the same backlog without and then with rules, minutes apart: the rate of
     // the pair is the fair comparison on a machine whose speed drifts.
@@ -200,7 +209,7 @@ async fn queued_round(
     args: &PipelineArgs,
     wav: &[u8],
     alerts: bool,
-) -> anyhow::Result<(f64, Vec<f64>, (u64, usize))> {
+) -> anyhow::Result<(f64, Vec<f64>, (u64, usize), Calls)> {
     let data = std::env::temp_dir().join(format!("birdhub-bench-{}", uuid::Uuid::new_v4()));
     let queued = start_hub_in(settings, false, data.clone()).await?;
     let sats = make_satellites(&queued, args.satellites).await?;
@@ -212,15 +221,15 @@ async fn queued_round(
         (true, Some(s)) => Some(super::bench_alerts::setup(&hub, s.tenant).await?),
         _ => None,
     };
-    let (rate, ws, published) = drain(&hub, sats.len() * args.backlog).await?;
+    let (rate, ws, published, calls) = drain(&hub, sats.len() * args.backlog).await?;
     let out = match receiver {
-        None => (rate, ws, (0, 0)),
+        None => (rate, ws, (0, 0), calls),
         Some(rx) => {
             let delivered = super::bench_alerts::wait_delivered(&hub).await?;
             let published = published.lock().map(|m| m.clone()).unwrap_or_default();
             let latency = super::bench_alerts::latencies(&rx.arrivals, &published)?;
             let refused = rx.refused.lock().map(|n| *n).unwrap_or(0);
-            (rate, latency, (delivered, refused))
+            (rate, latency, (delivered, refused), calls)
         }
     };
     hub.stop().await?;
@@ -376,7 +385,7 @@ pub(super) fn message(s: &Sat, chunk: &str, audio_b64: &str) -> Vec<u8> {
 /// A hub started on a queue of `total` chunks: the drain rate from the first job claimed to the
 /// last job committed (WAV read, classified, detections written and published), by the hub's own
 /// timestamps, and the bus-to-WebSocket latencies seen meanwhile.
-async fn drain(hub: &app::Hub, total: usize) -> anyhow::Result<(f64, Vec<f64>, Times)> {
+async fn drain(hub: &app::Hub, total: usize) -> anyhow::Result<(f64, Vec<f64>, Times, Calls)> {
     let (bus_times, ws_latency) = watch_websocket(hub).await?;
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
@@ -403,7 +412,26 @@ async fn drain(hub: &app::Hub, total: usize) -> anyhow::Result<(f64, Vec<f64>, T
     let seconds = (-span.num_milliseconds()) as f64 / 1e3;
     let mut lat = ws_latency.lock().map(|l| l.clone()).unwrap_or_default();
     lat.sort_by(f64::total_cmp);
-    Ok((total as f64 / seconds.max(1e-3), lat, bus_times))
+    let (windows, second_look) = hub.state.workers.windows();
+    let calls = Calls { chunks: total as u64, windows, second_look };
+    Ok((total as f64 / seconds.max(1e-3), lat, bus_times, calls))
+}
+
+/// Model calls (windows classified) of a drained queue: for the chunks, and the extra ones of
+/// second looks at held detections.
+#[derive(Debug, Clone, Copy, Default)]
+struct Calls {
+    chunks: u64,
+    windows: u64,
+    second_look: u64,
+}
+
+impl std::ops::AddAssign for Calls {
+    fn add_assign(&mut self, o: Self) {
+        self.chunks += o.chunks;
+        self.windows += o.windows;
+        self.second_look += o.second_look;
+    }
 }
 
 type Times = Arc<Mutex<HashMap<String, Instant>>>;

@@ -18,16 +18,54 @@ pub const OWLS: &str = "owls";
 /// Owl genera (orders Strigiformes: families Strigidae and Tytonidae), so the `owls` group finds
 /// every owl in the labels by its scientific name, whatever its common name in any language.
 const OWL_GENERA: &[&str] = &[
-    "Aegolius", "Asio", "Athene", "Bubo", "Ciccaba", "Glaucidium", "Gymnasio", "Heteroglaux", "Ketupa",
-    "Lophostrix", "Margarobyas", "Megascops", "Micrathene", "Mimizuku", "Nesasio", "Ninox", "Otus",
-    "Phodilus", "Psiloscops", "Pseudoscops", "Ptilopsis", "Pulsatrix", "Pyrroglaux", "Sceloglaux",
-    "Scotopelia", "Strix", "Surnia", "Taenioptynx", "Tyto", "Uroglaux", "Xenoglaux",
+    "Aegolius",
+    "Asio",
+    "Athene",
+    "Bubo",
+    "Ciccaba",
+    "Glaucidium",
+    "Gymnasio",
+    "Heteroglaux",
+    "Ketupa",
+    "Lophostrix",
+    "Margarobyas",
+    "Megascops",
+    "Micrathene",
+    "Mimizuku",
+    "Nesasio",
+    "Ninox",
+    "Otus",
+    "Phodilus",
+    "Psiloscops",
+    "Pseudoscops",
+    "Ptilopsis",
+    "Pulsatrix",
+    "Pyrroglaux",
+    "Sceloglaux",
+    "Scotopelia",
+    "Strix",
+    "Surnia",
+    "Taenioptynx",
+    "Tyto",
+    "Uroglaux",
+    "Xenoglaux",
 ];
 
 /// Whether a scientific name is an owl's (its genus is an owl genus).
 pub fn is_owl(scientific: &str) -> bool {
     scientific.split_whitespace().next().is_some_and(|genus| OWL_GENERA.contains(&genus))
 }
+
+/// The detection settings a satellite may override (the others are the team's alone).
+pub const SATELLITE_KEYS: &[&str] = &[
+    "min_confidence",
+    "sensitivity",
+    "species_min_confidence",
+    "exclude_species",
+    "include_species",
+    "range_filter_threshold",
+    "not_expected_action",
+];
 
 /// Most entries a species list or map may hold (the model has about 6,500 classes).
 pub const MAX_SPECIES_ENTRIES: usize = 2000;

@@ -16,6 +16,7 @@ pub mod audio;
 pub mod frontend;
 pub mod labels;
 pub mod model;
+pub mod policies;
 pub mod precision;
 pub mod predict;
 pub mod range;

@@ -252,7 +252,14 @@ pub fn screen(p: &Policy, per_window: &[(usize, Vec<f32>)], range: Option<&[f32]
 /// Whether one more window's logits name class `index` confidently enough to confirm a held
 /// detection of it.
 pub fn confirms(p: &Policy, index: usize, logits: &[f32]) -> bool {
-    logits.get(index).is_some_and(|l| sigmoid(*l, p.sensitivity) >= p.confirm_at)
+    logits.get(index).is_some_and(|l| p.confirms_logit(*l))
+}
+
+impl Policy {
+    /// Whether a window whose logit for the held species is `logit` confirms it.
+    pub fn confirms_logit(&self, logit: f32) -> bool {
+        sigmoid(logit, self.sensitivity) >= self.confirm_at
+    }
 }
 
 #[cfg(test)]
