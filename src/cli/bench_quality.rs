@@ -14,7 +14,7 @@ use anyhow::Context;
 use serde::Serialize;
 
 use super::{
-    bench_quality_score::{self as score, HUB_THRESHOLD, Setting, Tally},
+    bench_quality_score::{self as score, HUB_THRESHOLD, Setting, Shift, Tally},
     bench_quality_set::{self as set, Place, Set},
 };
 use crate::{
@@ -193,11 +193,10 @@ fn run_precision(
         let p = &stream.place;
         let scores = filter.scores(p.lat, p.lon, p.week)?;
         let half = (audio::WINDOW / 2) as isize;
-        let mut shifted = |i: usize| -> anyhow::Result<[Vec<f32>; 2]> {
-            let at = starts[i] as isize;
-            let (back, forward) = (set::window_at(&samples, at - half), set::window_at(&samples, at + half));
-            let mut l = classifier.logits(&[&back, &forward])?.into_iter();
-            Ok([l.next().unwrap_or_default(), l.next().unwrap_or_default()])
+        let mut shifted = |i: usize, shift: Shift| -> anyhow::Result<Vec<f32>> {
+            let at = starts[i] as isize + if shift == Shift::Back { -half } else { half };
+            let window = set::window_at(&samples, at);
+            Ok(classifier.logits(&[&window])?.into_iter().next().unwrap_or_default())
         };
         for ((setting, policy), tally) in Setting::ALL.iter().zip(&policies).zip(tallies.iter_mut()) {
             let o = score::evaluate(policy, *setting, &starts, &logits, Some(&scores), &mut shifted)?;

@@ -69,22 +69,31 @@ pub struct Outcome {
     /// Held for a second look, and of those confirmed.
     pub held: usize,
     pub confirmed: usize,
-    /// Model calls beyond one per window: the shifted windows of chunks with a held candidate.
+    /// Model calls beyond one per window: the shifted windows of held detections.
     pub extra_calls: usize,
     /// Chunks the privacy filter emptied.
     pub privacy_dropped: usize,
 }
 
+/// Which way a second look shifts a held detection's window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shift {
+    Back,
+    Forward,
+}
+
 /// Runs `setting` over a stream's windows. `logits[i]` belongs to the window starting at
-/// `starts[i]`; `shifted(i)` classifies window `i` shifted back and forward by half a window
-/// (two model calls, made only for chunks with a held candidate).
+/// `starts[i]`; `shifted(i, shift)` classifies window `i` shifted by half a window (one model
+/// call). A held detection is decided the way the hub's worker decides it
+/// (`inference::worker::second_look`): the previous chunk's scores, else the window shifted back
+/// (one call); then the window shifted forward (one call) and the next chunk's scores.
 pub fn evaluate(
     policy: &Policy,
     setting: Setting,
     starts: &[usize],
     logits: &[Vec<f32>],
     range: Option<&[f32]>,
-    shifted: &mut dyn FnMut(usize) -> anyhow::Result<[Vec<f32>; 2]>,
+    shifted: &mut dyn FnMut(usize, Shift) -> anyhow::Result<Vec<f32>>,
 ) -> anyhow::Result<Outcome> {
     let range = if setting.uses_range() { range } else { None };
     let chunk_seconds = 3usize;
@@ -97,29 +106,36 @@ pub fn evaluate(
             last_suppressor = Some(i);
         }
         out.privacy_dropped += usize::from(s.privacy);
+        let confirmed_by = |w: Option<&Vec<f32>>, index: usize| w.is_some_and(|w| screen::confirms(policy, index, w));
+        let mut undecided: Vec<usize> = Vec::new();
         let mut kept = Vec::new();
-        let held: Vec<usize> = s.candidates.iter().filter(|c| c.hold.is_some()).map(|c| c.index).collect();
-        let looks = if held.is_empty() {
-            Vec::new()
-        } else {
-            out.extra_calls += 2;
-            let [back, forward] = shifted(i)?;
-            let mut looks = vec![back, forward];
-            looks.extend(i.checked_sub(1).and_then(|p| logits.get(p)).cloned());
-            looks.extend(logits.get(i + 1).cloned());
-            looks
-        };
         for c in &s.candidates {
-            if c.hold.is_some() {
-                out.held += 1;
-                if !looks.iter().any(|w| screen::confirms(policy, c.index, w)) {
-                    continue;
-                }
-                out.confirmed += 1;
+            if c.hold.is_none() {
+                kept.push(c.index);
+                continue;
             }
-            out.flagged += usize::from(c.expected_here == Some(false));
-            kept.push(c.index);
+            out.held += 1;
+            if confirmed_by(i.checked_sub(1).and_then(|p| logits.get(p)), c.index) {
+                kept.push(c.index);
+            } else {
+                undecided.push(c.index);
+            }
         }
+        for (shift, next) in [(Shift::Back, None), (Shift::Forward, logits.get(i + 1))] {
+            if undecided.is_empty() {
+                break;
+            }
+            out.extra_calls += 1;
+            let w = shifted(i, shift)?;
+            let (yes, no): (Vec<usize>, Vec<usize>) =
+                undecided.iter().partition(|c| confirmed_by(Some(&w), **c) || confirmed_by(next, **c));
+            kept.extend(yes);
+            undecided = no;
+        }
+        out.confirmed += kept.len() - s.candidates.iter().filter(|c| c.hold.is_none()).count();
+        let not_expected = |k: &usize| s.candidates.iter().any(|c| c.index == *k && c.expected_here == Some(false));
+        out.flagged += kept.iter().filter(|k| not_expected(k)).count();
+        kept.sort_unstable();
         out.kept.push(kept);
     }
     Ok(out)
@@ -228,30 +244,32 @@ mod tests {
     fn the_new_defaults_look_twice_at_borderline_calls_and_count_the_calls() {
         let p = Policy::new(&Setting::New.team_settings(), HUB_THRESHOLD, &labels());
         // Chunk 0: a sure blackbird. Chunk 1: a borderline great tit that chunk 2 names again
-        // (too weakly to be kept itself). Chunk 4: a borderline blackbird nothing confirms, beside
-        // chunk 5, where a voice empties the chunk.
+        // (too weakly to be kept itself), after both shifted windows. Chunk 3: a borderline great
+        // tit that chunk 2 confirms before any call. Chunk 4: a borderline blackbird nothing
+        // confirms, beside chunk 5, where a voice empties the chunk.
         let l = [
             logits([0.95, 0.0, 0.0]),
             logits([0.0, 0.0, 0.75]),
             logits([0.0, 0.0, 0.6]),
-            logits([0.0, 0.0, 0.0]),
+            logits([0.0, 0.0, 0.75]),
             logits([0.75, 0.0, 0.0]),
             logits([0.0, 0.9, 0.95]),
         ];
         let starts: Vec<usize> = (0..6).map(|i| i * 144_000).collect();
         let mut asked = Vec::new();
-        let mut shifted = |i: usize| {
-            asked.push(i);
-            Ok([logits([0.0; 3]), logits([0.0; 3])])
+        let mut shifted = |i: usize, shift: Shift| {
+            asked.push((i, shift));
+            Ok(logits([0.0; 3]))
         };
         let o = evaluate(&p, Setting::New, &starts, &l, None, &mut shifted).expect("evaluate");
-        assert_eq!(o.kept, vec![vec![0], vec![2], vec![], vec![], vec![], vec![]]);
-        assert_eq!((o.held, o.confirmed, o.extra_calls, o.privacy_dropped), (2, 1, 4, 1));
-        assert_eq!(asked, [1, 4], "only chunks with a held candidate cost model calls");
+        assert_eq!(o.kept, vec![vec![0], vec![2], vec![], vec![2], vec![], vec![]]);
+        assert_eq!((o.held, o.confirmed, o.extra_calls, o.privacy_dropped), (3, 2, 4, 1));
+        let (b, f) = (Shift::Back, Shift::Forward);
+        assert_eq!(asked, [(1, b), (1, f), (4, b), (4, f)], "only undecided held detections cost model calls");
 
         let p = Policy::new(&Setting::Plain.team_settings(), HUB_THRESHOLD, &labels());
-        let o = evaluate(&p, Setting::Plain, &starts, &l, None, &mut |_| anyhow::bail!("no calls")).expect("plain");
-        assert_eq!(o.kept, vec![vec![0], vec![2], vec![], vec![], vec![0], vec![2]]);
+        let o = evaluate(&p, Setting::Plain, &starts, &l, None, &mut |_, _| anyhow::bail!("no calls")).expect("plain");
+        assert_eq!(o.kept, vec![vec![0], vec![2], vec![], vec![2], vec![0], vec![2]]);
     }
 
     #[test]
