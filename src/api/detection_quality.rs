@@ -69,11 +69,7 @@ async fn apply(
     Admin(access): Admin,
     Path(code): Path<String>,
 ) -> Result<axum::Json<Row>, ApiError> {
-    let by = Actor {
-        user: access.ctx.user_id(),
-        api_key: access.ctx.api_key_id().map(str::to_owned),
-        ip: Some(ip),
-    };
+    let by = Actor { user: access.ctx.user_id(), api_key: access.ctx.api_key_id().map(str::to_owned), ip: Some(ip) };
     let row = learned::apply(&ctx(&state), &state.clock, &state.bus, access.tenant_id, code, by).await?;
     Ok(axum::Json(row))
 }

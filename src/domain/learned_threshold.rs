@@ -145,8 +145,7 @@ fn reaches(groups: &[Group], curve: Option<&[Bucket]>, t: f64, target: f64) -> b
 }
 
 fn suggest(groups: &[Group], curve: Option<&[Bucket]>, current: f64, rules: Rules) -> Option<f64> {
-    let mut candidates: Vec<f64> =
-        groups.iter().filter(|g| g.verdict != Verdict::Open).map(|g| g.confidence).collect();
+    let mut candidates: Vec<f64> = groups.iter().filter(|g| g.verdict != Verdict::Open).map(|g| g.confidence).collect();
     candidates.sort_by(f64::total_cmp);
     candidates.dedup();
     let target = rules.precision;

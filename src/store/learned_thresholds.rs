@@ -78,15 +78,15 @@ mod tests {
                 let (b, _) = testing::team(c, "b")?;
                 let mine = crate::store::detections::testing::one(c, a)?;
                 crate::store::detections::testing::one(c, b)?;
-                c.execute("UPDATE detections SET verification_status = 'rejected', confidence = 0.7 WHERE id = ?1", [mine])?;
+                c.execute(
+                    "UPDATE detections SET verification_status = 'rejected', confidence = 0.7 WHERE id = ?1",
+                    [mine],
+                )?;
                 Ok((a, b))
             })
             .await
             .expect("fixture");
-        let (of_a, of_b) = store
-            .call(move |c| Ok((groups(c, a, None)?, groups(c, b, None)?)))
-            .await
-            .expect("groups");
+        let (of_a, of_b) = store.call(move |c| Ok((groups(c, a, None)?, groups(c, b, None)?))).await.expect("groups");
         assert!(of_b.is_empty(), "team b voted on nothing: {of_b:?}");
         let all: Vec<&Group> = of_a.values().flatten().collect();
         assert_eq!(all.len(), 1, "{of_a:?}");

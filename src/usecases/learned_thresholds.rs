@@ -186,7 +186,12 @@ pub async fn apply(
         let Some(threshold) = before.suggested_threshold else { return Err(QualityError::NoSuggestion) };
         let previous = s.species_min_confidence.insert(code.clone(), threshold);
         s.validate().map_err(QualityError::InvalidSettings)?;
-        store::settings::save_in(tx, &tenant.to_string(), &json!({ "species_min_confidence": s.species_min_confidence }), now)?;
+        store::settings::save_in(
+            tx,
+            &tenant.to_string(),
+            &json!({ "species_min_confidence": s.species_min_confidence }),
+            now,
+        )?;
         let automatic = by.user.is_none() && by.api_key.is_none();
         let entry = Entry {
             tenant_id: Some(tenant),
@@ -225,8 +230,7 @@ pub async fn after_vote(
     if !s.learned_threshold_auto_apply {
         return Ok(None);
     }
-    let Some(code) = ctx.store.call(move |c| store::learned_thresholds::species_of(c, tenant, detection)).await?
-    else {
+    let Some(code) = ctx.store.call(move |c| store::learned_thresholds::species_of(c, tenant, detection)).await? else {
         return Ok(None);
     };
     let c2 = code.clone();
