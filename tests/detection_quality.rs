@@ -183,6 +183,19 @@ fn listed(catalogue: &Value, code: &str) -> i64 {
         .map_or(0, |e| e["detections"].as_i64().unwrap_or(-1))
 }
 
+/// The team's sessions summed: (detections, species, whether a warbler is among the top species).
+async fn session_counts(api: &Api) -> (i64, i64, bool) {
+    let (status, body) = api.get("/sessions").await;
+    assert_eq!(status, 200, "{body}");
+    let sessions = body["sessions"].as_array().expect("sessions").clone();
+    let sum = |k: &str| sessions.iter().map(|s| s[k].as_i64().unwrap_or(0)).sum::<i64>();
+    let warbler = sessions
+        .iter()
+        .flat_map(|s| s["top_species"].as_array().cloned().unwrap_or_default())
+        .any(|t| t["species_code"] == CODE);
+    (sum("detection_count"), sum("species_count"), warbler)
+}
+
 #[tokio::test]
 async fn a_rejected_detection_counts_nowhere() {
     let hub = common::spawn_hub().await;
@@ -233,6 +246,15 @@ async fn a_rejected_detection_counts_nowhere() {
     assert_eq!(totals.iter().map(|(_, n)| n).sum::<f64>(), 2.0, "{totals:?}");
     let last = hub.state().store.call(move |c| store::activity::last_detection(c, team, None)).await.expect("last");
     assert_eq!(last.map(|t| t.to_string()), Some(wren_at.parse::<birdhub::time::Timestamp>().expect("t").to_string()));
+
+    // Recording sessions: the summary leaves it out, and takes it back when the vote is undone.
+    assert_eq!(session_counts(&api).await, (2, 2, false));
+    vote(&api, false_warbler, "confirm").await;
+    assert_eq!(session_counts(&api).await, (3, 3, true));
+    let (_, dash) = api.get("/stats/dashboard").await;
+    assert_eq!(dash["today"]["detections"], 3, "confirmed, it counts: {dash}");
+    vote(&api, false_warbler, "reject").await;
+    assert_eq!(session_counts(&api).await, (2, 2, false));
     hub.stop().await.expect("stop");
 }
 
