@@ -88,11 +88,14 @@ async fn put_config(
         return Err(ApiError::Forbidden("config_locked", "this satellite's config is locked by an admin".into()));
     }
     let overrides = match &body.overrides {
-        Some(patch) => Some(
-            Overrides::from_stored(&sat.overrides_json)
+        Some(patch) => {
+            let next = Overrides::from_stored(&sat.overrides_json)
                 .patched(patch, &settings)
-                .map_err(|e| ApiError::Unprocessable("invalid_overrides", e))?,
-        ),
+                .map_err(|e| ApiError::Unprocessable("invalid_overrides", e))?;
+            crate::usecases::detection_settings::check_codes(&state.names, &next.apply(&settings))
+                .map_err(|e| ApiError::Unprocessable("invalid_overrides", e))?;
+            Some(next)
+        }
         None => None,
     };
     if overrides.is_none() && body.config_locked.is_none() {

@@ -63,6 +63,13 @@ pub struct SatelliteView {
     /// The last heartbeat's `outboxStats` (SPEC 2.3), as the device sent it; null before one.
     #[schema(value_type = Option<Object>)]
     pub outbox_stats: Option<Value>,
+    /// What the hub's own filters did to this satellite's chunks (docs/detection-quality.md):
+    /// `privacyDropped`, `suppressed`, `excluded`, `notIncluded`, `belowThreshold`,
+    /// `notExpectedDropped`, `secondLookConfirmed`, `secondLookDiscarded`, `secondLookHidden`.
+    /// On `GET /satellites/{id}` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub hub_filter_stats: Option<std::collections::BTreeMap<String, u64>>,
     pub created_at: Timestamp,
 }
 
@@ -96,6 +103,7 @@ pub fn view(state: &AppState, s: &Satellite, rel: device_rule::Relation, setting
         config_locked: s.config_locked,
         filter_stats: s.filter_stats_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),
         outbox_stats: s.outbox_stats_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),
+        hub_filter_stats: None,
         created_at: s.created_at,
     }
 }
@@ -178,7 +186,11 @@ async fn detail(
     Path(id): Path<SatelliteId>,
 ) -> Result<axum::Json<SatelliteView>, ApiError> {
     let (sat, rel, settings) = device_rule::check(&state, &ctx, id, DeviceAction::View).await?;
-    Ok(axum::Json(view(&state, &sat, rel, &settings)))
+    let mut counts = state.store.call(move |c| crate::store::held::counts(c, id)).await?;
+    for name in crate::usecases::detection_settings::COUNTERS {
+        counts.entry((*name).to_owned()).or_insert(0);
+    }
+    Ok(axum::Json(SatelliteView { hub_filter_stats: Some(counts), ..view(&state, &sat, rel, &settings) }))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

@@ -28,22 +28,15 @@ pub struct Overrides {
     pub drop_human_voice_at_satellite: Option<bool>,
     pub drop_other_animal_at_satellite: Option<bool>,
     // Detection settings (docs/detection-quality.md); see [`Merge`] for how lists combine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_confidence: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sensitivity: Option<f64>,
     /// Entries replace the team's for the same species.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub species_min_confidence: Option<BTreeMap<String, f64>>,
     /// Added to the team's list.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude_species: Option<Vec<String>>,
     /// Replaces the team's list.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_species: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range_filter_threshold: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_expected_action: Option<NotExpectedAction>,
 }
 

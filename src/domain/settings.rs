@@ -305,6 +305,12 @@ where
             if !map.contains_key(k) {
                 return Err(format!("unknown setting {k:?}"));
             }
+            // Each value alone first, so that a wrong type is reported with its setting's name.
+            let mut alone = map.clone();
+            alone.insert(k.clone(), v.clone());
+            if let Err(e) = serde_json::from_value::<T>(serde_json::Value::Object(alone)) {
+                return Err(format!("{k}: {e}"));
+            }
             map.insert(k.clone(), v.clone());
         }
     }

@@ -16,9 +16,11 @@ pub mod audio;
 pub mod frontend;
 pub mod labels;
 pub mod model;
+pub mod policies;
 pub mod precision;
 pub mod predict;
 pub mod range;
+pub mod screen;
 pub mod translations;
 pub mod worker;
 

@@ -17,11 +17,14 @@ use std::{
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{Classifier, ModelDir, RangeFilter, audio, predict, range};
+use super::{Classifier, ModelDir, RangeFilter, audio, range, screen};
+
+mod second_look;
 use crate::{
     clock::Clock,
     config::InferenceSettings,
     events::{Bus, DetectionCreated, Event},
+    ids::{ChunkId, SatelliteId},
     objects::ObjectStore,
     store::{self, Store, detections::NewDetection, jobs::Claimed},
     time::Timestamp,
@@ -123,6 +126,8 @@ pub struct WorkerBoard {
     stats: Arc<Mutex<BTreeMap<String, WorkerStats>>>,
     /// Woken when a job finishes, so the service registry publishes fresh counters at once.
     finished: Arc<tokio::sync::Notify>,
+    /// Windows classified for chunks, and the extra ones second looks classified.
+    windows: Arc<(std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64)>,
 }
 
 impl WorkerBoard {
@@ -133,6 +138,19 @@ impl WorkerBoard {
     /// Resolves when a job has finished since the last call (or is finishing now).
     pub async fn job_finished(&self) {
         self.finished.notified().await;
+    }
+
+    /// Model calls (windows) so far: for the chunks themselves, and for second looks.
+    pub fn windows(&self) -> (u64, u64) {
+        (self.windows.0.load(Ordering::Relaxed), self.windows.1.load(Ordering::Relaxed))
+    }
+
+    fn chunk_windows(&self, n: u64) {
+        self.windows.0.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn second_look_windows(&self, n: u64) {
+        self.windows.1.fetch_add(n, Ordering::Relaxed);
     }
 
     fn update(&self, id: &str, f: impl FnOnce(&mut WorkerStats)) {
@@ -182,7 +200,18 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
     if let Ok(mut m) = state.board.stats.lock() {
         m.remove("pool");
     }
-    let shared = Arc::new(Shared { state: state.clone(), classifier, filter, stop: AtomicBool::new(false) });
+    let policies = super::policies::Policies::new(state.store.clone(), state.settings.threshold);
+    tokio::spawn(policies.clone().watch(state.bus.clone()));
+    let shared = Arc::new(Shared {
+        state: state.clone(),
+        classifier,
+        filter,
+        stop: AtomicBool::new(false),
+        policies,
+        recent: moka::sync::Cache::new(RECENT_CHUNKS),
+        heard: Mutex::default(),
+        last_sweep: Mutex::new(Instant::now()),
+    });
     tracing::info!(
         workers = count,
         model = shared.classifier.model_id(),
@@ -213,7 +242,18 @@ struct Shared {
     classifier: Classifier,
     filter: Option<Arc<RangeFilter>>,
     stop: AtomicBool,
+    /// Each satellite's detection settings, through a cache that settings changes empty.
+    policies: super::policies::Policies,
+    /// Recently classified chunks' scores, for their neighbours' second looks.
+    recent: moka::sync::Cache<ChunkId, second_look::Scores>,
+    /// When a suppressing sound (a dog) was last heard on each satellite (recording time, ms).
+    heard: Mutex<std::collections::HashMap<SatelliteId, i64>>,
+    /// When held detections were last checked for an ended wait.
+    last_sweep: Mutex<Instant>,
 }
+
+/// Chunks whose scores are kept for their neighbours (a few seconds of every satellite).
+const RECENT_CHUNKS: u64 = 2048;
 
 /// Why one job failed, and whether trying again could help.
 struct JobError {
@@ -237,6 +277,7 @@ impl Shared {
                     continue;
                 }
             };
+            self.sweep();
             if jobs.is_empty() {
                 self.idle();
                 board.update(id, |w| w.status = WorkerStatus::Idle);
@@ -272,53 +313,68 @@ impl Shared {
         let mut prepared = Vec::with_capacity(jobs.len());
         for job in jobs {
             match self.load_windows(&job) {
-                Ok(windows) => prepared.push((job, windows)),
+                Ok((samples, windows)) => prepared.push((job, samples, windows)),
                 Err(e) => self.finish_failed(worker, &job, e, started),
             }
         }
-        let refs: Vec<&[f32]> = prepared.iter().flat_map(|(_, w)| w.iter().map(|(_, s)| s.as_slice())).collect();
-        self.warm_range(prepared.iter().map(|(job, _)| job));
+        let refs: Vec<&[f32]> = prepared.iter().flat_map(|(_, _, w)| w.iter().map(|(_, s)| s.as_slice())).collect();
+        self.warm_range(prepared.iter().map(|(job, _, _)| job));
         let logits = match self.classifier.logits(&refs) {
             Ok(l) => l,
             Err(e) => {
-                for (job, _) in &prepared {
+                for (job, _, _) in &prepared {
                     self.finish_failed(worker, job, JobError { message: e.to_string(), permanent: false }, started);
                 }
                 return;
             }
         };
+        self.state.board.chunk_windows(refs.len() as u64);
         drop(refs);
-        // The samples are done with: only the windows' starts are needed from here on.
-        let prepared: Vec<(Claimed, Vec<usize>)> =
-            prepared.into_iter().map(|(job, w)| (job, w.into_iter().map(|(start, _)| start).collect())).collect();
         let mut logits = logits.into_iter();
-        let results: Vec<(String, Vec<NewDetection>)> = prepared
-            .iter()
-            .map(|(job, starts)| {
-                let per_window: Vec<(usize, Vec<f32>)> =
-                    starts.iter().map(|start| (*start, logits.next().unwrap_or_default())).collect();
-                (job.job_id.clone(), self.detections(job, &per_window))
-            })
-            .collect();
+        let mut outcomes = Vec::with_capacity(prepared.len());
+        let mut done = Vec::with_capacity(prepared.len());
+        for (job, samples, windows) in prepared {
+            let per_window: Vec<(usize, Vec<f32>)> =
+                windows.into_iter().map(|(start, _)| (start, logits.next().unwrap_or_default())).collect();
+            match self.outcome(&job, &samples, &per_window) {
+                Ok(o) => {
+                    outcomes.push(o);
+                    done.push(job);
+                }
+                Err(e) => self.finish_failed(worker, &job, e, started),
+            }
+        }
         // One transaction for the whole batch: each job's detections and its `done` together.
-        let elapsed = (started.elapsed().as_millis() as usize / prepared.len().max(1)) as i64;
+        let elapsed = (started.elapsed().as_millis() as usize / outcomes.len().max(1)) as i64;
         let now = self.state.clock.stamp();
-        match record::record_batch(&self.state.store, &results, &self.state.alerts, elapsed, now) {
+        match record::record_batch(&self.state.store, &outcomes, &self.state.alerts, elapsed, now) {
             Ok((stored, raised)) => {
                 for d in stored {
                     self.state.metrics.detection(d.satellite_id);
                     self.state.bus.publish(Event::DetectionCreated(Arc::new(created(&d))));
                 }
                 crate::usecases::alerting::announce(&self.state.bus, raised);
-                for _ in &prepared {
+                for (o, job) in outcomes.iter().zip(&done) {
+                    if o.privacy {
+                        self.forget_audio(job);
+                    }
                     self.record(worker, true, started);
                 }
+                self.after_batch(&done.iter().collect::<Vec<_>>());
             }
             Err(e) => {
-                for (job, _) in &prepared {
+                for job in &done {
                     self.finish_failed(worker, job, JobError { message: e.to_string(), permanent: false }, started);
                 }
             }
+        }
+    }
+
+    /// The privacy filter heard a voice in this chunk: its audio file goes (the row was marked
+    /// in the batch's commit).
+    fn forget_audio(&self, job: &Claimed) {
+        if let Err(e) = self.state.objects.remove_blocking(&job.storage_key) {
+            tracing::error!(chunk = %job.chunk_id, error = %e, "could not delete the audio the privacy filter dropped");
         }
     }
 
@@ -337,8 +393,9 @@ impl Shared {
         }
     }
 
-    /// The chunk's 3 s windows at 48 kHz, with their start sample.
-    fn load_windows(&self, job: &Claimed) -> Result<Vec<(usize, Vec<f32>)>, JobError> {
+    /// The chunk's audio at 48 kHz, and its 3 s windows with their start sample.
+    #[allow(clippy::type_complexity)]
+    fn load_windows(&self, job: &Claimed) -> Result<(Vec<f32>, Vec<(usize, Vec<f32>)>), JobError> {
         let permanent = |message: String| JobError { message, permanent: true };
         let path = self.state.objects.path_of(&job.storage_key).map_err(|e| permanent(e.to_string()))?;
         let bytes = std::fs::read(&path).map_err(|e| permanent(format!("audio {}: {e}", job.storage_key)))?;
@@ -348,54 +405,100 @@ impl Shared {
         if windows.is_empty() {
             return Err(permanent("the chunk holds no audio".into()));
         }
-        Ok(windows)
+        Ok((samples, windows))
     }
 
-    /// Species above the threshold, each once per chunk at its best window. Non-species classes
-    /// of the model (human voice, dog, engine, noise ...) are not detections.
-    fn detections(&self, job: &Claimed, per_window: &[(usize, Vec<f32>)]) -> Vec<NewDetection> {
-        let threshold = self.state.settings.threshold;
+    /// What the chunk's satellite keeps of it ([`super::screen`]): detections kept at once,
+    /// held ones (after the first look, see [`second_look`]), or nothing when a voice was heard.
+    fn outcome(
+        &self,
+        job: &Claimed,
+        samples: &[f32],
+        per_window: &[(usize, Vec<f32>)],
+    ) -> Result<record::ChunkOutcome, JobError> {
         let labels = self.classifier.labels();
+        let policy = self
+            .policies
+            .get(job.tenant_id, job.satellite_id, labels)
+            .map_err(|e| JobError { message: e.to_string(), permanent: false })?;
         let recorded = job.recorded_at.at();
-        let mut best: BTreeMap<usize, (f32, usize)> = BTreeMap::new();
-        for (start, logits) in per_window {
-            for p in predict::top(logits, labels, predict::DEFAULT_SENSITIVITY, threshold, 10) {
-                if p.scientific_name == p.common_name {
-                    continue;
-                }
-                let e = best.entry(p.index).or_insert((p.confidence, *start));
-                if p.confidence > e.0 {
-                    *e = (p.confidence, *start);
-                }
-            }
-        }
         let scores = match (&self.filter, job.latitude, job.longitude) {
             (Some(f), Some(lat), Some(lon)) => f.scores(lat, lon, range::week_of(recorded.date_naive())).ok(),
             _ => None,
         };
-        best.into_iter()
-            .filter_map(|(index, (confidence, start))| {
-                let label = labels.get(index)?;
-                let start_ms = (start as i64 * 1000) / i64::from(audio::SAMPLE_RATE);
-                Some(NewDetection {
-                    tenant_id: job.tenant_id,
-                    satellite_id: job.satellite_id,
-                    satellite_name: job.satellite_name.clone(),
-                    audio_chunk_id: job.chunk_id,
-                    model_id: self.classifier.model_id().into(),
-                    species_code: label.code.clone(),
-                    scientific_name: label.scientific.clone(),
-                    common_name: label.common.clone(),
-                    confidence,
-                    detected_at: (recorded + chrono::Duration::milliseconds(start_ms)).into(),
-                    start_ms,
-                    end_ms: start_ms + 3000,
-                    expected_here: scores
-                        .as_ref()
-                        .map(|s| s.get(index).is_some_and(|v| *v >= range::DEFAULT_THRESHOLD)),
-                })
-            })
-            .collect()
+        let at = recorded.timestamp_millis();
+        let suppressed = self
+            .heard
+            .lock()
+            .ok()
+            .and_then(|h| h.get(&job.satellite_id).copied())
+            .is_some_and(|dog| at >= dog && at - dog <= i64::from(policy.suppress_seconds) * 1000);
+        let verdict = screen::screen(&policy, per_window, scores.as_deref().map(Vec::as_slice), suppressed);
+        if verdict.suppressor_heard
+            && let Ok(mut h) = self.heard.lock()
+        {
+            let last = h.entry(job.satellite_id).or_insert(at);
+            *last = (*last).max(at);
+        }
+        self.recent.insert(job.chunk_id, second_look::sparse(per_window));
+        let c = verdict.counts;
+        let counts = vec![
+            ("privacyDropped", c.privacy_dropped),
+            ("suppressed", c.suppressed),
+            ("excluded", c.excluded),
+            ("notIncluded", c.not_included),
+            ("belowThreshold", c.below_threshold),
+            ("notExpectedDropped", c.not_expected_dropped),
+        ];
+        let mut outcome = record::ChunkOutcome {
+            job_id: job.job_id.clone(),
+            satellite_id: job.satellite_id,
+            chunk_id: job.chunk_id,
+            kept: Vec::new(),
+            held: Vec::new(),
+            privacy: verdict.privacy,
+            counts,
+        };
+        let mut held = Vec::new();
+        for cand in verdict.candidates {
+            let Some(d) = self.detection(job, &cand) else { continue };
+            match cand.hold {
+                None => outcome.kept.push(d),
+                Some(_) => held.push((cand, d)),
+            }
+        }
+        let (confirmed, still) = self.first_look(job, samples, &policy, held)?;
+        let deadline = self.state.clock.stamp_in(chrono::Duration::seconds(i64::from(policy.wait_sec)));
+        if !confirmed.is_empty() {
+            outcome.counts.push(("secondLookConfirmed", confirmed.len() as u32));
+        }
+        outcome.kept.extend(confirmed);
+        outcome.held = still
+            .into_iter()
+            .map(|(c, d)| (d, c.index, c.hold.map_or("borderline", screen::Hold::as_str), deadline))
+            .collect();
+        Ok(outcome)
+    }
+
+    /// The detection a kept candidate becomes.
+    fn detection(&self, job: &Claimed, c: &screen::Candidate) -> Option<NewDetection> {
+        let label = self.classifier.labels().get(c.index)?;
+        let start_ms = (c.start as i64 * 1000) / i64::from(audio::SAMPLE_RATE);
+        Some(NewDetection {
+            tenant_id: job.tenant_id,
+            satellite_id: job.satellite_id,
+            satellite_name: job.satellite_name.clone(),
+            audio_chunk_id: job.chunk_id,
+            model_id: self.classifier.model_id().into(),
+            species_code: label.code.clone(),
+            scientific_name: label.scientific.clone(),
+            common_name: label.common.clone(),
+            confidence: c.confidence,
+            detected_at: (job.recorded_at.at() + chrono::Duration::milliseconds(start_ms)).into(),
+            start_ms,
+            end_ms: start_ms + 3000,
+            expected_here: c.expected_here,
+        })
     }
 
     fn finish_failed(&self, worker: &str, job: &Claimed, e: JobError, started: Instant) {

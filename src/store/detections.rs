@@ -17,7 +17,7 @@ use crate::{
 };
 
 /// A species found in a chunk, before the flags are worked out.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct NewDetection {
     pub tenant_id: TenantId,
     pub satellite_id: SatelliteId,

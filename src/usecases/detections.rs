@@ -5,21 +5,37 @@
 use super::alerting::{self, AlertContext, Raised};
 use crate::{
     domain::detection_flags,
+    ids::{ChunkId, SatelliteId},
     store::{self, Store, detections::NewDetection, detections::Stored},
     time::Timestamp,
 };
 
-/// One finished job: its id and the species found in its chunk.
-pub type JobResult = (String, Vec<NewDetection>);
+/// What one classified chunk leaves behind.
+#[derive(Debug, Clone)]
+pub struct ChunkOutcome {
+    pub job_id: String,
+    pub satellite_id: SatelliteId,
+    pub chunk_id: ChunkId,
+    /// Detections kept at once.
+    pub kept: Vec<NewDetection>,
+    /// Detections held for a second look: the detection, its class, why, and until when.
+    pub held: Vec<(NewDetection, usize, &'static str, Timestamp)>,
+    /// The privacy filter heard a voice: the chunk's audio is marked deleted (the caller removes
+    /// the file after the commit) and nothing of it is kept.
+    pub privacy: bool,
+    /// The filters' counters for the chunk's satellite.
+    pub counts: Vec<(&'static str, u32)>,
+}
 
-/// Writes every job's detections and marks it done (one commit per worker batch). A job that is no
-/// longer running (requeued after a restart and finished elsewhere) is skipped, so a chunk's
-/// detections are never written twice. Each detection's flags are judged against what the team
-/// had before it, including the detections earlier in the same batch. Runs on the calling thread
-/// (the workers' own), never on the async runtime.
+/// Writes every job's detections and held detections, its filter counters, and marks it done
+/// (one commit per worker batch). A job that is no longer running (requeued after a restart and
+/// finished elsewhere) is skipped, so a chunk's detections are never written twice. Each
+/// detection's flags are judged against what the team had before it, including the detections
+/// earlier in the same batch. Runs on the calling thread (the workers' own), never on the async
+/// runtime.
 pub fn record_batch(
     store: &Store,
-    jobs: &[JobResult],
+    jobs: &[ChunkOutcome],
     alerts: &AlertContext,
     duration_ms: i64,
     now: Timestamp,
@@ -27,14 +43,65 @@ pub fn record_batch(
     store.call_blocking(|c| {
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut stored = Vec::new();
-        for (job_id, found) in jobs {
-            if !store::jobs::is_running(&tx, job_id)? {
+        for job in jobs {
+            if !store::jobs::is_running(&tx, &job.job_id)? {
                 continue;
             }
-            for d in found {
+            if job.privacy {
+                store::held::drop_audio(&tx, job.chunk_id)?;
+            }
+            for d in &job.kept {
                 stored.extend(record(&tx, d, now)?);
             }
-            store::jobs::mark_done(&tx, job_id, duration_ms, now)?;
+            for (d, class, reason, deadline) in &job.held {
+                store::held::hold(&tx, d, *class, reason, *deadline, now)?;
+            }
+            store::held::bump(&tx, job.satellite_id, &job.counts)?;
+            store::jobs::mark_done(&tx, &job.job_id, duration_ms, now)?;
+        }
+        let raised = alerting::on_detections(&tx, &stored, alerts, now)?;
+        tx.commit()?;
+        Ok((stored, raised))
+    })
+}
+
+/// The verdicts of second looks.
+#[derive(Debug, Clone, Default)]
+pub struct SecondLooks {
+    /// Confirmed: written as detections now.
+    pub confirmed: Vec<store::held::Held>,
+    /// Not confirmed, and the team discards them.
+    pub discarded: Vec<store::held::Held>,
+    /// Not confirmed, and the team keeps them hidden.
+    pub hidden: Vec<store::held::Held>,
+}
+
+/// Applies second-look verdicts in one transaction: confirmed detections are written (with their
+/// alerts), the others deleted or hidden, and each satellite's counters move.
+pub fn record_second_looks(
+    store: &Store,
+    looks: &SecondLooks,
+    alerts: &AlertContext,
+    now: Timestamp,
+) -> store::Result<(Vec<Stored>, Vec<Raised>)> {
+    store.call_blocking(|c| {
+        let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut stored = Vec::new();
+        for h in &looks.confirmed {
+            if store::held::take(&tx, h.pk)? {
+                stored.extend(record(&tx, &h.detection, now)?);
+                store::held::bump(&tx, h.detection.satellite_id, &[("secondLookConfirmed", 1)])?;
+            }
+        }
+        for h in &looks.discarded {
+            if store::held::take(&tx, h.pk)? {
+                store::held::bump(&tx, h.detection.satellite_id, &[("secondLookDiscarded", 1)])?;
+            }
+        }
+        for h in &looks.hidden {
+            if store::held::hide(&tx, h.pk)? {
+                store::held::bump(&tx, h.detection.satellite_id, &[("secondLookHidden", 1)])?;
+            }
         }
         let raised = alerting::on_detections(&tx, &stored, alerts, now)?;
         tx.commit()?;
