@@ -81,6 +81,7 @@ pub fn page(ctx: &Ctx, title: &str, tab: &str, scripts: &[&str], body: Markup) -
                             a href="/account" { "My account" }
                             @if ctx.is_admin() { a href="/team" { "Team settings" } }
                             a href="/sessions" { "Sessions" }
+                            a href="/quality" { "Detection quality" }
                             a href="/exports" { "Exports" }
                             @if ctx.user.is_platform_admin { a href="/admin" { "Platform admin" } }
                             form method="post" action="/signout" {

@@ -12,6 +12,7 @@ mod forms;
 mod live;
 mod map_tiles;
 mod public;
+mod quality;
 mod recovery;
 mod sat_parts;
 mod satellite;
@@ -47,4 +48,5 @@ pub fn routes() -> Router<WebState> {
         .merge(alerts::routes())
         .merge(exports::routes())
         .merge(public::routes())
+        .merge(quality::routes())
 }
