@@ -255,6 +255,14 @@ async fn a_rejected_detection_counts_nowhere() {
     assert_eq!(dash["today"]["detections"], 3, "confirmed, it counts: {dash}");
     vote(&api, false_warbler, "reject").await;
     assert_eq!(session_counts(&api).await, (2, 2, false));
+
+    // The public page has no page for a species heard only as rejected detections.
+    let (status, _) = api.put("/settings/tenant", json!({"public_page_enabled": true})).await;
+    assert_eq!(status, 200);
+    let anon = hub.anon();
+    let (status, _) = anon.get(&format!("/public/{team}/species/{}", seed::ROBIN.0)).await;
+    assert_eq!(status, 200, "a species heard for sure has its public page");
+    assert_error(&anon.get(&format!("/public/{team}/species/{CODE}")).await, 404, "species_not_found");
     hub.stop().await.expect("stop");
 }
 
