@@ -6,6 +6,8 @@ mod alerts;
 mod auth;
 mod common;
 mod detection;
+mod detection_actions;
+mod detection_settings;
 mod detections;
 mod exports;
 mod forms;
@@ -13,11 +15,13 @@ mod live;
 mod map_tiles;
 mod public;
 mod recovery;
+mod sat_detection;
 mod sat_parts;
 mod satellite;
 mod satellites;
 mod sessions;
 mod species;
+mod species_pick;
 mod stats;
 mod stats_map;
 mod stats_parts;
@@ -35,6 +39,7 @@ pub fn routes() -> Router<WebState> {
         .merge(live::routes())
         .merge(account::routes())
         .merge(team::routes())
+        .merge(detection_settings::routes())
         .merge(admin::routes())
         .merge(recovery::routes())
         .merge(detections::routes())
