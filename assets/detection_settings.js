@@ -242,6 +242,7 @@
   function ask(text, action) {
     $("det-confirm-text").textContent = text;
     $("det-confirm-error").hidden = true;
+    $("det-settings-result").hidden = true;
     pending = action;
     dialog.showModal();
   }
