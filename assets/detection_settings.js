@@ -142,7 +142,7 @@
     const owls = ev.target.closest("button.add-owls");
     if (owls) {
       add(document.querySelector(`[data-kind=list][data-key="${owls.dataset.key}"]`),
-        { code: "owls", common: "Owls (every owl species)", sci: "Strigiformes" });
+        { code: "owls", common: "Owls (every owl species)", sci: "" });
       owls.remove();
       return;
     }

@@ -200,7 +200,7 @@ async fn an_admin_sets_thresholds_and_lists_and_a_detection_page_changes_them() 
     let o = overrides_until(&api, &w.sat, |o| o["min_confidence"] == json!(0.9)).await;
     assert_eq!(o["min_confidence"], json!(0.9), "{o}");
     assert_eq!(o["exclude_species"], json!(["turdus_merula"]), "the other overrides stay");
-    assert!(b.text("[data-override=min_confidence] .inherits").await.contains("overrides the team's"));
+    assert!(b.text("[data-override=min_confidence] .inherits").await.contains("set here"));
     let (_, sat) = api.get(&format!("/satellites/{}", w.sat)).await;
     let counted = sat.get("hubFilterStats").or(sat.get("hub_filter_stats")).is_some_and(Value::is_object);
     assert_eq!(b.has(".hub-filter").await, counted, "the hub's counters show when the hub has them: {sat}");

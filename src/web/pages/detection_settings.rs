@@ -94,14 +94,16 @@ fn num(s: &Value, key: &str) -> String {
     s[key].as_f64().map(|v| v.to_string()).unwrap_or_default()
 }
 
-/// A number input for setting `key`; `nullable` ones send null when blank.
+/// A number input for setting `key`; `nullable` ones send null when blank (and show what blank
+/// means as the placeholder).
 fn number(s: &Value, key: &str, text: &str, hint: &str, range: (&str, &str, &str), nullable: bool, edit: bool) -> Markup {
+    let blank = if nullable { hint.rsplit(' ').next().unwrap_or_default() } else { "" };
     let id = format!("ds-{key}");
     html! {
         label for=(id) {
             (text)
             input #(id) type="number" name=(key) data-kind=(if nullable { "num-or-null" } else { "num" })
-                min=(range.0) max=(range.1) step=(range.2) value=(num(s, key)) placeholder=(hint) disabled[!edit];
+                min=(range.0) max=(range.1) step=(range.2) value=(num(s, key)) placeholder=(blank) disabled[!edit];
             @if !hint.is_empty() { span.hint.small.muted { (hint) } }
         }
     }

@@ -23,7 +23,7 @@ fn block(key: &str, text: &str, team: String, set: bool, edit: bool, control: Ma
             div.override-head {
                 @if SCALARS.contains(&key) { label for=(format!("ov-{key}")) { (text) } } @else { span.override-title { (text) } }
                 @if set {
-                    span.inherits { "overrides the team's " (team) }
+                    span.inherits { "set here · team: " (team) }
                     @if edit { button.clear-override type="button" data-key=(key) { "Clear (use the team's)" } }
                 } @else {
                     span.inherits { "inherits team: " (team) }

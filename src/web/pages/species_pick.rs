@@ -24,7 +24,7 @@ pub fn lang(ctx: &Ctx) -> String {
 /// The names of `code` in `lang` (English, then the code itself, when the labels lack it).
 pub fn named(ctx: &Ctx, lang: &str, code: &str) -> Named {
     if code == OWLS {
-        return Named { common: "Owls (every owl species)".into(), scientific: "Strigiformes".into() };
+        return Named { common: "Owls (every owl species)".into(), scientific: String::new() };
     }
     let names = &ctx.api_state().names;
     let common = names.common_name(lang, code).or_else(|| names.common_name("en", code)).unwrap_or_else(|| code.into());
