@@ -107,7 +107,10 @@ async fn reload(b: &Browser) {
 async fn mark_then_wait_reload(b: &Browser, click: &str) {
     b.js("window.__before_save = true; return true;").await;
     b.click(click).await;
-    assert!(b.wait_until("return window.__before_save !== true && document.readyState === 'complete';", 10).await, "the page reloads after saving");
+    assert!(
+        b.wait_until("return window.__before_save !== true && document.readyState === 'complete';", 10).await,
+        "the page reloads after saving"
+    );
 }
 
 #[tokio::test]
@@ -121,11 +124,17 @@ async fn an_admin_sets_thresholds_and_lists_and_a_detection_page_changes_them() 
     b.goto("/team").await;
     b.find("#detection-form").await;
     let hub_default = format!("{:.2}", w.hub.state().settings.inference.threshold);
-    assert!(b.text("#detection").await.contains(&format!("the hub's default, {hub_default}")), "blank shows the hub's value");
+    assert!(
+        b.text("#detection").await.contains(&format!("the hub's default, {hub_default}")),
+        "blank shows the hub's value"
+    );
     pick(&b, "#pick-species_min_confidence", "Amsel", "turdus_merula").await;
     b.fill("#species_min_confidence tr[data-code='turdus_merula'] input", "0.85").await;
     pick(&b, "#pick-exclude_species", "waldk", "strix_aluco").await;
-    assert!(b.text("#exclude_species li.chip[data-code='strix_aluco']").await.contains("Waldkauz"), "a chip names the species");
+    assert!(
+        b.text("#exclude_species li.chip[data-code='strix_aluco']").await.contains("Waldkauz"),
+        "a chip names the species"
+    );
     pick(&b, "#pick-suppress_classes", "Motor", "engine").await;
     mark_then_wait_reload(&b, "#detection-form button[type=submit]").await;
     let s = settings_until(&api, |s| s["exclude_species"] == json!(["strix_aluco"])).await;
@@ -143,7 +152,10 @@ async fn an_admin_sets_thresholds_and_lists_and_a_detection_page_changes_them() 
     b.click("#detection-form button[type=submit]").await;
     assert!(b.wait_until("return !document.getElementById('detection-error').hidden;", 10).await, "an error shows");
     let error = b.text("#detection-error").await;
-    assert!(error.contains("species_min_confidence[turdus_merula]") && error.contains("0.99"), "the API's message: {error}");
+    assert!(
+        error.contains("species_min_confidence[turdus_merula]") && error.contains("0.99"),
+        "the API's message: {error}"
+    );
     let s = team_settings(&api).await;
     assert_eq!(s["species_min_confidence"], json!({ "turdus_merula": 0.85 }), "nothing saved");
     assert_eq!(s["exclude_species"], json!(["strix_aluco"]), "nothing saved");
@@ -173,7 +185,11 @@ async fn an_admin_sets_thresholds_and_lists_and_a_detection_page_changes_them() 
     b.click("#det-confirm-ok").await;
     let shown = "const r = document.getElementById('det-settings-result'); return !r.hidden && r.textContent.includes('Garden Pi');";
     let said = b.wait_until(shown, 10).await;
-    assert!(said, "the page says what changed: {}", b.js("return document.getElementById('det-confirm-error').textContent;").await);
+    assert!(
+        said,
+        "the page says what changed: {}",
+        b.js("return document.getElementById('det-confirm-error').textContent;").await
+    );
     let link = format!("#det-settings-result a[href='/satellites/{}#detection']", w.sat);
     assert!(b.has(&link).await, "the undo link goes to the satellite's settings");
     let o = overrides_until(&api, &w.sat, |o| o["exclude_species"].is_array()).await;
@@ -267,7 +283,8 @@ async fn a_viewer_reads_the_detection_settings_and_can_change_none() {
     let viewer = w.hub.login("viewer@example.org").await;
     let (status, _) = viewer.put("/settings/tenant", json!({ "exclude_species": [] })).await;
     assert_eq!(status, 403);
-    let (status, _) = viewer.put(&format!("/satellites/{}/config", w.sat), json!({ "overrides": { "min_confidence": 0.9 } })).await;
+    let (status, _) =
+        viewer.put(&format!("/satellites/{}/config", w.sat), json!({ "overrides": { "min_confidence": 0.9 } })).await;
     assert_eq!(status, 403);
     assert_eq!(team_settings(&admin).await["exclude_species"], json!(["strix_aluco"]));
     b.close().await;

@@ -399,7 +399,10 @@ mod tests {
         assert!(cleared.exclude_species.is_some(), "the others stay");
         let bad = Overrides::default().patched(&serde_json::json!({ "min_confidence": 1.5 }), &team);
         assert!(bad.expect_err("out of range").contains("min_confidence"));
-        assert!(Overrides::default().patched(&serde_json::json!({ "nope": 1 }), &team).is_err(), "unknown stays unknown");
+        assert!(
+            Overrides::default().patched(&serde_json::json!({ "nope": 1 }), &team).is_err(),
+            "unknown stays unknown"
+        );
     }
 
     #[test]

@@ -202,7 +202,11 @@ mod tests {
         assert_eq!(codes(&found), ["turdus_philomelos"]);
         assert_eq!(found[0].common_name, "Singdrossel");
         let found = search(&t, "turdus", "de", ClassKind::Bird, 10).expect("search");
-        assert_eq!(codes(&found), ["turdus_merula", "turdus_philomelos"], "by scientific name, alphabetical by German name");
+        assert_eq!(
+            codes(&found),
+            ["turdus_merula", "turdus_philomelos"],
+            "by scientific name, alphabetical by German name"
+        );
         let found = search(&t, "blackbird", "de", ClassKind::Bird, 10).expect("search");
         assert_eq!(codes(&found), ["turdus_merula"], "the English name finds it too");
         assert!(search(&t, "hund", "de", ClassKind::Bird, 10).expect("search").is_empty(), "a dog is no bird");

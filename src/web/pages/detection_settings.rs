@@ -87,7 +87,10 @@ pub fn codes(s: &Value, key: &str) -> Vec<String> {
 
 /// A team setting's per-species map.
 pub fn species_map(s: &Value, key: &str) -> BTreeMap<String, f64> {
-    s[key].as_object().map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect()).unwrap_or_default()
+    s[key]
+        .as_object()
+        .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect())
+        .unwrap_or_default()
 }
 
 fn num(s: &Value, key: &str) -> String {
@@ -96,7 +99,15 @@ fn num(s: &Value, key: &str) -> String {
 
 /// A number input for setting `key`; `nullable` ones send null when blank (and show what blank
 /// means as the placeholder).
-fn number(s: &Value, key: &str, text: &str, hint: &str, range: (&str, &str, &str), nullable: bool, edit: bool) -> Markup {
+fn number(
+    s: &Value,
+    key: &str,
+    text: &str,
+    hint: &str,
+    range: (&str, &str, &str),
+    nullable: bool,
+    edit: bool,
+) -> Markup {
     let blank = if nullable { hint.rsplit(' ').next().unwrap_or_default() } else { "" };
     let id = format!("ds-{key}");
     html! {
@@ -191,7 +202,7 @@ pub fn section(ctx: &Ctx, s: &Value, edit: bool) -> Markup {
                     (number(s, "privacy_min_confidence", "Human voice level", "", ("0.01", "0.99", "0.01"), false, edit))
                 }
                 fieldset #suppression {
-                    legend { "Suppression (a dog's bark is no owl)" }
+                    legend { "Suppression" }
                     p.small.muted { "When one of these sounds is heard, the species below are not recorded on that satellite for a while." }
                     h3 { "Sounds that suppress" }
                     (species_pick::list(ctx, &lang, "suppress_classes", &codes(s, "suppress_classes"), edit, "other", "Add a sound: dog, engine, siren…"))

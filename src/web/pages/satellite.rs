@@ -14,8 +14,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{
-    detection_settings,
-    sat_detection,
+    detection_settings, sat_detection,
     sat_parts::{self, Sat},
 };
 use crate::web::{WebState, ctx::Ctx, error::PageError, icons, layout};

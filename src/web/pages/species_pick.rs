@@ -18,7 +18,7 @@ pub struct Named {
 /// The language species names are shown in: the viewer's when the model ships it, else English.
 pub fn lang(ctx: &Ctx) -> String {
     let names = &ctx.api_state().names;
-    if names.installed().iter().any(|l| *l == ctx.language) { ctx.language.clone() } else { "en".into() }
+    if names.installed().contains(&ctx.language) { ctx.language.clone() } else { "en".into() }
 }
 
 /// The names of `code` in `lang` (English, then the code itself, when the labels lack it).
