@@ -6,6 +6,8 @@ mod alerts;
 mod auth;
 mod common;
 mod detection;
+mod detection_actions;
+mod detection_settings;
 mod detections;
 mod exports;
 mod forms;
@@ -14,11 +16,13 @@ mod map_tiles;
 mod public;
 mod quality;
 mod recovery;
+mod sat_detection;
 mod sat_parts;
 mod satellite;
 mod satellites;
 mod sessions;
 mod species;
+mod species_pick;
 mod stats;
 mod stats_map;
 mod stats_parts;
@@ -36,6 +40,7 @@ pub fn routes() -> Router<WebState> {
         .merge(live::routes())
         .merge(account::routes())
         .merge(team::routes())
+        .merge(detection_settings::routes())
         .merge(admin::routes())
         .merge(recovery::routes())
         .merge(detections::routes())
