@@ -40,17 +40,6 @@ pub struct Overrides {
     pub not_expected_action: Option<NotExpectedAction>,
 }
 
-/// The detection settings a satellite may override (see [`Merge`]).
-pub const DETECTION_OVERRIDES: [&str; 7] = [
-    "min_confidence",
-    "sensitivity",
-    "species_min_confidence",
-    "exclude_species",
-    "include_species",
-    "range_filter_threshold",
-    "not_expected_action",
-];
-
 impl Overrides {
     /// Reads stored overrides, keeping every key that parses: one unknown key or wrong type
     /// must not throw away the satellite's other overrides. See [`Overrides::sanitized`] for
@@ -113,9 +102,8 @@ impl Overrides {
         let mut merged = serde_json::to_value(self).map_err(|e| e.to_string())?;
         if let Value::Object(map) = &mut merged {
             for (k, v) in changes {
-                // The detection overrides are left out of the JSON while unset, so they are
-                // known by name.
-                if !map.contains_key(k) && !DETECTION_OVERRIDES.contains(&k.as_str()) {
+                // Known by name too: stored overrides written before a key existed lack it.
+                if !map.contains_key(k) && !super::detection_settings::SATELLITE_KEYS.contains(&k.as_str()) {
                     return Err(format!("unknown override {k:?}"));
                 }
                 map.insert(k.clone(), v.clone());
