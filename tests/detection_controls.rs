@@ -182,10 +182,10 @@ async fn a_borderline_call_is_confirmed_by_its_neighbour_and_another_is_discarde
     assert_eq!(list["detections"][0]["species_code"], WARBLER);
     let mut frames = Vec::new();
     while let Ok(Some(Ok(m))) = tokio::time::timeout(Duration::from_secs(1), ws.next()).await {
-        if let Ok(v) = serde_json::from_str::<Value>(m.to_text().unwrap_or("")) {
-            if v["type"] == "detection" {
-                frames.push(v["data"]["speciesCode"].as_str().unwrap_or_default().to_owned());
-            }
+        if let Ok(v) = serde_json::from_str::<Value>(m.to_text().unwrap_or(""))
+            && v["type"] == "detection"
+        {
+            frames.push(v["data"]["speciesCode"].as_str().unwrap_or_default().to_owned());
         }
     }
     assert_eq!(frames, [WARBLER], "the WebSocket sees only the confirmed call");

@@ -314,6 +314,7 @@ async fn no_page_or_fragment_has_an_inline_script_or_handler_and_the_alerts_isla
         format!("/species/{}", seed::ROBIN.0),
         "/stats".into(),
         "/sessions".into(),
+        "/quality".into(),
         "/satellites".into(),
         "/satellites/new".into(),
         format!("/satellites/{}", w.sat),

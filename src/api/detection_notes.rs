@@ -197,6 +197,7 @@ async fn annotate(
         )
         .write(&state)
         .await;
+    super::detection_quality::after_vote(&state, tenant, id).await;
     Ok((
         StatusCode::CREATED,
         axum::Json(json!({ "annotation": annotation, "verificationStatus": status.as_str(), "votes": tally })),

@@ -204,6 +204,7 @@ async fn verify(
         .details(json!({ "vote": vote, "verificationStatus": status.as_str() }))
         .write(&state)
         .await;
+    super::detection_quality::after_vote(&state, tenant, id).await;
     Ok(axum::Json(json!({
         "detectionId": id, "vote": vote, "verificationStatus": status.as_str(), "votes": tally
     })))

@@ -12,6 +12,7 @@ mod audio;
 mod auth;
 mod calibration;
 mod detection_notes;
+mod detection_quality;
 mod detections;
 mod error;
 mod exports;
@@ -102,6 +103,7 @@ fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
         .merge(audio::router())
         .merge(sessions::router())
         .merge(calibration::router())
+        .merge(detection_quality::router())
         .merge(alerts::router())
         .merge(alert_rules::router())
         .merge(scheduled_exports::router())

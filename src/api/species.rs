@@ -1,5 +1,6 @@
 //! Species names (SPEC 4.9): `GET /species/languages` (public), `GET /species/translate?code=&lang=`
-//! and `POST /species/translate {names, lang}` (Viewer+). Pictures are in `species_images.rs`.
+//! and `POST /species/translate {names, lang}` (Viewer+), and `GET /species/search?q=&lang=&kind=`
+//! (Viewer+: the species pickers of the detection settings). Pictures are in `species_images.rs`.
 
 use super::openapi::{err, tags};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -12,7 +13,10 @@ use super::{ApiError, Json, Query};
 use crate::{auth::Viewer, state::AppState, usecases::species};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(languages)).routes(routes!(translate_one, translate_many))
+    OpenApiRouter::new()
+        .routes(routes!(languages))
+        .routes(routes!(translate_one, translate_many))
+        .routes(routes!(search))
 }
 
 #[utoipa::path(
@@ -76,4 +80,38 @@ async fn translate_many(
         .map_err(|e| ApiError::Internal(e.into()))??;
     let found = lines.iter().filter(|l| l.error.is_none()).count();
     Ok(axum::Json(json!({ "results": lines, "total": lines.len(), "found": found })))
+}
+
+#[derive(Debug, Deserialize)]
+struct SearchQuery {
+    /// Part of a common name (in `lang` or English), a scientific name or a species code.
+    #[serde(default)]
+    q: String,
+    /// The language of the common names answered (default `en`).
+    lang: Option<String>,
+    /// `bird` (default) or `other` (the model's classes that are not birds).
+    #[serde(default)]
+    kind: species::ClassKind,
+    /// At most this many (1 to 50, default 20).
+    limit: Option<usize>,
+}
+
+#[utoipa::path(
+    get, path = "/species/search", tag = tags::SPECIES,
+    description = "Viewer+. The model's classes whose name holds `q` (`?q=&lang=&kind=bird|other&limit=`), best first, each with its code and its common name in `lang`: the species pickers of the detection settings. `kind=other` with no `q` lists every class that is not a bird.",
+    responses((status = 200, description = "`{species: [{speciesCode, scientificName, lang, commonName}], total}`", body = Object), err::BadRequest, err::Auth, err::Unprocessable)
+)]
+async fn search(
+    State(state): State<AppState>,
+    Viewer(_viewer): Viewer,
+    Query(q): Query<SearchQuery>,
+) -> Result<axum::Json<Value>, ApiError> {
+    let names = state.names.clone();
+    let text: String = q.q.chars().take(100).collect();
+    let lang = q.lang.unwrap_or_else(|| "en".into());
+    let limit = q.limit.unwrap_or(20);
+    let found = tokio::task::spawn_blocking(move || species::search(&names, &text, &lang, q.kind, limit))
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))??;
+    Ok(axum::Json(json!({ "species": found, "total": found.len() })))
 }

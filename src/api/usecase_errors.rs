@@ -372,3 +372,17 @@ impl From<crate::usecases::public_page::PublicError> for ApiError {
         }
     }
 }
+
+impl From<crate::usecases::learned_thresholds::QualityError> for ApiError {
+    fn from(e: crate::usecases::learned_thresholds::QualityError) -> Self {
+        use crate::usecases::learned_thresholds::QualityError;
+        let m = e.to_string();
+        match e {
+            QualityError::SpeciesNotFound(_) => Self::NotFound("species_not_found", m),
+            QualityError::NoSuggestion => Self::Conflict("no_suggestion", m),
+            QualityError::UnknownLanguage(_) => Self::Unprocessable("unknown_language", m),
+            QualityError::InvalidSettings(_) => Self::Unprocessable("invalid_settings", m),
+            QualityError::Store(e) => e.into(),
+        }
+    }
+}

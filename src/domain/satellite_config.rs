@@ -102,7 +102,8 @@ impl Overrides {
         let mut merged = serde_json::to_value(self).map_err(|e| e.to_string())?;
         if let Value::Object(map) = &mut merged {
             for (k, v) in changes {
-                if !map.contains_key(k) {
+                // Known by name too: stored overrides written before a key existed lack it.
+                if !map.contains_key(k) && !super::detection_settings::SATELLITE_KEYS.contains(&k.as_str()) {
                     return Err(format!("unknown override {k:?}"));
                 }
                 map.insert(k.clone(), v.clone());
@@ -363,6 +364,25 @@ mod tests {
         assert!(
             o.patched(&json!({"heartbeat_interval_sec": 20, "nope": true}), &tenant).is_err(),
             "strict stays strict"
+        );
+    }
+
+    #[test]
+    fn detection_overrides_are_set_and_cleared_by_a_patch() {
+        let team = TenantSettings::default();
+        let set = Overrides::default()
+            .patched(&serde_json::json!({ "min_confidence": 0.9, "exclude_species": ["strix_aluco"] }), &team)
+            .expect("known overrides");
+        assert_eq!(set.min_confidence, Some(0.9));
+        assert_eq!(set.exclude_species.as_deref(), Some(&["strix_aluco".to_owned()][..]));
+        let cleared = set.patched(&serde_json::json!({ "min_confidence": null }), &team).expect("null clears");
+        assert_eq!(cleared.min_confidence, None);
+        assert!(cleared.exclude_species.is_some(), "the others stay");
+        let bad = Overrides::default().patched(&serde_json::json!({ "min_confidence": 1.5 }), &team);
+        assert!(bad.expect_err("out of range").contains("min_confidence"));
+        assert!(
+            Overrides::default().patched(&serde_json::json!({ "nope": 1 }), &team).is_err(),
+            "unknown stays unknown"
         );
     }
 

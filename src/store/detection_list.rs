@@ -133,6 +133,20 @@ fn index_for(q: &Query, species: Option<&SpeciesFilter>) -> &'static str {
 const NAME_WALK: &str = "tenant_species_name";
 
 /// Every index [`index_for`] can name: its rule over every kind of query.
+/// Whether `tenant` kept a detection of `species` that people did not reject (the public page
+/// shows only species heard for sure). Walks the species' index; stops at the first one.
+pub fn heard_unrejected(conn: &Connection, tenant: TenantId, species: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT 1 FROM detections WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1)
+               AND species_pk = (SELECT pk FROM species_labels WHERE species_code = ?2)
+               AND verification_status <> 'rejected' LIMIT 1",
+        )?
+        .query_row(rusqlite::params![tenant, species], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
 #[cfg(test)]
 pub(super) fn every_index() -> Vec<&'static str> {
     use crate::domain::sort::SortField;

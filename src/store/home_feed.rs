@@ -43,18 +43,28 @@ pub struct TeamToday {
     pub species: u64,
 }
 
+/// Today's detections per satellite and species (`?1` the team, `?2` now) from the rollup, less
+/// the rejected ones: a detection people voted down is not a bird heard today.
+const KEPT_TODAY: &str = "SELECT d.satellite_id, d.species_code, d.n - coalesce(r.n, 0) AS n
+     FROM stats_daily d LEFT JOIN (
+         SELECT satellite_id, species_code, sum(n) AS n FROM stats_verdicts
+         WHERE tenant_id = ?1 AND status = 'rejected' AND day = date(?2, 'localtime')
+         GROUP BY satellite_id, species_code
+     ) r ON r.satellite_id = d.satellite_id AND r.species_code = d.species_code
+     WHERE d.tenant_id = ?1 AND d.day = date(?2, 'localtime')";
+
 /// The team's live satellites, by name, with today's figures as of `now`.
 pub fn satellites(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result<Vec<SatelliteFacts>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT s.id, s.name, s.kind, s.version, s.last_seen_at, s.offline_since,
+    let mut stmt = conn.prepare_cached(&format!(
+        "WITH kept AS ({KEPT_TODAY})
+         SELECT s.id, s.name, s.kind, s.version, s.last_seen_at, s.offline_since,
                 coalesce(t.n, 0), coalesce(t.species, 0)
          FROM satellites s
-         LEFT JOIN (SELECT satellite_id, sum(n) AS n, count(*) AS species FROM stats_daily
-                    WHERE tenant_id = ?1 AND day = date(?2, 'localtime') AND n > 0
+         LEFT JOIN (SELECT satellite_id, sum(n) AS n, count(*) AS species FROM kept WHERE n > 0
                     GROUP BY satellite_id) t ON t.satellite_id = s.id
          WHERE s.tenant_id = ?1 AND s.deleted_at IS NULL
-         ORDER BY s.name, s.id",
-    )?;
+         ORDER BY s.name, s.id"
+    ))?;
     let rows = stmt.query_map(params![tenant, now], |r| {
         Ok(SatelliteFacts {
             id: r.get(0)?,
@@ -82,7 +92,8 @@ fn last_detection(conn: &Connection, satellite: SatelliteId) -> Result<Option<La
     let mut stmt = conn.prepare_cached(
         "SELECT l.species_code, l.common_name, l.scientific_name, d.confidence, d.detected_at
          FROM detections d JOIN species_labels l ON l.pk = d.species_pk
-         WHERE d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?1) ORDER BY d.detected_at DESC LIMIT 1",
+         WHERE d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?1) AND d.verification_status <> 'rejected'
+         ORDER BY d.detected_at DESC LIMIT 1",
     )?;
     Ok(stmt
         .query_row([satellite], |r| {
@@ -105,13 +116,12 @@ fn newest_telemetry(conn: &Connection, satellite: SatelliteId) -> Result<Option<
     Ok(stmt.query_row([satellite], |r| Ok((r.get(0)?, r.get(1)?))).optional()?)
 }
 
-/// The team's detections and species today (the rollup's local day of `now`).
+/// The team's detections and species today (the rollup's local day of `now`), rejected ones left out.
 pub fn team_today(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result<TeamToday> {
     let (n, species): (i64, i64) = conn
-        .prepare_cached(
-            "SELECT coalesce(sum(n), 0), count(DISTINCT species_code) FROM stats_daily
-             WHERE tenant_id = ?1 AND day = date(?2, 'localtime') AND n > 0",
-        )?
+        .prepare_cached(&format!(
+            "WITH kept AS ({KEPT_TODAY}) SELECT coalesce(sum(n), 0), count(DISTINCT species_code) FROM kept WHERE n > 0"
+        ))?
         .query_row(params![tenant, now], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(TeamToday { detections: n.max(0) as u64, species: species.max(0) as u64 })
 }

@@ -29,6 +29,7 @@ pub mod held;
 pub mod home_feed;
 pub mod invites;
 pub mod jobs;
+pub mod learned_thresholds;
 pub mod login_attempts;
 pub mod mail_log;
 pub mod mfa;

@@ -170,6 +170,32 @@ pub fn add_detection(
     Ok(())
 }
 
+/// Takes a detection that people rejected out of its chunk's session (the reverse of
+/// [`add_detection`]): a session's summary counts no rejected detection.
+pub fn remove_detection(conn: &Connection, chunk: ChunkId, species_code: &str) -> Result<()> {
+    let session: Option<String> = conn
+        .prepare_cached(
+            "SELECT (SELECT id FROM recording_sessions WHERE pk = c.session_pk) FROM audio_chunks c WHERE c.id = ?1",
+        )?
+        .query_row([chunk], |r| r.get(0))
+        .optional()?
+        .flatten();
+    let Some(session) = session else { return Ok(()) };
+    conn.prepare_cached(
+        "UPDATE session_species SET detections = detections - 1 WHERE session_id = ?1 AND species_code = ?2",
+    )?
+    .execute(params![session, species_code])?;
+    let gone = conn
+        .prepare_cached("DELETE FROM session_species WHERE session_id = ?1 AND species_code = ?2 AND detections <= 0")?
+        .execute(params![session, species_code])?;
+    conn.prepare_cached(
+        "UPDATE recording_sessions SET detection_count = max(detection_count - 1, 0), species_count = max(species_count - ?2, 0)
+         WHERE id = ?1",
+    )?
+    .execute(params![session, gone as i64])?;
+    Ok(())
+}
+
 /// Gives every chunk stored before sessions existed (or by an older hub) its session, in time
 /// order per satellite, with its detections counted. Returns the number of chunks placed.
 pub fn backfill(conn: &mut Connection) -> Result<u64> {
@@ -187,7 +213,8 @@ pub fn backfill(conn: &mut Connection) -> Result<u64> {
         let species: Vec<(String, String, String)> = tx
             .prepare_cached(
                 "SELECT l.species_code, l.common_name, l.scientific_name FROM detections d
-                 JOIN species_labels l ON l.pk = d.species_pk WHERE d.chunk_pk = (SELECT pk FROM audio_chunks WHERE id = ?1)",
+                 JOIN species_labels l ON l.pk = d.species_pk
+                 WHERE d.chunk_pk = (SELECT pk FROM audio_chunks WHERE id = ?1) AND d.verification_status <> 'rejected'",
             )?
             .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<rusqlite::Result<_>>()?;

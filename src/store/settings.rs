@@ -35,6 +35,14 @@ pub fn load<T: StoredSettings>(conn: &Connection, scope: &str) -> Result<T> {
 /// Stores every field of `settings` under `scope`.
 pub fn save<T: Serialize>(conn: &mut Connection, scope: &str, settings: &T, now: Timestamp) -> Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    save_in(&tx, scope, settings, now)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// [`save`] inside the caller's transaction (a use case that reads, changes and writes settings
+/// in one go).
+pub fn save_in<T: Serialize>(tx: &Connection, scope: &str, settings: &T, now: Timestamp) -> Result<()> {
     if let serde_json::Value::Object(map) = serde_json::to_value(settings).unwrap_or_default() {
         for (key, value) in map {
             tx.execute(
@@ -44,7 +52,6 @@ pub fn save<T: Serialize>(conn: &mut Connection, scope: &str, settings: &T, now:
             )?;
         }
     }
-    tx.commit()?;
     Ok(())
 }
 

@@ -1,12 +1,12 @@
 //! Verification votes: one per person per detection, and the consensus they decide.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use super::Result;
 use crate::{
     domain::consensus::{self, Ballot, Status, Vote},
-    ids::{DetectionId, TenantId, UserId},
+    ids::{ChunkId, DetectionId, TenantId, UserId},
     time::Timestamp,
 };
 
@@ -77,6 +77,7 @@ fn settle(conn: &Connection, tenant: TenantId, detection: DetectionId) -> Result
         })
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let status = consensus::decide(&ballots);
+    let before = session_facts(conn, tenant, detection)?;
     let updated = conn
         .prepare_cached(
             "UPDATE detections SET verification_status = ?2
@@ -85,6 +86,15 @@ fn settle(conn: &Connection, tenant: TenantId, detection: DetectionId) -> Result
         .execute(params![detection, status.as_str(), tenant])?;
     if updated == 0 {
         return Err(super::Error::NotFound);
+    }
+    // A session's summary leaves rejected detections out: follow the status across that line.
+    if let Some((chunk, code, common, scientific, was)) = before {
+        let (was_rejected, is_rejected) = (was == Status::Rejected.as_str(), status == Status::Rejected);
+        if is_rejected && !was_rejected {
+            super::recording_sessions::remove_detection(conn, chunk, &code)?;
+        } else if was_rejected && !is_rejected {
+            super::recording_sessions::add_detection(conn, chunk, &code, &common, &scientific)?;
+        }
     }
     let mut tally = Tally::default();
     for b in &ballots {
@@ -95,6 +105,20 @@ fn settle(conn: &Connection, tenant: TenantId, detection: DetectionId) -> Result
         }
     }
     Ok((status, tally))
+}
+
+/// A detection's chunk, species (code and names) and status before a vote settles it.
+type SessionFacts = (ChunkId, String, String, String, String);
+
+fn session_facts(conn: &Connection, tenant: TenantId, detection: DetectionId) -> Result<Option<SessionFacts>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT c.id, l.species_code, l.common_name, l.scientific_name, d.verification_status
+             FROM detections d JOIN audio_chunks c ON c.pk = d.chunk_pk JOIN species_labels l ON l.pk = d.species_pk
+             WHERE d.id = ?1 AND d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?2)",
+        )?
+        .query_row(params![detection, tenant], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .optional()?)
 }
 
 /// The vote counts of one detection.

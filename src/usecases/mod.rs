@@ -60,6 +60,7 @@ pub mod expected_species;
 pub mod exports;
 pub mod first_run;
 pub mod home_feed;
+pub mod learned_thresholds;
 pub mod membership;
 pub mod metrics_scrape;
 pub mod mfa;

@@ -373,8 +373,9 @@ pub async fn species(ctx: Ctx<'_>, team: &Team, code: &str) -> Result<SpeciesVie
 /// Refuses a species the team has never heard: the page is not a catalogue of every bird.
 async fn heard(ctx: Ctx<'_>, team: &Team, code: &str) -> Result<(), PublicError> {
     let tenant = team.id;
-    let species = ctx.store.call(move |c| detection_list::team_species(c, tenant)).await?;
-    if species.iter().any(|s| s.species_code == code && s.detection_count > 0) {
+    let wanted = code.to_owned();
+    // A species the team heard only as detections people rejected has no public page.
+    if ctx.store.call(move |c| detection_list::heard_unrejected(c, tenant, &wanted)).await? {
         Ok(())
     } else {
         Err(PublicError::SpeciesNotFound(code.to_owned()))

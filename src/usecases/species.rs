@@ -2,15 +2,19 @@
 //! [`MAX_BULK`] at once. A name may be a species code, a scientific name or a common name in any
 //! installed language. Reading label files blocks, so callers run these on a blocking thread.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{
     domain::languages::{self, Language},
     inference::translations::Translations,
+    satellite::gate::categories,
 };
 
 /// Names one bulk call may translate.
 pub const MAX_BULK: usize = 500;
+
+/// Most matches one search answers with.
+pub const MAX_SEARCH: usize = 50;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpeciesError {
@@ -107,4 +111,115 @@ fn one(names: &Translations, input: &str, lang: &str) -> Option<Translated> {
         lang: lang.to_owned(),
         common_name: common,
     })
+}
+
+/// Which of the model's classes a search looks through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassKind {
+    /// Birds: what detections, thresholds and species lists name.
+    #[default]
+    Bird,
+    /// The classes that are not birds (dog, engine, human vocal, frogs, insects ...).
+    Other,
+}
+
+/// The model's classes of `kind` whose name in `lang`, scientific name, code or English name
+/// holds `query` (any letter case), best first: names that start with it, then a word that
+/// does, then the rest, each alphabetically by the name in `lang`. An empty query finds
+/// nothing among the birds (there are thousands) and every other class.
+pub fn search(
+    names: &Translations,
+    query: &str,
+    lang: &str,
+    kind: ClassKind,
+    limit: usize,
+) -> Result<Vec<Translated>, SpeciesError> {
+    let lang = installed_language(names, lang)?;
+    let classes = names.classes().ok_or(SpeciesError::NoModel)?;
+    let q = query.trim().to_lowercase();
+    if q.is_empty() && kind == ClassKind::Bird {
+        return Ok(Vec::new());
+    }
+    let code_q = q.replace(' ', "_");
+    let mut found: Vec<(u8, String, Translated)> = Vec::new();
+    for label in classes.iter() {
+        let bird = categories::category_of(&label.scientific).is_none();
+        if bird != (kind == ClassKind::Bird) {
+            continue;
+        }
+        let common = names.common_name(&lang, &label.code).unwrap_or_else(|| label.common.clone());
+        let lower = common.to_lowercase();
+        let scientific = label.scientific.to_lowercase();
+        let rank = if q.is_empty() || lower.starts_with(&q) {
+            0
+        } else if lower.split([' ', '-', '\'']).any(|w| w.starts_with(&q)) {
+            1
+        } else if scientific.starts_with(&q) {
+            2
+        } else if lower.contains(&q) {
+            3
+        } else if scientific.contains(&q) || label.code.contains(&code_q) || label.common.to_lowercase().contains(&q) {
+            4
+        } else {
+            continue;
+        };
+        let t = Translated {
+            species_code: label.code.clone(),
+            scientific_name: label.scientific.clone(),
+            lang: lang.clone(),
+            common_name: common,
+        };
+        found.push((rank, lower, t));
+    }
+    found.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    Ok(found.into_iter().take(limit.clamp(1, MAX_SEARCH)).map(|(_, _, t)| t).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels() -> (tempfile::TempDir, Translations) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("labels")).expect("mkdir");
+        let en = "Turdus merula_Eurasian Blackbird\nTurdus philomelos_Song Thrush\nStrix aluco_Tawny Owl\nDog_Dog\nEngine_Engine\n";
+        let de = "Turdus merula_Amsel\nTurdus philomelos_Singdrossel\nStrix aluco_Waldkauz\nDog_Hund\nEngine_Motor\n";
+        std::fs::write(dir.path().join("labels/en.txt"), en).expect("en");
+        std::fs::write(dir.path().join("labels/de.txt"), de).expect("de");
+        let t = Translations::new(&dir.path().display().to_string());
+        (dir, t)
+    }
+
+    fn codes(found: &[Translated]) -> Vec<&str> {
+        found.iter().map(|t| t.species_code.as_str()).collect()
+    }
+
+    #[test]
+    fn a_search_finds_birds_by_any_of_their_names_in_the_asked_language() {
+        let (_dir, t) = labels();
+        let found = search(&t, "drossel", "de", ClassKind::Bird, 10).expect("search");
+        assert_eq!(codes(&found), ["turdus_philomelos"]);
+        assert_eq!(found[0].common_name, "Singdrossel");
+        let found = search(&t, "turdus", "de", ClassKind::Bird, 10).expect("search");
+        assert_eq!(
+            codes(&found),
+            ["turdus_merula", "turdus_philomelos"],
+            "by scientific name, alphabetical by German name"
+        );
+        let found = search(&t, "blackbird", "de", ClassKind::Bird, 10).expect("search");
+        assert_eq!(codes(&found), ["turdus_merula"], "the English name finds it too");
+        assert!(search(&t, "hund", "de", ClassKind::Bird, 10).expect("search").is_empty(), "a dog is no bird");
+        assert!(search(&t, "", "de", ClassKind::Bird, 10).expect("search").is_empty());
+        assert_eq!(search(&t, "t", "en", ClassKind::Bird, 1).expect("search").len(), 1, "the limit holds");
+    }
+
+    #[test]
+    fn the_other_classes_are_listed_whole_and_unknown_languages_refused() {
+        let (_dir, t) = labels();
+        let found = search(&t, "", "de", ClassKind::Other, 50).expect("search");
+        assert_eq!(codes(&found), ["dog", "engine"]);
+        assert_eq!(found[0].common_name, "Hund");
+        assert!(matches!(search(&t, "x", "xx", ClassKind::Bird, 5), Err(SpeciesError::UnknownLanguage(_))));
+    }
 }

@@ -80,7 +80,9 @@ pub fn page(ctx: &Ctx, title: &str, tab: &str, scripts: &[&str], body: Markup) -
                         div.menu {
                             a href="/account" { "My account" }
                             @if ctx.is_admin() { a href="/team" { "Team settings" } }
+                            @if ctx.team.is_some() { a href="/team/detection" { "Detection settings" } }
                             a href="/sessions" { "Sessions" }
+                            a href="/quality" { "Detection quality" }
                             a href="/exports" { "Exports" }
                             @if ctx.user.is_platform_admin { a href="/admin" { "Platform admin" } }
                             form method="post" action="/signout" {

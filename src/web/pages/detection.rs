@@ -17,7 +17,10 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::common::{self, Detection};
+use super::{
+    common::{self, Detection},
+    detection_actions, detection_settings,
+};
 use crate::web::{WebState, ctx::Ctx, error::PageError, icons, layout};
 
 pub fn routes() -> Router<WebState> {
@@ -144,6 +147,7 @@ async fn detail(ctx: &Ctx, id: &str) -> Result<Markup, PageError> {
     let map = mapping(ctx, id).await?;
     let images = common::images(&ctx.api, [d.species_code.clone()]).await?;
     let name = common::common_name(ctx, &d.species_code, &d.common_name);
+    let actions = detection_actions::card(ctx, &d, &name).await?;
     let edit = ctx.can_edit();
     let body = html! {
         section.card.det-head {
@@ -172,9 +176,11 @@ async fn detail(ctx: &Ctx, id: &str) -> Result<Markup, PageError> {
             }
         }
         (votes(ctx, &d, &tally))
+        (actions)
         (comments(ctx, id, &notes))
     };
-    Ok(layout::page(ctx, &name, "detections", &["detections.css", "detection.js"], body))
+    let assets = ["detections.css", "detection.js", detection_settings::ASSETS[0], detection_settings::ASSETS[1]];
+    Ok(layout::page(ctx, &name, "detections", &assets, body))
 }
 
 /// The picture with its playhead and boxes, the audio player, and (for members) the box form.

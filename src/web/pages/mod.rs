@@ -6,18 +6,23 @@ mod alerts;
 mod auth;
 mod common;
 mod detection;
+mod detection_actions;
+mod detection_settings;
 mod detections;
 mod exports;
 mod forms;
 mod live;
 mod map_tiles;
 mod public;
+mod quality;
 mod recovery;
+mod sat_detection;
 mod sat_parts;
 mod satellite;
 mod satellites;
 mod sessions;
 mod species;
+mod species_pick;
 mod stats;
 mod stats_map;
 mod stats_parts;
@@ -35,6 +40,7 @@ pub fn routes() -> Router<WebState> {
         .merge(live::routes())
         .merge(account::routes())
         .merge(team::routes())
+        .merge(detection_settings::routes())
         .merge(admin::routes())
         .merge(recovery::routes())
         .merge(detections::routes())
@@ -47,4 +53,5 @@ pub fn routes() -> Router<WebState> {
         .merge(alerts::routes())
         .merge(exports::routes())
         .merge(public::routes())
+        .merge(quality::routes())
 }

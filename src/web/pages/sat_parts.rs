@@ -27,6 +27,10 @@ pub struct Sat {
     pub update_status: Option<String>,
     pub target_version: Option<String>,
     pub filter_stats: Option<Value>,
+    /// What the hub's own detection filters did with this satellite's audio (absent on hubs
+    /// that do not count it yet).
+    #[serde(default, alias = "hubFilterStats")]
+    pub hub_filter_stats: Option<Value>,
     pub outbox_stats: Option<Value>,
 }
 
@@ -164,6 +168,42 @@ pub fn filter_bar(s: &Sat) -> Markup {
         ],
         "No filter counts yet (they come with the first heartbeat).",
     )
+}
+
+/// The hub's filter counters (`hubFilterStats`), beside the satellite's own; nothing before the
+/// hub counts them.
+pub fn hub_filter_bar(s: &Sat) -> Markup {
+    let Some(h) = s.hub_filter_stats.as_ref().filter(|v| v.is_object()) else { return html! {} };
+    let n = |k: &str| num(Some(h), k);
+    let counters = [
+        ("belowThreshold", "below the threshold"),
+        ("excluded", "excluded species"),
+        ("notIncluded", "not on the include list"),
+        ("notExpectedDropped", "not expected here"),
+        ("privacyDropped", "privacy (a voice)"),
+        ("suppressed", "suppressed (dog …)"),
+        ("secondLookConfirmed", "second look: confirmed"),
+        ("secondLookDiscarded", "second look: discarded"),
+        ("secondLookHidden", "second look: hidden"),
+    ];
+    html! {
+        div.hub-filter {
+            (stacked(
+                "Hub filter: detections confirmed and dropped",
+                &[
+                    ("p1", "confirmed by a second look".into(), n("secondLookConfirmed")),
+                    ("p2", "below the threshold".into(), n("belowThreshold")),
+                    ("p3", "species lists and location".into(), n("excluded") + n("notIncluded") + n("notExpectedDropped")),
+                    ("p4", "privacy, suppression, unconfirmed".into(),
+                        n("privacyDropped") + n("suppressed") + n("secondLookDiscarded") + n("secondLookHidden")),
+                ],
+                "The hub has not filtered anything from this satellite yet.",
+            ))
+            dl.hub-counts.small {
+                @for (k, words) in counters { div { dt { (words) } dd { (fmt_count(n(k))) } } }
+            }
+        }
+    }
 }
 
 /// The outbox: what the hub has acknowledged and what still waits to be sent.

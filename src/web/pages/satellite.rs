@@ -13,7 +13,10 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::sat_parts::{self, Sat};
+use super::{
+    detection_settings, sat_detection,
+    sat_parts::{self, Sat},
+};
 use crate::web::{WebState, ctx::Ctx, error::PageError, icons, layout};
 
 pub fn routes() -> Router<WebState> {
@@ -129,13 +132,15 @@ async fn detail(ctx: &Ctx, raw_id: &str) -> Result<Markup, PageError> {
                 @if let Some(by) = &sat.registered_by_name { div { dt { "Registered by" } dd { (by) } } }
             }
             (sat_parts::sparklines(&sat, &points))
-            div.bars { (sat_parts::outbox_bar(&sat)) (sat_parts::filter_bar(&sat)) }
+            div.bars { (sat_parts::outbox_bar(&sat)) (sat_parts::filter_bar(&sat)) (sat_parts::hub_filter_bar(&sat)) }
         }
         (actions(ctx, &sat))
         (schedule_card(&schedule))
         (config_card(ctx, &sat, &config, &team.settings))
+        (sat_detection::card(ctx, &sat.id, &config.overrides, &team.settings, editable(ctx, &sat, &config)))
     };
-    Ok(layout::page(ctx, &sat.name, "satellites", &["sats.css", "satellite.js"], body))
+    let assets = ["sats.css", "satellite.js", detection_settings::ASSETS[0], detection_settings::ASSETS[1]];
+    Ok(layout::page(ctx, &sat.name, "satellites", &assets, body))
 }
 
 fn uptime(s: i64) -> String {
@@ -261,8 +266,14 @@ fn shown(v: Option<&Value>) -> String {
     }
 }
 
+/// Whether the person may change the satellite's configuration: the device rule, and an admin
+/// for a locked one (the API's rule; this only decides which controls to show).
+fn editable(ctx: &Ctx, sat: &Sat, config: &ConfigAnswer) -> bool {
+    sat.can_manage && (!config.config_locked || ctx.is_admin())
+}
+
 fn config_card(ctx: &Ctx, sat: &Sat, config: &ConfigAnswer, team: &Map<String, Value>) -> Markup {
-    let editable = sat.can_manage && (!config.config_locked || ctx.is_admin());
+    let editable = editable(ctx, sat, config);
     html! {
         section.card {
             div.card-head {

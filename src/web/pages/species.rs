@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    common,
+    common, detection_settings,
     stats::{self, Filters},
     stats_parts::Named,
     stats_species::{self, Profile},
@@ -135,8 +135,13 @@ async fn species(ctx: &Ctx, code: &str, f: Filters) -> Result<Markup, PageError>
     let days: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("days", &f.days).finish();
     let p: Profile = ctx.api.get(&format!("/stats/species/{}?{days}", seg(code))).await?;
     let code = p.species.species_code.clone();
-    let (image, names, expected, sats) =
-        tokio::try_join!(image(ctx, &code), names(ctx, &code), expected(ctx, &code), stats::satellites(ctx))?;
+    let (image, names, expected, sats, team) = tokio::try_join!(
+        image(ctx, &code),
+        names(ctx, &code),
+        expected(ctx, &code),
+        stats::satellites(ctx),
+        ctx.api.get::<Value>("/settings/tenant"),
+    )?;
     let name = common::common_name(ctx, &code, &p.species.common_name);
     let body = html! {
         div.species-hero {
@@ -175,6 +180,7 @@ async fn species(ctx: &Ctx, code: &str, f: Filters) -> Result<Markup, PageError>
                 p { a.button href=(format!("/detections?species={}", seg(&code))) { "All detections of " (name) } }
             }
         }
+        (threshold_card(ctx, &code, &name, &team["settings"]))
         (stats_species::range_selector(&f, &code))
         (stats_species::charts(&p, &f))
         (stats_species::recent(ctx, &p, &sats))
@@ -183,9 +189,49 @@ async fn species(ctx: &Ctx, code: &str, f: Filters) -> Result<Markup, PageError>
         ctx,
         &name,
         "species",
-        &["vendor/uPlot.min.css", "stats.css", "vendor/uPlot.min.js", "charts.js"],
+        &[
+            "vendor/uPlot.min.css",
+            "stats.css",
+            "vendor/uPlot.min.js",
+            "charts.js",
+            detection_settings::ASSETS[0],
+            detection_settings::ASSETS[1],
+        ],
         body,
     ))
+}
+
+/// "Minimum confidence for this species": the team's value for it, else the minimum that
+/// applies; admins set or clear it (`detection_settings.js`).
+fn threshold_card(ctx: &Ctx, code: &str, name: &str, s: &Value) -> Markup {
+    let own = detection_settings::species_map(s, "species_min_confidence").get(code).copied();
+    let hub = detection_settings::hub_threshold(ctx);
+    let team = s["min_confidence"].as_f64();
+    html! {
+        section.card.sp-threshold #species-threshold data-code=(code) {
+            h2 { "Minimum confidence for this species" }
+            @match own {
+                Some(v) => p #sp-threshold-now { (name) " is kept from a confidence of " strong.mono { (format!("{v:.2}")) } " (its own minimum)." },
+                None => p #sp-threshold-now {
+                    "No minimum of its own: the team's minimum applies, " strong.mono { (format!("{:.2}", team.unwrap_or(hub))) }
+                    @if team.is_none() { " (the hub's default)" } "."
+                },
+            }
+            @if ctx.is_admin() {
+                div.row {
+                    label.sr for="sp-threshold" { "Minimum confidence for " (name) }
+                    input #sp-threshold type="number" min="0.01" max="0.99" step="0.01"
+                        value=(own.map(|v| v.to_string()).unwrap_or_default()) placeholder=(format!("{:.2}", team.unwrap_or(hub)));
+                    button.primary #sp-threshold-save type="button" { "Set" }
+                    @if own.is_some() { button #sp-threshold-clear type="button" { "Clear" } }
+                }
+                p.error #sp-threshold-error hidden role="alert" {}
+                p.small.muted { "All per-species minimums are in the " a href="/team/detection#species_min_confidence" { "detection settings" } "." }
+            } @else {
+                p.small.muted { "A team admin can change it in the " a href="/team/detection#species_min_confidence" { "detection settings" } "." }
+            }
+        }
+    }
 }
 
 /// The cached picture of a species and its credits.

@@ -9,7 +9,7 @@ use axum::{
 use maud::{Markup, html};
 use serde_json::Value;
 
-use super::widgets;
+use super::{detection_settings, widgets};
 use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
 
 pub fn routes() -> Router<WebState> {
@@ -87,10 +87,10 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
         .as_array()
         .map(|k| k.iter().filter(|k| k["revokedAt"].is_null() && k["satelliteId"].is_null()).cloned().collect())
         .unwrap_or_default();
-    // The public page's switches have their own card.
+    // The public page's switches and the detection settings have their own cards.
     let mut general = settings["settings"].clone();
     if let Some(map) = general.as_object_mut() {
-        map.retain(|k, _| !k.starts_with("public_page_"));
+        map.retain(|k, _| !k.starts_with("public_page_") && !detection_settings::KEYS.contains(&k.as_str()));
     }
     let platform = ctx.user.is_platform_admin;
     let name = ctx.team.as_ref().map(|t| t.name.clone()).unwrap_or_default();
@@ -160,7 +160,8 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
             p.muted.small { "Defaults for every satellite of the team (a satellite's own overrides are on its page), the device policy and the team's languages." }
             (widgets::settings_form("PUT /settings/tenant", &general, true))
         }
+        (detection_settings::section(ctx, &settings["settings"], true))
         (public_card(ctx, &team, &settings["settings"]))
     };
-    Ok(layout::page(ctx, "Team settings", "", &[], body))
+    Ok(layout::page(ctx, "Team settings", "", &detection_settings::ASSETS, body))
 }

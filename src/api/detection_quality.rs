@@ -1,0 +1,83 @@
+//! Detection quality (issue 35): thresholds learned from votes.
+//!
+//! - `GET /detection-quality?lang=` (Viewer+): the team's learning settings and, per species with
+//!   settled votes, its votes, precision today, current and suggested thresholds, what the
+//!   suggestion would hide and whether it is in place.
+//! - `POST /detection-quality/{code}/apply` (Admin+): stores the suggestion as the species'
+//!   `species_min_confidence` (the team's settings, as `PUT /settings/tenant` writes them, with
+//!   the same audit action `admin.tenant_settings_updated`) and answers the updated row. 404
+//!   `species_not_found` for a species without votes in the team, 409 `no_suggestion` when there
+//!   is nothing to apply.
+
+use super::openapi::{err, tags};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use axum::extract::State;
+use serde::Deserialize;
+
+use super::{ApiError, Path, Query};
+use crate::{
+    auth::{Admin, ClientIp, Viewer},
+    state::AppState,
+    usecases::learned_thresholds::{self as learned, Actor, Overview, Row},
+};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(overview)).routes(routes!(apply))
+}
+
+/// The use case's handles from the hub's state.
+pub(super) fn ctx(state: &AppState) -> learned::Ctx<'_> {
+    learned::Ctx {
+        store: &state.store,
+        labels: &state.names,
+        hub_threshold: f64::from(state.settings.inference.threshold),
+    }
+}
+
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+struct QualityQuery {
+    /// Language of the common names (default: the team's primary language).
+    lang: Option<String>,
+}
+
+#[utoipa::path(
+    get, path = "/detection-quality", tag = tags::DETECTIONS,
+    description = "Viewer+. Thresholds learned from votes: the team's learning settings and, per species with confirmed or rejected detections, votes, precision today, the current and suggested threshold, what the suggestion would hide, and whether it is applied.",
+    params(QualityQuery),
+    responses((status = 200, description = "the learning settings and the species", body = Overview), err::BadRequest, err::Auth, err::Unprocessable)
+)]
+async fn overview(
+    State(state): State<AppState>,
+    Viewer(access): Viewer,
+    Query(q): Query<QualityQuery>,
+) -> Result<axum::Json<Overview>, ApiError> {
+    Ok(axum::Json(learned::overview(&ctx(&state), access.tenant_id, q.lang.as_deref()).await?))
+}
+
+#[utoipa::path(
+    post, path = "/detection-quality/{code}/apply", tag = tags::DETECTIONS,
+    description = "Admin+. Stores the species' suggested threshold in the team's `species_min_confidence` (audited as `admin.tenant_settings_updated`); answers the updated row.",
+    params(("code" = String, Path, description = "species code")),
+    responses((status = 200, description = "the species' row after the change", body = Row), err::Auth, err::NotFound, err::Conflict)
+)]
+async fn apply(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Admin(access): Admin,
+    Path(code): Path<String>,
+) -> Result<axum::Json<Row>, ApiError> {
+    let by = Actor { user: access.ctx.user_id(), api_key: access.ctx.api_key_id().map(str::to_owned), ip: Some(ip) };
+    let row = learned::apply(&ctx(&state), &state.clock, &state.bus, access.tenant_id, code, by).await?;
+    Ok(axum::Json(row))
+}
+
+/// After a vote or annotation settled `detection`: applies its species' learned threshold when the
+/// team asked for that. The vote stands whatever happens here; a failure is logged.
+pub(super) async fn after_vote(state: &AppState, tenant: crate::ids::TenantId, detection: crate::ids::DetectionId) {
+    if let Err(e) = learned::after_vote(&ctx(state), &state.clock, &state.bus, tenant, detection).await {
+        tracing::error!(%tenant, error = %e, "could not apply a learned threshold after a vote");
+    }
+}
