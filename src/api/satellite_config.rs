@@ -100,7 +100,8 @@ async fn put_config(
             let next = Overrides::from_stored(&sat.overrides_json)
                 .patched(patch, &settings)
                 .map_err(|e| ApiError::Unprocessable("invalid_overrides", e))?;
-            crate::usecases::detection_settings::check_codes(&state.names, &next.apply(&settings))
+            let before = Overrides::from_stored(&sat.overrides_json).apply(&settings);
+            crate::usecases::detection_settings::check_codes(&state.names, &next.apply(&settings), &before)
                 .map_err(|e| ApiError::Unprocessable("invalid_overrides", e))?;
             Some(next)
         }

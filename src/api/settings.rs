@@ -48,7 +48,7 @@ async fn put_tenant(
     let next: TenantSettings =
         settings::patch(&current, &patch).map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
     next.validate().map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
-    usecases::detection_settings::check_codes(&state.names, &next)
+    usecases::detection_settings::check_codes(&state.names, &next, &current)
         .map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
     usecases::settings::save_tenant(&state.store, &state.clock, &state.bus, access.tenant_id, next.clone()).await?;
     let changed: Vec<&String> = patch.as_object().map(|m| m.keys().collect()).unwrap_or_default();

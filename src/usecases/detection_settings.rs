@@ -34,11 +34,25 @@ impl KnownClasses for Known<'_> {
     }
 }
 
-/// Refuses species codes the model does not know, naming them. Without an installed model
+/// Refuses species codes the model does not know, naming them. Only codes that `next` adds to
+/// `before` are checked: a code stored earlier (the defaults' `dog` on a model without it, or a
+/// code a newer model dropped) never blocks an unrelated change. Without an installed model
 /// nothing can be checked, and the codes are kept as given.
-pub fn check_codes(names: &Translations, settings: &TenantSettings) -> Result<(), String> {
-    match names.classes() {
-        Some(labels) => detection_settings::check_codes(settings, &Known(&labels)),
-        None => Ok(()),
-    }
+pub fn check_codes(names: &Translations, next: &TenantSettings, before: &TenantSettings) -> Result<(), String> {
+    let Some(labels) = names.classes() else { return Ok(()) };
+    let added = |now: &Vec<String>, was: &Vec<String>| now.iter().filter(|c| !was.contains(c)).cloned().collect();
+    let added_only = TenantSettings {
+        species_min_confidence: next
+            .species_min_confidence
+            .iter()
+            .filter(|(k, _)| !before.species_min_confidence.contains_key(*k))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect(),
+        exclude_species: added(&next.exclude_species, &before.exclude_species),
+        include_species: added(&next.include_species, &before.include_species),
+        suppress_species: added(&next.suppress_species, &before.suppress_species),
+        suppress_classes: added(&next.suppress_classes, &before.suppress_classes),
+        ..TenantSettings::default()
+    };
+    detection_settings::check_codes(&added_only, &Known(&labels))
 }
