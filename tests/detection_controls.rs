@@ -193,6 +193,18 @@ async fn a_borderline_call_is_confirmed_by_its_neighbour_and_another_is_discarde
     assert_eq!(held, 0, "the discarded call leaves no trace but its counter");
     let (_, stats) = api.get("/stats/species?from=2026-05-01&to=2026-05-31").await;
     assert!(!stats.to_string().contains("setophaga_castanea"), "{stats}");
+
+    // A team that keeps unconfirmed calls hidden finds them on the Detection quality page only.
+    put_settings(&api, json!({"second_look_unconfirmed": "hide", "second_look_wait_sec": 1})).await;
+    let lone = send(&mut c, &r, &cut(0.0, 3.0), 600).await;
+    wait_counter(&api, &r.id, "secondLookHidden", 1).await;
+    let (status, hidden) = api.get("/detection-quality/unconfirmed").await;
+    assert_eq!(status, 200, "{hidden}");
+    assert_eq!(hidden["detections"][0]["speciesCode"], "setophaga_castanea", "{hidden}");
+    assert_eq!(hidden["detections"][0]["audioChunkId"], lone.as_str());
+    let (_, list) = api.get("/detections").await;
+    assert_eq!(list["total"], 1, "a hidden call is no detection: {list}");
+    assert!(detections_seen(&mut c, &r, 1).await.is_empty());
 }
 
 #[tokio::test]

@@ -23,7 +23,30 @@ use crate::{
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(overview)).routes(routes!(apply))
+    OpenApiRouter::new().routes(routes!(overview)).routes(routes!(apply)).routes(routes!(unconfirmed))
+}
+
+/// The team's unconfirmed detections, as the page and scripts read them.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct Unconfirmed {
+    /// Newest first, at most 100.
+    #[schema(value_type = Vec<Object>)]
+    detections: Vec<crate::store::held::Hidden>,
+}
+
+#[utoipa::path(
+    get, path = "/detection-quality/unconfirmed", tag = tags::DETECTIONS,
+    description = "Viewer+. Detections a second look did not confirm, kept hidden because the team's `second_look_unconfirmed` is `hide` (docs/detection-quality.md), newest first (100 at most). They are in no list, stat, alert or feed; the audio of each is `/api/audio/{audioChunkId}` while audio retention keeps it.",
+    responses((status = 200, description = "`{detections}`", body = Unconfirmed), err::Auth)
+)]
+async fn unconfirmed(
+    State(state): State<AppState>,
+    Viewer(access): Viewer,
+) -> Result<axum::Json<Unconfirmed>, ApiError> {
+    let tenant = access.tenant_id;
+    let detections = state.store.call(move |c| crate::store::held::hidden(c, tenant, 100)).await?;
+    Ok(axum::Json(Unconfirmed { detections }))
 }
 
 /// The use case's handles from the hub's state.

@@ -43,6 +43,57 @@ struct Overview {
     species: Vec<Row>,
 }
 
+#[derive(Debug, Deserialize)]
+struct Hidden {
+    detections: Vec<HiddenRow>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HiddenRow {
+    satellite_name: String,
+    audio_chunk_id: String,
+    common_name: String,
+    scientific_name: String,
+    confidence: f64,
+    detected_at: String,
+    reason: String,
+}
+
+/// Detections a second look did not confirm, kept hidden (the team's `second_look_unconfirmed`).
+fn unconfirmed(rows: &[HiddenRow]) -> Markup {
+    html! {
+        section.card #unconfirmed {
+            div.card-head { h2 { "Unconfirmed detections" } }
+            p.muted.small {
+                "Calls the second look did not confirm. They count nowhere; they are listed here because "
+                "the team keeps them hidden instead of discarding them (Team settings, Detection)."
+            }
+            @if rows.is_empty() {
+                p.muted { "None." }
+            } @else {
+                div.table-scroll {
+                    table.list {
+                        thead { tr { th { "Species" } th { "Satellite" } th { "When (UTC)" } th { "Confidence" } th { "Why held" } th { "Audio" } } }
+                        tbody {
+                            @for r in rows {
+                                tr {
+                                    td { (r.common_name) br; i.muted.small { (r.scientific_name) } }
+                                    td { (r.satellite_name) }
+                                    td { (r.detected_at.get(..16).unwrap_or(&r.detected_at).replace('T', " ")) }
+                                    td.num { (pct(r.confidence)) }
+                                    td { @if r.reason == "not_expected" { "not expected here" } @else { "borderline" } }
+                                    td { a href=(format!("/api/audio/{}", r.audio_chunk_id)) { "Listen" } }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 async fn page(ctx: Ctx) -> Response {
     match render(&ctx).await {
         Ok(m) => m.into_response(),
@@ -68,6 +119,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
         String::new()
     };
     let q: Overview = ctx.api.get(&format!("/detection-quality{lang}")).await?;
+    let hidden: Hidden = ctx.api.get("/detection-quality/unconfirmed").await?;
     let admin = ctx.is_admin();
     let body = html! {
         h1 { "Detection quality" }
@@ -91,8 +143,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
                 (species_table(ctx, &q, admin))
             }
         }
-        // The "Unconfirmed detections" list (second look, kept hidden) goes here, as its own
-        // `section.card #unconfirmed` below the learned thresholds.
+        (unconfirmed(&hidden.detections))
     };
     Ok(layout::page(ctx, "Detection quality", "", &[], body))
 }
