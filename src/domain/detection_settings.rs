@@ -67,6 +67,27 @@ pub const SATELLITE_KEYS: &[&str] = &[
     "not_expected_action",
 ];
 
+/// The detection settings only a team sets (a satellite inherits them as they are).
+pub const TEAM_KEYS: &[&str] = &[
+    "second_look_enabled",
+    "second_look_sure_confidence",
+    "second_look_min_confidence",
+    "second_look_wait_sec",
+    "second_look_unconfirmed",
+    "privacy_filter_enabled",
+    "privacy_min_confidence",
+    "suppress_classes",
+    "suppress_species",
+    "suppress_min_confidence",
+    "suppress_seconds",
+];
+
+/// Whether a team setting is one of the detection settings edited on their own page (the
+/// learned-threshold ones live on the Detection quality page and the general form).
+pub fn is_detection_key(key: &str) -> bool {
+    SATELLITE_KEYS.contains(&key) || TEAM_KEYS.contains(&key)
+}
+
 /// Most entries a species list or map may hold (the model has about 6,500 classes).
 pub const MAX_SPECIES_ENTRIES: usize = 2000;
 

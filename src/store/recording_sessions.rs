@@ -142,14 +142,7 @@ pub fn add_detection(
     common_name: &str,
     scientific_name: &str,
 ) -> Result<()> {
-    let session: Option<String> = conn
-        .prepare_cached(
-            "SELECT (SELECT id FROM recording_sessions WHERE pk = c.session_pk) FROM audio_chunks c WHERE c.id = ?1",
-        )?
-        .query_row([chunk], |r| r.get(0))
-        .optional()?
-        .flatten();
-    let Some(session) = session else { return Ok(()) };
+    let Some(session) = session_of(conn, chunk)? else { return Ok(()) };
     let new_species = conn
         .prepare_cached(
             "INSERT OR IGNORE INTO session_species (session_id, species_code, common_name, scientific_name, detections)
@@ -170,17 +163,21 @@ pub fn add_detection(
     Ok(())
 }
 
-/// Takes a detection that people rejected out of its chunk's session (the reverse of
-/// [`add_detection`]): a session's summary counts no rejected detection.
-pub fn remove_detection(conn: &Connection, chunk: ChunkId, species_code: &str) -> Result<()> {
-    let session: Option<String> = conn
+/// The id of the session a chunk belongs to, if any.
+fn session_of(conn: &Connection, chunk: ChunkId) -> Result<Option<String>> {
+    Ok(conn
         .prepare_cached(
             "SELECT (SELECT id FROM recording_sessions WHERE pk = c.session_pk) FROM audio_chunks c WHERE c.id = ?1",
         )?
         .query_row([chunk], |r| r.get(0))
         .optional()?
-        .flatten();
-    let Some(session) = session else { return Ok(()) };
+        .flatten())
+}
+
+/// Takes a detection that people rejected out of its chunk's session (the reverse of
+/// [`add_detection`]): a session's summary counts no rejected detection.
+pub fn remove_detection(conn: &Connection, chunk: ChunkId, species_code: &str) -> Result<()> {
+    let Some(session) = session_of(conn, chunk)? else { return Ok(()) };
     conn.prepare_cached(
         "UPDATE session_species SET detections = detections - 1 WHERE session_id = ?1 AND species_code = ?2",
     )?

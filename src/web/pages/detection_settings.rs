@@ -20,28 +20,6 @@ pub fn routes() -> Router<WebState> {
     Router::new().route("/team/detection", get(page))
 }
 
-/// The team settings this section edits (the general settings form leaves them out).
-pub const KEYS: [&str; 18] = [
-    "min_confidence",
-    "sensitivity",
-    "species_min_confidence",
-    "exclude_species",
-    "include_species",
-    "range_filter_threshold",
-    "not_expected_action",
-    "second_look_enabled",
-    "second_look_sure_confidence",
-    "second_look_min_confidence",
-    "second_look_wait_sec",
-    "second_look_unconfirmed",
-    "privacy_filter_enabled",
-    "privacy_min_confidence",
-    "suppress_classes",
-    "suppress_species",
-    "suppress_min_confidence",
-    "suppress_seconds",
-];
-
 /// The scripts and stylesheet the section needs.
 pub const ASSETS: [&str; 2] = ["settings.css", "detection_settings.js"];
 

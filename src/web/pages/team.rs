@@ -90,7 +90,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
     // The public page's switches and the detection settings have their own cards.
     let mut general = settings["settings"].clone();
     if let Some(map) = general.as_object_mut() {
-        map.retain(|k, _| !k.starts_with("public_page_") && !detection_settings::KEYS.contains(&k.as_str()));
+        map.retain(|k, _| !k.starts_with("public_page_") && !crate::domain::detection_settings::is_detection_key(k));
     }
     let platform = ctx.user.is_platform_admin;
     let name = ctx.team.as_ref().map(|t| t.name.clone()).unwrap_or_default();
