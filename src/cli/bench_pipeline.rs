@@ -295,6 +295,15 @@ pub(super) async fn make_satellites_in(db: &store::Store, n: usize) -> anyhow::R
         is_platform_admin: false,
     };
     let created = db.call(move |c| store::users::create_with_team(c, &new, "bench")).await?;
+    // The bench's chunks are a May warbler stamped with today's date: whatever the season, the
+    // team keeps them (flagged) instead of letting the location filter drop them, so every chunk
+    // still ends in a detection to wait for.
+    let (scope, now) = (created.tenant_id.to_string(), crate::time::Timestamp(chrono::Utc::now()));
+    let keep = crate::domain::settings::TenantSettings {
+        not_expected_action: crate::domain::detection_settings::NotExpectedAction::Flag,
+        ..Default::default()
+    };
+    db.call(move |c| store::settings::save(c, &scope, &keep, now)).await?;
     let mut sats = Vec::with_capacity(n);
     for i in 0..n {
         let password = tokens::random_hex(32);
