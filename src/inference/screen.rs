@@ -40,6 +40,8 @@ pub struct Policy {
     floor: f32,
     /// Per class: the lowest confidence kept.
     keep_at: Vec<f32>,
+    /// The lowest of `floor` and every `keep_at`: below it no class is looked at.
+    lowest: f32,
     never: Vec<Never>,
     /// Per class: hidden while a suppressing sound was heard.
     suppressible: Vec<bool>,
@@ -93,6 +95,7 @@ impl Policy {
         Self {
             sensitivity: s.sensitivity.map_or(super::predict::DEFAULT_SENSITIVITY, |v| v as f32),
             floor,
+            lowest: keep_at.iter().copied().fold(floor, f32::min),
             keep_at,
             never,
             suppressible,
@@ -188,13 +191,11 @@ pub fn screen(p: &Policy, per_window: &[(usize, Vec<f32>)], range: Option<&[f32]
         return Screened { privacy: true, counts, ..Screened::default() };
     }
     let suppressor_heard = heard(&p.suppressors, p.suppress_at);
-    // The lowest minimum of any class: below it nothing is looked at.
-    let lowest = p.keep_at.iter().copied().fold(p.floor, f32::min);
     let mut best: std::collections::BTreeMap<usize, (f32, usize)> = std::collections::BTreeMap::new();
     for (start, logits) in per_window {
         for (i, l) in logits.iter().enumerate() {
             let c = conf(*l);
-            if c < lowest || p.never.get(i) == Some(&Never::NotSpecies) {
+            if c < p.lowest || p.never.get(i) == Some(&Never::NotSpecies) {
                 continue;
             }
             let e = best.entry(i).or_insert((c, *start));

@@ -349,11 +349,7 @@ impl Shared {
         let now = self.state.clock.stamp();
         match record::record_batch(&self.state.store, &outcomes, &self.state.alerts, elapsed, now) {
             Ok((stored, raised)) => {
-                for d in stored {
-                    self.state.metrics.detection(d.satellite_id);
-                    self.state.bus.publish(Event::DetectionCreated(Arc::new(created(&d))));
-                }
-                crate::usecases::alerting::announce(&self.state.bus, raised);
+                self.announce(stored, raised);
                 for (o, job) in outcomes.iter().zip(&done) {
                     if o.privacy {
                         self.forget_audio(job);
@@ -368,6 +364,15 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// Tells the rest of the hub about committed detections and the alerts they raised.
+    fn announce(&self, stored: Vec<store::detections::Stored>, raised: Vec<crate::usecases::alerting::Raised>) {
+        for d in stored {
+            self.state.metrics.detection(d.satellite_id);
+            self.state.bus.publish(Event::DetectionCreated(Arc::new(created(&d))));
+        }
+        crate::usecases::alerting::announce(&self.state.bus, raised);
     }
 
     /// The privacy filter heard a voice in this chunk: its audio file goes (the row was marked

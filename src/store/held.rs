@@ -85,6 +85,15 @@ fn query_held(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Re
     Ok(rows.into_iter().filter_map(held_from).collect())
 }
 
+/// Whether any detection is waiting for a second look (one index probe).
+pub fn any_held(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM held_detections WHERE state = 'held' LIMIT 1")?
+        .query_row([], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
 /// Held detections whose wait has ended.
 pub fn due(conn: &Connection, now: Timestamp, limit: i64) -> Result<Vec<Held>> {
     query_held(

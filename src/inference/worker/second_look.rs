@@ -15,7 +15,6 @@ use std::{collections::BTreeMap, sync::Arc};
 
 use super::{JobError, Shared};
 use crate::{
-    events::Event,
     ids::ChunkId,
     inference::{
         audio,
@@ -159,6 +158,12 @@ impl Shared {
 
     /// After a batch: the held detections whose next chunk is one of `jobs`, decided now.
     pub(super) fn after_batch(&self, jobs: &[&Claimed]) {
+        // Most batches find nothing held at all: one look saves a query per job.
+        match self.state.store.call_blocking(|c| store::held::any_held(c)) {
+            Ok(false) => return,
+            Ok(true) => {}
+            Err(e) => tracing::error!(error = %e, "reading held detections failed"),
+        }
         for job in jobs {
             let t = job.recorded_at;
             let from: Timestamp = (t.at() - chrono::Duration::seconds(12)).into();
@@ -271,13 +276,7 @@ impl Shared {
         }
         let now = self.state.clock.stamp();
         match record::record_second_looks(&self.state.store, &looks, &self.state.alerts, now) {
-            Ok((stored, raised)) => {
-                for d in stored {
-                    self.state.metrics.detection(d.satellite_id);
-                    self.state.bus.publish(Event::DetectionCreated(Arc::new(super::created(&d))));
-                }
-                crate::usecases::alerting::announce(&self.state.bus, raised);
-            }
+            Ok((stored, raised)) => self.announce(stored, raised),
             Err(e) => tracing::error!(error = %e, "recording second looks failed; they are tried again"),
         }
     }
