@@ -46,6 +46,27 @@
     setTimeout(() => t.remove(), 5000);
   }
 
+  // Times: every <time> is written here, in the viewer's zone and their 12/24-hour preference
+  // (the bh-time-format meta). time.at is an exact time, time.ago "3 min ago" (the exact time
+  // as its tooltip), time.day a date.
+  const hour12 = () => meta("bh-time-format") === "12h";
+  function fmtTime(iso, opts) {
+    const d = new Date(iso);
+    if (isNaN(d)) return iso;
+    const o = Object.assign({ hour: "numeric", minute: "2-digit", hour12: hour12() }, opts || {});
+    return d.toLocaleString(undefined, o);
+  }
+  function at(iso) {
+    const d = new Date(iso);
+    if (isNaN(d)) return iso;
+    const thisYear = d.getFullYear() === new Date().getFullYear();
+    return fmtTime(iso, { year: thisYear ? undefined : "numeric", month: "short", day: "numeric" });
+  }
+  function day(date) {
+    const d = new Date(date + "T12:00:00");
+    if (isNaN(d)) return date;
+    return d.toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" });
+  }
   // "3 min ago", kept fresh.
   function ago(iso) {
     const s = Math.round((Date.now() - Date.parse(iso)) / 1000);
@@ -53,11 +74,17 @@
     if (s < 45) return "just now";
     if (s < 3600) return Math.round(s / 60) + " min ago";
     if (s < 86400) return Math.round(s / 3600) + " h ago";
-    return new Date(iso).toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " " +
-      new Date(iso).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+    return at(iso);
   }
   function refreshTimes(root) {
-    (root || document).querySelectorAll("time.ago").forEach((t) => { t.textContent = ago(t.getAttribute("datetime")); });
+    const r = root || document;
+    r.querySelectorAll("time.ago").forEach((t) => {
+      const iso = t.getAttribute("datetime");
+      t.textContent = ago(iso);
+      t.title = at(iso);
+    });
+    r.querySelectorAll("time.at").forEach((t) => { t.textContent = at(t.getAttribute("datetime")); });
+    r.querySelectorAll("time.day").forEach((t) => { t.textContent = day(t.getAttribute("datetime")); });
   }
 
   // One shared player for every play button; a second press stops.
@@ -204,5 +231,5 @@
     run(btn.dataset.api, body, { then: btn.dataset.then || "reload", result: btn.dataset.result, done: btn.dataset.done });
   });
 
-  window.bh = { api, toast, ago, refreshTimes, player, meta };
+  window.bh = { api, toast, ago, at, day, fmtTime, hour12, refreshTimes, player, meta };
 })();

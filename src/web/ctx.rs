@@ -37,6 +37,9 @@ pub struct MeTeam {
 pub struct MePrefs {
     #[serde(default)]
     pub language: String,
+    /// `24h` or `12h`: how every time on the dashboard is written.
+    #[serde(default)]
+    pub time_format: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -56,6 +59,8 @@ pub struct Ctx {
     /// The team the pages act in; `None` for a person in no team yet.
     pub team: Option<MeTeam>,
     pub language: String,
+    /// `24h` or `12h` (the person's preference); `assets/app.js` writes every `<time>` with it.
+    pub time_format: String,
     pub csrf: String,
     pub uri: Uri,
     pub app: crate::state::AppState,
@@ -131,7 +136,19 @@ impl FromRequestParts<WebState> for Ctx {
         let me: Me = api.in_team(None).get("/auth/me").await.map_err(|e| Rejection(e, page_uri(parts)))?;
         let chosen = api.team().and_then(|id| me.tenants.iter().find(|t| t.id == id)).or(me.tenants.first()).cloned();
         let api = api.in_team(chosen.as_ref().map(|t| t.id.clone()));
-        let language = if me.preferences.language.is_empty() { "en".into() } else { me.preferences.language };
-        Ok(Ctx { api, user: me.user, teams: me.tenants, team: chosen, language, csrf, uri, app: state.app.clone() })
+        let MePrefs { language, time_format } = me.preferences;
+        let language = if language.is_empty() { "en".into() } else { language };
+        let time_format = if time_format == "12h" { time_format } else { "24h".into() };
+        Ok(Ctx {
+            api,
+            user: me.user,
+            teams: me.tenants,
+            team: chosen,
+            language,
+            time_format,
+            csrf,
+            uri,
+            app: state.app.clone(),
+        })
     }
 }

@@ -20,7 +20,7 @@ pub const TABS: [(&str, &str, &str); 6] = [
 /// islands of the fragments (stats charts), and the CSP refuses any inline script anyway.
 const HTMX_CONFIG: &str = r#"{"includeIndicatorStyles":false,"allowEval":false}"#;
 
-fn head(title: &str, csrf: &str, team: Option<&str>) -> Markup {
+fn head(title: &str, csrf: &str, team: Option<&str>, time_format: &str) -> Markup {
     html! {
         head {
             meta charset="utf-8";
@@ -28,6 +28,7 @@ fn head(title: &str, csrf: &str, team: Option<&str>) -> Markup {
             meta name="color-scheme" content="light dark";
             meta name="csrf-token" content=(csrf);
             @if let Some(t) = team { meta name="bh-team" content=(t); }
+            meta name="bh-time-format" content=(time_format);
             title { (title) " · birdhub" }
             // No inline scripts anywhere (the CSP allows only the hub's files). htmx is told not to
             // add its `<style>` or `eval`, neither of which pages use.
@@ -50,7 +51,7 @@ pub fn page(ctx: &Ctx, title: &str, tab: &str, scripts: &[&str], body: Markup) -
     html! {
         (DOCTYPE)
         html lang=(ctx.language.split('_').next().unwrap_or("en")) {
-            (head(title, &ctx.csrf, team.map(|t| t.id.as_str())))
+            (head(title, &ctx.csrf, team.map(|t| t.id.as_str()), &ctx.time_format))
             body hx-headers=(format!(r#"{{"X-CSRF-Token":"{}"}}"#, ctx.csrf)) {
                 a.skip href="#main" { "Skip to content" }
                 header.topbar {
@@ -124,7 +125,7 @@ pub fn bare_with(title: &str, csrf: &str, scripts: &[&str], body: Markup) -> Mar
     html! {
         (DOCTYPE)
         html lang="en" {
-            (head(title, csrf, None))
+            (head(title, csrf, None, ""))
             body.bare {
                 header.topbar { a.brand href="/" aria-label="birdhub home" { (icons::bird()) span { "birdhub" } } }
                 (body)
@@ -139,7 +140,7 @@ pub fn public(title: &str, team: &str, home: &str, scripts: &[&str], body: Marku
     html! {
         (DOCTYPE)
         html lang="en" {
-            (head(title, "", None))
+            (head(title, "", None, ""))
             body.public {
                 header.topbar {
                     a.brand href=(home) aria-label=(format!("{team}: today's birds")) { (icons::bird()) span { (team) } }
@@ -176,7 +177,16 @@ pub fn empty(title: &str, hint: Markup) -> Markup {
 
 /// "3 min ago" for an RFC 3339 time, with the exact time as a tooltip; the browser keeps it fresh.
 pub fn ago(rfc3339: &str) -> Markup {
-    html! { time.ago datetime=(rfc3339) title=(rfc3339) { (rfc3339.get(..16).unwrap_or(rfc3339).replace('T', " ")) } }
+    let plain = rfc3339.get(..16).map(|s| format!("{} UTC", s.replace('T', " "))).unwrap_or_else(|| rfc3339.to_owned());
+    html! { time.ago datetime=(rfc3339) { (plain) } }
+}
+
+/// An exact time (RFC 3339), written by the browser in the viewer's zone and time format
+/// (`assets/app.js`); without scripts it reads `2026-11-27 04:14 UTC`. Use it for every absolute
+/// time a person sees, never the raw ISO text.
+pub fn at(rfc3339: &str) -> Markup {
+    let plain = rfc3339.get(..16).map(|s| format!("{} UTC", s.replace('T', " "))).unwrap_or_else(|| rfc3339.to_owned());
+    html! { time.at datetime=(rfc3339) { (plain) } }
 }
 
 /// A species' names: common (user's language) and scientific in italics.

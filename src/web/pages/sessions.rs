@@ -174,8 +174,8 @@ fn timeline_view(t: &Value, sats: &[Value]) -> Markup {
                 }
             }
             div.tl-axis aria-hidden="true" {
-                span { (from.format("%b %-d, %H:%M")) " UTC" }
-                span { (to.format("%b %-d, %H:%M")) " UTC" }
+                span { (layout::at(&from.to_rfc3339())) }
+                span { (layout::at(&to.to_rfc3339())) }
             }
         }
         @if t.get("truncated").and_then(Value::as_bool).unwrap_or(false) {

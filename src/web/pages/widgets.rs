@@ -78,20 +78,18 @@ pub fn settings_form(api: &str, obj: &Value, editable: bool) -> Markup {
 }
 
 /// A cell's text for a JSON value.
-pub fn cell(v: &Value) -> String {
+pub fn cell(v: &Value) -> Markup {
     match v {
-        Value::Null => "—".into(),
-        Value::Bool(true) => "yes".into(),
-        Value::Bool(false) => "no".into(),
-        Value::String(s) => s
-            .get(..19)
-            .filter(|_| s.len() > 19 && s.as_bytes().get(10) == Some(&b'T'))
-            .map_or_else(|| s.clone(), |t| t.replace('T', " ")),
-        other => other.to_string(),
+        Value::Null => html! { "—" },
+        Value::Bool(true) => html! { "yes" },
+        Value::Bool(false) => html! { "no" },
+        Value::String(s) if s.len() > 19 && s.as_bytes().get(10) == Some(&b'T') => crate::web::layout::at(s),
+        Value::String(s) => html! { (s) },
+        other => html! { (other.to_string()) },
     }
 }
 
-/// A table of `rows` with `(header, key)` columns and, per row, extra trailing cells.
+/// A table of `rows` (RFC 3339 values become times in the viewer's format) with `(header, key)` columns and, per row, extra trailing cells.
 pub fn table(rows: &[Value], cols: &[(&str, &str)], actions: impl Fn(&Value) -> Markup) -> Markup {
     html! {
         div.table-scroll {
