@@ -390,3 +390,48 @@ async fn a_failed_delivery_and_a_failed_render_are_recorded() {
     assert!(render["lastError"].as_str().is_some_and(|e| e.contains("satellite")), "{render}");
     assert!(rx.received().iter().all(|r| r.path == "/gone"), "nothing was sent for the failed render");
 }
+
+#[tokio::test]
+async fn run_now_sends_at_once_keeps_the_schedule_and_is_for_the_teams_admins() {
+    let hub = common::spawn_hub().await;
+    let owner = hub.user("owner@example.org", false).await;
+    let api = hub.login(&owner.email).await;
+    let member = hub.member_of("member@example.org", owner.tenant, Role::Member).await;
+    let member = hub.login(&member.email).await;
+    let stranger = hub.user("stranger@example.org", false).await;
+    let stranger = hub.login(&stranger.email).await;
+    let s = hub.state();
+    let sat = seed::satellite(&hub, owner.tenant, "orchard").await;
+    seed::heard(&hub, owner.tenant, sat, &iso(s.clock.now() - Span::hours(3)), seed::ROBIN, 0.9).await;
+    let rx = Receiver::start(None).await;
+    let hook = api
+        .create("/alert-rules/channels", json!({"type": "webhook", "name": "rx", "config": {"url": rx.url("/now")}}))
+        .await;
+    let made = api
+        .create(
+            "/exports/scheduled",
+            json!({"name": "Monthly", "format": "json", "filters": {"days": 30}, "cron": "0 6 1 * *",
+            "channelId": hook["id"]}),
+        )
+        .await;
+    let id = made["id"].as_str().expect("id");
+    let run = format!("/exports/scheduled/{id}/run");
+
+    assert_error(&member.post_empty(&run).await, 403, "insufficient_role");
+    assert_error(&stranger.post_empty(&run).await, 404, "scheduled_export_not_found");
+    assert_error(
+        &api.post_empty("/exports/scheduled/00000000-0000-4000-8000-000000000000/run").await,
+        404,
+        "scheduled_export_not_found",
+    );
+    assert_eq!(rx.received().len(), 0, "nothing was sent for a refused run");
+
+    let (status, ran) = api.post_empty(&run).await;
+    assert_eq!(status, 200, "{ran}");
+    assert_eq!(ran["lastStatus"], "sending");
+    assert!(ran["lastRunAt"].is_string());
+    assert_eq!(ran["nextRuns"], made["nextRuns"], "the schedule's own runs stay as they were");
+    let got = rx.wait_for(1, 20).await;
+    assert!(got[0].json().to_string().contains("Turdus migratorius"));
+    status_becomes(&api, id, "delivered").await;
+}

@@ -269,6 +269,29 @@ pub async fn run_due(env: &exports::Env, now: Timestamp) -> Result<usize, store:
     Ok(ran)
 }
 
+/// Runs one of the team's schedules now ("Run now" on the Exports page), whatever its cron says,
+/// and records the run on it; its next scheduled run stays as it was. A failed render is recorded
+/// like a scheduled failure and shown in the answer's `lastStatus`/`lastError`.
+pub async fn run_now(
+    env: &exports::Env,
+    tenant: TenantId,
+    id: String,
+    now: Timestamp,
+) -> Result<ScheduleView, ScheduleError> {
+    let key = id.clone();
+    let s = env.store.call(move |c| store::scheduled_exports::get(c, tenant, &key)).await?;
+    let (status, error, delivery) = match run_one(env, &s, now).await {
+        Ok(delivery) => ("sending", None, Some(delivery)),
+        Err(reason) => ("failed", Some(reason), None),
+    };
+    let row = in_tx::<_, ScheduleError, _>(&env.store, move |tx| {
+        store::scheduled_exports::record_run(tx, &id, now, status, error.as_deref(), delivery.as_deref())?;
+        Ok(store::scheduled_exports::get(tx, tenant, &id)?)
+    })
+    .await?;
+    Ok(view(row, now))
+}
+
 /// Renders one schedule's file and queues it for its channel; the outbox row's id, or why not.
 async fn run_one(env: &exports::Env, s: &ScheduledExport, now: Timestamp) -> Result<String, String> {
     let Some(channel_id) = s.channel_id.clone() else {

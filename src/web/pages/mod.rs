@@ -10,6 +10,7 @@ mod detection_actions;
 mod detection_settings;
 mod detections;
 mod exports;
+mod exports_scheduled;
 mod forms;
 mod live;
 mod map_tiles;

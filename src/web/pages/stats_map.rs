@@ -46,6 +46,43 @@ fn project(lat: f64, lon: f64, b: (f64, f64, f64, f64)) -> (f64, f64) {
     (cx, cy)
 }
 
+/// Label line height and the width of a character, in the drawing's units (14 px text).
+const LINE: f64 = 16.0;
+const CHAR_W: f64 = 7.8;
+
+/// The zip of three equally long lists.
+fn zip3<'a, A, B, C>(a: &'a [A], b: &'a [B], c: &'a [C]) -> impl Iterator<Item = (&'a A, &'a B, &'a C)> {
+    a.iter().zip(b).zip(c).map(|((a, b), c)| (a, b, c))
+}
+
+/// The baseline of each station's name: above its marker, or, where that would overlap a name
+/// already placed (stations at one place), below it, then further above and below in turn, so no
+/// two names are drawn over each other.
+fn place_labels(placed: &[Pin], marks: &[(f64, f64, f64)]) -> Vec<f64> {
+    let mut boxes: Vec<(f64, f64, f64, f64)> = Vec::new();
+    let mut out = Vec::with_capacity(placed.len());
+    for (p, &(x, y, r)) in placed.iter().zip(marks) {
+        let half = CHAR_W * p.name.chars().count() as f64 / 2.0;
+        let above = y - r - 6.0;
+        let below = y + r + LINE;
+        let candidates = (0..24).map(|k| {
+            let step = f64::from(k / 2) * LINE;
+            if k % 2 == 0 { above - step } else { below + step }
+        });
+        let mut chosen = above;
+        for base in candidates {
+            let b = (x - half, base - LINE + 3.0, x + half, base + 3.0);
+            if !boxes.iter().any(|o| b.0 < o.2 && o.0 < b.2 && b.1 < o.3 && o.1 < b.3) {
+                chosen = base;
+                break;
+            }
+        }
+        boxes.push((x - half, chosen - LINE + 3.0, x + half, chosen + 3.0));
+        out.push(chosen);
+    }
+    out
+}
+
 /// A station to draw.
 pub struct Pin<'a> {
     pub name: &'a str,
@@ -75,6 +112,14 @@ pub fn draw(placed: &[Pin], decimals: usize, tiles: Option<Tiles>, max_zoom: u8)
     let at = |lat: f64, lon: f64| view.map_or_else(|| project(lat, lon, bounds), |v| v.project(lat, lon));
     let most = placed.iter().map(|p| p.detections).max().unwrap_or(0).max(1) as f64;
     let d = decimals;
+    let marks: Vec<(f64, f64, f64)> = placed
+        .iter()
+        .map(|p| {
+            let (x, y) = at(p.lat, p.lon);
+            (x, y, 6.0 + 14.0 * (p.detections as f64 / most).sqrt())
+        })
+        .collect();
+    let label_ys = place_labels(placed, &marks);
     html! {
         svg.map.(if tiles.is_some() { "tiled" } else { "plain" }) viewBox=(format!("0 0 {W} {H}")) role="img" aria-label=(format!("Positions of {} stations", placed.len())) {
             defs { clipPath #map-clip { rect x="0" y="0" width=(W) height=(H) rx="8" {} } }
@@ -88,13 +133,11 @@ pub fn draw(placed: &[Pin], decimals: usize, tiles: Option<Tiles>, max_zoom: u8)
                     line.map-grid x1="0" y1=(H * f64::from(i) / 10.0) x2=(W) y2=(H * f64::from(i) / 10.0) {}
                 }
             }
-            @for p in placed {
-                @let (x, y) = at(p.lat, p.lon);
-                @let r = 6.0 + 14.0 * (p.detections as f64 / most).sqrt();
+            @for (p, (x, y, r), label_y) in zip3(placed, &marks, &label_ys) {
                 g.map-marker {
                     title { (p.name) ": " (p.detections) " detections, " (p.species) " species (" (format!("{:.d$}, {:.d$}", p.lat, p.lon)) ")" }
                     circle cx=(format!("{x:.1}")) cy=(format!("{y:.1}")) r=(format!("{r:.1}")) {}
-                    text x=(format!("{x:.1}")) y=(format!("{:.1}", y - r - 6.0)) text-anchor="middle" { (p.name) }
+                    text x=(format!("{x:.1}")) y=(format!("{label_y:.1}")) text-anchor="middle" { (p.name) }
                 }
             }
             @if let Some(t) = tiles {
@@ -168,6 +211,21 @@ pub async fn render(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_of_stations_at_one_place_do_not_overlap() {
+        let pin = |name| Pin { name, lat: 51.5, lon: -0.1, detections: 10, species: 3 };
+        let placed = [pin("Garden"), pin("Garden feeder"), pin("Roof"), pin("Far away")];
+        let mut marks = vec![(300.0, 180.0, 20.0); 3];
+        marks.push((560.0, 40.0, 6.0));
+        let ys = place_labels(&placed, &marks);
+        assert_eq!(ys[0], 180.0 - 20.0 - 6.0, "the first name sits above its marker");
+        assert!(ys[1] > 180.0, "the second goes below: {ys:?}");
+        let mut same: Vec<f64> = ys[..3].to_vec();
+        same.sort_by(f64::total_cmp);
+        assert!(same.windows(2).all(|w| w[1] - w[0] >= LINE), "no two of them share a line: {ys:?}");
+        assert_eq!(ys[3], 40.0 - 6.0 - 6.0, "a station elsewhere keeps its place");
+    }
 
     #[test]
     fn the_projection_keeps_points_inside_and_north_up() {

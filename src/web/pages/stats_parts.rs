@@ -335,6 +335,23 @@ struct Presence {
     months_present: usize,
 }
 
+/// A month column's header (`2026-10`): "Oct", with the year under the first column and under
+/// every January, so "26-10" is never read as a day and a month.
+fn month_head(month: &str, first: bool) -> Markup {
+    let (year, name) = chrono::NaiveDate::parse_from_str(&format!("{month}-01"), "%Y-%m-%d").map_or_else(
+        |_| (String::new(), month.to_owned()),
+        |d| (d.format("%Y").to_string(), d.format("%b").to_string()),
+    );
+    let full = chrono::NaiveDate::parse_from_str(&format!("{month}-01"), "%Y-%m-%d")
+        .map_or_else(|_| month.to_owned(), |d| d.format("%B %Y").to_string());
+    html! {
+        th scope="col" title=(full) {
+            abbr title=(full) { (name) }
+            @if first || name == "Jan" { br; span.year { (year) } }
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct Migration {
     months: Vec<String>,
@@ -355,7 +372,7 @@ async fn migration(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
         div.grid-scroll {
             table.activity.migration {
                 caption.sr { "Detections per species and month" }
-                thead { tr { th scope="col" { "Species" } @for mo in &m.months { th scope="col" { (mo.get(2..).unwrap_or(mo)) } } th scope="col" { "Months" } } }
+                thead { tr { th scope="col" { "Species" } @for (i, mo) in m.months.iter().enumerate() { (month_head(mo, i == 0)) } th scope="col" { "Months" } } }
                 tbody {
                     @for s in m.species.iter().take(60) {
                         @let name = common::common_name(ctx, &s.species.species_code, &s.species.common_name);
