@@ -26,7 +26,10 @@ async fn a_species_the_model_does_not_know_is_refused_by_name_on_create_and_upda
     let admin = hub.login(&owner.email).await;
 
     let got = admin
-        .post("/alert-rules/rules", json!({"name": "Robins", "trigger": "detection", "conditions": {"species": ["Robin"]}}))
+        .post(
+            "/alert-rules/rules",
+            json!({"name": "Robins", "trigger": "detection", "conditions": {"species": ["Robin"]}}),
+        )
         .await;
     assert_error(&got, 422, "unknown_species");
     assert!(got.1["message"].as_str().is_some_and(|m| m.contains("\"Robin\"")), "{}", got.1);
@@ -90,9 +93,11 @@ async fn a_test_send_has_the_shape_of_a_real_alert_and_texts_write_readable_time
     let owner = hub.user("owner@example.org", false).await;
     let admin = hub.login(&owner.email).await;
     let rx = Receiver::start(None).await;
-    let hook =
-        admin.create("/alert-rules/channels", json!({"type": "webhook", "name": "Home", "config": {"url": rx.url("/a")}})).await;
-    let (status, report) = admin.post_empty(&format!("/alert-rules/channels/{}/test", hook["id"].as_str().expect("id"))).await;
+    let hook = admin
+        .create("/alert-rules/channels", json!({"type": "webhook", "name": "Home", "config": {"url": rx.url("/a")}}))
+        .await;
+    let (status, report) =
+        admin.post_empty(&format!("/alert-rules/channels/{}/test", hook["id"].as_str().expect("id"))).await;
     assert_eq!((status.as_u16(), report["delivered"].clone()), (200, json!(true)), "{report}");
     assert!(report["summary"].as_str().is_some_and(|s| s.contains("HTTP 200")), "{report}");
     let test = rx.wait_for(1, 10).await[0].json();
@@ -117,7 +122,9 @@ async fn a_test_send_has_the_shape_of_a_real_alert_and_texts_write_readable_time
     let message = real["message"].as_str().expect("message");
     assert!(iso_free(message) && message.contains(&birdhub::time::readable(heard)), "{message}");
     assert!(
-        real["link"].as_str().is_some_and(|l| l.ends_with(&format!("/detections/{}", real["data"]["detectionId"].as_str().unwrap_or("?")))),
+        real["link"].as_str().is_some_and(
+            |l| l.ends_with(&format!("/detections/{}", real["data"]["detectionId"].as_str().unwrap_or("?")))
+        ),
         "{real}"
     );
 }
@@ -133,7 +140,8 @@ async fn an_email_test_says_where_the_mail_went_or_why_not() {
             json!({"type": "email", "name": "Us", "config": {"to": ["a@example.org", "b@example.org"]}}),
         )
         .await;
-    let (_, report) = admin.post_empty(&format!("/alert-rules/channels/{}/test", mail["id"].as_str().expect("id"))).await;
+    let (_, report) =
+        admin.post_empty(&format!("/alert-rules/channels/{}/test", mail["id"].as_str().expect("id"))).await;
     assert_eq!(report["delivered"], true, "{report}");
     assert_eq!(report["summary"], "Sent to 2 addresses: a@example.org, b@example.org.", "{report}");
     assert_eq!(sink.wait_for(1).await.len(), 1);
@@ -142,9 +150,11 @@ async fn an_email_test_says_where_the_mail_went_or_why_not() {
     let bare = common::spawn_hub().await;
     let owner = bare.user("owner@example.org", false).await;
     let admin = bare.login(&owner.email).await;
-    let mail =
-        admin.create("/alert-rules/channels", json!({"type": "email", "name": "Us", "config": {"to": ["a@example.org"]}})).await;
-    let (_, report) = admin.post_empty(&format!("/alert-rules/channels/{}/test", mail["id"].as_str().expect("id"))).await;
+    let mail = admin
+        .create("/alert-rules/channels", json!({"type": "email", "name": "Us", "config": {"to": ["a@example.org"]}}))
+        .await;
+    let (_, report) =
+        admin.post_empty(&format!("/alert-rules/channels/{}/test", mail["id"].as_str().expect("id"))).await;
     let summary = report["summary"].as_str().unwrap_or_default();
     assert_eq!(report["delivered"], false, "{report}");
     assert!(summary.starts_with("Not sent: ") && summary.len() > "Not sent: .".len(), "{report}");

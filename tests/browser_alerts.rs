@@ -16,9 +16,7 @@ use serde_json::json;
 async fn fits_phones(b: &Browser, what: &str) {
     for width in [360, 390] {
         b.client.set_window_size(width, 800).await.expect("resize");
-        let fits = b
-            .wait_until("return document.documentElement.scrollWidth <= window.innerWidth;", 5)
-            .await;
+        let fits = b.wait_until("return document.documentElement.scrollWidth <= window.innerWidth;", 5).await;
         let wide = b.js("return document.documentElement.scrollWidth;").await;
         assert!(fits, "{what} is {wide} px wide at {width} px");
     }
@@ -50,6 +48,7 @@ async fn rules_and_channels_are_made_with_fields_and_read_in_words() {
     for hidden in ["ch-url", "ch-secret", "ch-token", "ch-chat"] {
         assert_eq!(b.js(&shown(hidden)).await, json!(false), "{hidden} hidden for email");
     }
+    b.shot("email-channel-form").await;
     b.find("#ch-type").await.select_by_value("webhook").await.expect("webhook");
     b.fill("#ch-name", "Receiver").await;
     b.fill("#ch-url", &rx.url("/hook")).await;
@@ -63,8 +62,11 @@ async fn rules_and_channels_are_made_with_fields_and_read_in_words() {
     b.fill("#ch-name", "Home Assistant").await;
     b.click("#channel-submit").await;
     assert!(
-        b.wait_until("return document.querySelector('#channels .channel strong')?.textContent === 'Home Assistant';", 10)
-            .await,
+        b.wait_until(
+            "return document.querySelector('#channels .channel strong')?.textContent === 'Home Assistant';",
+            10
+        )
+        .await,
         "the renamed channel is listed"
     );
     let (_, channels) = api.get("/alert-rules/channels").await;
@@ -74,9 +76,7 @@ async fn rules_and_channels_are_made_with_fields_and_read_in_words() {
     // 5: a rule from fields: a species chosen by its name, a satellite, a special kind, limits.
     b.click("#rule-add summary").await;
     assert!(!b.has("#rule-conditions").await, "no JSON to type");
-    let limits = b
-        .js("const c = document.getElementById('rule-cooldown'); return [c.min, c.max, c.value];")
-        .await;
+    let limits = b.js("const c = document.getElementById('rule-cooldown'); return [c.min, c.max, c.value];").await;
     assert_eq!(limits, json!(["1", "43200", "30"]), "the cooldown's limits are the API's");
     b.fill("#rule-name", "Blackbirds at dawn").await;
     b.fill("#pick-rule-species", "Blackbird").await;
@@ -93,6 +93,8 @@ async fn rules_and_channels_are_made_with_fields_and_read_in_words() {
     b.find("#rule-hours-from").await.select_by_value("4").await.expect("from");
     b.find("#rule-hours-to").await.select_by_value("9").await.expect("to");
     b.click("input[name=rule-channel]").await;
+    fits_phones(&b, "/alerts with the rule form open").await;
+    b.shot("rule-form").await;
     // A cooldown the API refuses is caught by the form, in words.
     b.fill("#rule-cooldown", "0").await;
     b.click("#rule-submit").await;
@@ -113,15 +115,24 @@ async fn rules_and_channels_are_made_with_fields_and_read_in_words() {
                "hours": {"from": 4, "to": 9}}),
         "{rule}"
     );
-    assert_eq!((rule["cooldownMinutes"].clone(), rule["channelIds"].clone()), (json!(45), json!([channels["channels"][0]["id"]])));
+    assert_eq!(
+        (rule["cooldownMinutes"].clone(), rule["channelIds"].clone()),
+        (json!(45), json!([channels["channels"][0]["id"]]))
+    );
     let row = b.text(&format!("#rule-{}", rule["id"].as_str().expect("id"))).await;
     assert!(row.contains(&common) && row.contains("Backyard") && row.contains("rare"), "names in the table: {row}");
-    assert!(!row.contains(&code) && !row.contains(&sat.to_string()) && !row.contains('{'), "no codes, UUIDs or JSON: {row}");
+    assert!(
+        !row.contains(&code) && !row.contains(&sat.to_string()) && !row.contains('{'),
+        "no codes, UUIDs or JSON: {row}"
+    );
 
     // Editing fills the form with names, and a change is saved.
     b.click(&format!("[data-edit-rule='{}']", rule["id"].as_str().expect("id"))).await;
     assert_eq!(b.text("#rule-form li.chip .common").await, common);
-    assert_eq!(b.js(&format!("return document.querySelector(\"input[name=rule-sat][value='{sat}']\").checked;")).await, json!(true));
+    assert_eq!(
+        b.js(&format!("return document.querySelector(\"input[name=rule-sat][value='{sat}']\").checked;")).await,
+        json!(true)
+    );
     b.click("input[name=rule-special][value=first_of_season]").await;
     b.click("#rule-submit").await;
     assert!(b.wait_until("return document.querySelector('#rules tbody tr:nth-child(2) .when-text')?.textContent.includes('first of the season');", 10).await);
@@ -160,18 +171,31 @@ async fn alerts_arrive_live_link_to_their_detection_and_the_system_rule_says_whe
     b.sign_in(&owner.email, PASSWORD, None).await;
     b.goto("/alerts").await;
     b.find("#alert-list").await;
-    assert!(b.wait_until("return document.getElementById('alerts-live').classList.contains('on');", 10).await, "connected");
+    assert!(
+        b.wait_until("return document.getElementById('alerts-live').classList.contains('on');", 10).await,
+        "connected"
+    );
     b.js("window.__samePage = true; return true;").await;
 
     // 7 and 22: a bird alert appears without a reload, links to its detection, reads a local time.
     seed::bird_alert(&hub, owner.tenant, sat).await;
-    assert!(b.wait_until("return document.querySelectorAll('#alert-list li.alert-item').length === 1;", 15).await, "the alert appears");
+    assert!(
+        b.wait_until("return document.querySelectorAll('#alert-list li.alert-item').length === 1;", 15).await,
+        "the alert appears"
+    );
     assert_eq!(b.js("return window.__samePage === true;").await, json!(true), "without a reload");
     let href = b.js("return document.querySelector('#alert-list a.alert-link').getAttribute('href');").await;
     let (_, alerts) = api.get("/alerts").await;
-    assert_eq!(href, json!(format!("/detections/{}", alerts["alerts"][0]["data"]["detectionId"].as_str().expect("id"))));
+    assert_eq!(
+        href,
+        json!(format!("/detections/{}", alerts["alerts"][0]["data"]["detectionId"].as_str().expect("id")))
+    );
     let text = b.text("#alert-list").await;
-    assert_eq!(b.js(&format!("return {ISO}.test(document.getElementById('alert-list').innerText);")).await, json!(false), "{text}");
+    assert_eq!(
+        b.js(&format!("return {ISO}.test(document.getElementById('alert-list').innerText);")).await,
+        json!(false),
+        "{text}"
+    );
     assert!(text.contains(&birdhub::time::readable("2026-11-27T04:10:41.685Z".parse().expect("time"))), "{text}");
     b.click("#alert-list a.alert-link").await;
     b.find("h1").await;
@@ -187,7 +211,10 @@ async fn alerts_arrive_live_link_to_their_detection_and_the_system_rule_says_whe
     s.store.call(move |c| birdhub::store::satellites::seen(c, owner.tenant, sat, now)).await.expect("seen");
     s.clock.advance(Duration::from_secs(6 * 60));
     birdhub::usecases::monitor::check(&s.store, &s.bus, &s.clock, &s.alerts).await.expect("pass");
-    assert!(b.wait_until("return document.querySelectorAll('#alert-list li.alert-item').length === 2;", 15).await, "the outage appears");
+    assert!(
+        b.wait_until("return document.querySelectorAll('#alert-list li.alert-item').length === 2;", 15).await,
+        "the outage appears"
+    );
     assert_eq!(b.js("return window.__samePage === true;").await, json!(true), "without a reload");
     assert!(b.text("#alert-list li.alert-item").await.contains("Backyard is offline"));
     fits_phones(&b, "/alerts with alerts").await;

@@ -72,8 +72,9 @@ async fn update_rule(
     Path(id): Path<uuid::Uuid>,
     Json(body): Json<RuleInput>,
 ) -> Result<axum::Json<Rule>, ApiError> {
-    let rule = alert_rules::update(&state.store, &state.names, access.tenant_id, id.to_string(), body, state.clock.stamp())
-        .await?;
+    let rule =
+        alert_rules::update(&state.store, &state.names, access.tenant_id, id.to_string(), body, state.clock.stamp())
+            .await?;
     audit_rule(&state, &access, &ip, "admin.alert_rule_updated", &rule).await;
     Ok(axum::Json(rule))
 }

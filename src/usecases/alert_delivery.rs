@@ -368,7 +368,9 @@ fn test_summary(outcome: &Outcome, recipients: Option<&[String]>) -> String {
         (Some(_), false, _) => format!("Not sent: {reason}."),
         (None, true, Some(status)) => format!("Delivered: the receiver answered HTTP {status}."),
         (None, true, None) => "Delivered.".to_owned(),
-        (None, false, Some(status)) if reason.is_empty() => format!("Not delivered: the receiver answered HTTP {status}."),
+        (None, false, Some(status)) if reason.is_empty() => {
+            format!("Not delivered: the receiver answered HTTP {status}.")
+        }
         (None, false, _) => format!("Not delivered: {reason}."),
     }
 }

@@ -307,7 +307,7 @@ pub fn rules_card(ctx: &Ctx, rules: &[Rule], channels: &[Channel], sats: &[Sat])
                             @if channels.is_empty() { span.small.muted { "No channels yet: add one above first." } }
                             @for c in channels { label.check { input type="checkbox" name="rule-channel" value=(c.id); (c.name) } }
                         }
-                        div.filters {
+                        div.rule-end {
                             div #rule-cooldown-box {
                                 (number("rule-cooldown", "Cooldown (minutes)", 1, MAX_MINUTES, Some(DEFAULT_COOLDOWN_MINUTES), "1"))
                                 p.small.muted { "At most one alert per satellite and species in this time." }

@@ -33,7 +33,10 @@ pub fn hour(ctx: &Ctx, h: u64) -> String {
 }
 
 fn strings(v: &Value, key: &str) -> Vec<String> {
-    v.get(key).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect()).unwrap_or_default()
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
 }
 
 fn sat_names(ids: &[String], sats: &HashMap<&str, &str>) -> String {
@@ -67,11 +70,14 @@ pub fn describe(ctx: &Ctx, lang: &str, rule: &Rule, sats: &HashMap<&str, &str>) 
                 parts.push(format!("confidence at least {:.0}%", m * 100.0));
             }
             let ids = strings(c, "satelliteIds");
-            parts.push(if ids.is_empty() { "at any satellite".into() } else { format!("at {}", sat_names(&ids, sats)) });
-            if let (Some(from), Some(to)) = (
-                c.pointer("/hours/from").and_then(Value::as_u64),
-                c.pointer("/hours/to").and_then(Value::as_u64),
-            ) {
+            parts.push(if ids.is_empty() {
+                "at any satellite".into()
+            } else {
+                format!("at {}", sat_names(&ids, sats))
+            });
+            if let (Some(from), Some(to)) =
+                (c.pointer("/hours/from").and_then(Value::as_u64), c.pointer("/hours/to").and_then(Value::as_u64))
+            {
                 parts.push(format!("from {} to {}", hour(ctx, from), hour(ctx, to)));
             }
         }
@@ -91,7 +97,8 @@ pub fn describe(ctx: &Ctx, lang: &str, rule: &Rule, sats: &HashMap<&str, &str>) 
             });
         }
         "trend" => {
-            let metric = if c.get("metric").and_then(Value::as_str) == Some("species") { "species" } else { "detections" };
+            let metric =
+                if c.get("metric").and_then(Value::as_str) == Some("species") { "species" } else { "detections" };
             let direction = match c.get("direction").and_then(Value::as_str) {
                 Some("rise") => "rise",
                 Some("fall") => "fall",

@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use super::{alert_forms, stats::satellites};
 // The exports page lists the same channels.
-pub(super) use alert_forms::Channels;
 use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
+pub(super) use alert_forms::Channels;
 
 pub fn routes() -> Router<WebState> {
     Router::new().route("/alerts", get(alerts_page)).route("/alerts/list", get(list_fragment))
