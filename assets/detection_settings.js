@@ -62,6 +62,9 @@
     refreshEmpty(box);
   }
 
+  // Other pages' forms (the alert rule form) fill a species list with the same chips.
+  bh.speciesPick = { add };
+
   // ---- The picker ---------------------------------------------------------------------
   let timer = null;
   function close(pick) {

@@ -20,6 +20,34 @@ pub fn now() -> String {
     format(Utc::now())
 }
 
+/// The hub's own zone: `TZ` when it names an IANA zone, else the system's, else UTC.
+pub fn hub_zone() -> chrono_tz::Tz {
+    std::env::var("TZ")
+        .ok()
+        .map(|z| z.trim_start_matches(':').to_owned())
+        .into_iter()
+        .chain(iana_time_zone::get_timezone().ok())
+        .find_map(|z| chrono_tz::Tz::from_str(&z).ok())
+        .unwrap_or(chrono_tz::Tz::UTC)
+}
+
+/// A time as alert texts (webhook, chat and mail bodies, the alert's message) write it for a
+/// person: "04:10 UTC on 27 Nov", in the hub's zone with its abbreviation. Every alert text goes
+/// through this one function, so giving teams their own zone changes only this.
+pub fn readable(t: Timestamp) -> String {
+    readable_in(t, hub_zone())
+}
+
+/// [`readable`] in `zone`.
+pub fn readable_in(t: Timestamp, zone: chrono_tz::Tz) -> String {
+    t.0.with_timezone(&zone).format("%H:%M %Z on %-d %b").to_string()
+}
+
+/// A calendar day as alert texts write it: "26 Nov".
+pub fn readable_day(day: chrono::NaiveDate) -> String {
+    day.format("%-d %b").to_string()
+}
+
 /// A point in time, stored and serialised in the SPEC's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, utoipa::ToSchema)]
 #[schema(value_type = String, format = DateTime)]
@@ -138,6 +166,15 @@ mod tests {
             )
             .expect("row");
         assert_eq!((back, text.as_str(), day.as_str()), (t, "2026-11-21T17:05:19.123Z", "2026-11-21"));
+    }
+
+    #[test]
+    fn readable_times_name_the_zone_and_never_look_like_iso() {
+        let t: Timestamp = "2026-11-27T04:10:41.685Z".parse().expect("parse");
+        assert_eq!(readable_in(t, chrono_tz::Tz::UTC), "04:10 UTC on 27 Nov");
+        assert_eq!(readable_in(t, chrono_tz::Europe::Berlin), "05:10 CET on 27 Nov");
+        assert_eq!(readable_in(t, chrono_tz::America::New_York), "23:10 EST on 26 Nov");
+        assert_eq!(readable_day(t.at().date_naive()), "27 Nov");
     }
 
     #[test]

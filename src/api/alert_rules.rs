@@ -43,7 +43,7 @@ async fn list_rules(State(state): State<AppState>, Viewer(access): Viewer) -> Re
 
 #[utoipa::path(
     post, path = "/alert-rules/rules", tag = tags::ALERTS,
-    description = "Admin+. Creates a rule (SPEC 2.15).",
+    description = "Admin+. Creates a rule (SPEC 2.15). A species the model does not know is 422 `unknown_species`, naming it.",
     request_body = Object,
     responses((status = 201, description = "the rule", body = Object), err::Auth, err::Unprocessable)
 )]
@@ -53,7 +53,7 @@ async fn create_rule(
     Admin(access): Admin,
     Json(body): Json<RuleInput>,
 ) -> Result<(StatusCode, axum::Json<Rule>), ApiError> {
-    let rule = alert_rules::create(&state.store, access.tenant_id, body, state.clock.stamp()).await?;
+    let rule = alert_rules::create(&state.store, &state.names, access.tenant_id, body, state.clock.stamp()).await?;
     audit_rule(&state, &access, &ip, "admin.alert_rule_created", &rule).await;
     Ok((StatusCode::CREATED, axum::Json(rule)))
 }
@@ -72,7 +72,9 @@ async fn update_rule(
     Path(id): Path<uuid::Uuid>,
     Json(body): Json<RuleInput>,
 ) -> Result<axum::Json<Rule>, ApiError> {
-    let rule = alert_rules::update(&state.store, access.tenant_id, id.to_string(), body, state.clock.stamp()).await?;
+    let rule =
+        alert_rules::update(&state.store, &state.names, access.tenant_id, id.to_string(), body, state.clock.stamp())
+            .await?;
     audit_rule(&state, &access, &ip, "admin.alert_rule_updated", &rule).await;
     Ok(axum::Json(rule))
 }

@@ -131,6 +131,7 @@ impl From<crate::usecases::alert_rules::RuleError> for ApiError {
             RuleError::Invalid(_) => Self::Unprocessable("invalid_rule", m),
             RuleError::UnknownChannel(_) => Self::Unprocessable("unknown_channel", m),
             RuleError::UnknownSatellite(_) => Self::Unprocessable("unknown_satellite", m),
+            RuleError::UnknownSpecies(_) => Self::Unprocessable("unknown_species", m),
             RuleError::SystemRule => Self::Conflict("system_rule", m),
             RuleError::NotFound => Self::NotFound("rule_not_found", m),
             RuleError::Store(e) => e.into(),

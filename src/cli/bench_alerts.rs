@@ -62,7 +62,7 @@ pub async fn setup(hub: &app::Hub, tenant: TenantId) -> anyhow::Result<Receiver>
             "name": format!("bench rule {i}"), "trigger": "detection", "conditions": conditions,
             "channelIds": [channel.id], "cooldownMinutes": 60
         }))?;
-        alert_rules::create(store, tenant, input, now).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        alert_rules::create(store, &hub.state.names, tenant, input, now).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     Ok(rx)
 }

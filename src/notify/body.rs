@@ -105,7 +105,7 @@ mod tests {
         assert_eq!(data["species"], "Cardinalis cardinalis");
         assert_eq!(data["commonName"], "Northern Cardinal");
         assert_eq!(data["commonNames"], json!({"de": "Rotkardinal", "en": "Northern Cardinal"}));
-        assert_eq!(data["speciesCode"], "norcar");
+        assert_eq!(data["speciesCode"], "cardinalis_cardinalis");
         assert_eq!(data["confidence"], json!(0.92));
         assert_eq!(data["satelliteId"], json!(d.satellite_id.map(|s| s.to_string())));
         assert_eq!(data["satelliteName"], "Backyard");

@@ -51,15 +51,18 @@ mod tests {
         n.data.detected_at = Some("2026-11-21T17:05:10.000Z".parse().expect("time"));
         let (subject, body) = render(&n);
         assert_eq!(subject, "Rare: Northern Cardinal at Backyard");
+        let time = crate::time::readable("2026-11-21T17:05:10.000Z".parse().expect("time"));
         assert_eq!(
             body,
-            "A Northern Cardinal was heard at Backyard.\n\n\
-             Species:    Northern Cardinal / Rotkardinal (Cardinalis cardinalis)\n\
-             Confidence: 0.92\n\
-             Satellite:  Backyard\n\
-             Time:       2026-11-21 17:05:10 UTC\n\
-             \nOpen in birdhub: https://hub.example/detections/d1\n\
-             \n-- \nSent by birdhub because of the alert rule \"Rare birds\".\n"
+            format!(
+                "A Northern Cardinal was heard at Backyard.\n\n\
+                 Species:    Northern Cardinal / Rotkardinal (Cardinalis cardinalis)\n\
+                 Confidence: 0.92\n\
+                 Satellite:  Backyard\n\
+                 Time:       {time}\n\
+                 \nOpen in birdhub: https://hub.example/detections/d1\n\
+                 \n-- \nSent by birdhub because of the alert rule \"Rare birds\".\n"
+            )
         );
     }
 

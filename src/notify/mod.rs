@@ -88,8 +88,12 @@ pub struct NoticeData {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The species of [`sample`]: a species of the model, under the code real alerts carry.
+pub const SAMPLE_SPECIES_CODE: &str = "cardinalis_cardinalis";
+
 /// A realistic notice for test sends and for trial-rendering a template: a Northern Cardinal
-/// heard by "Backyard", as a `rare_species` alert would describe it, but with event `test`.
+/// heard by "Backyard", worded and shaped as a detection alert (the same keys, a species code of
+/// the model, a readable time), but with event `test`.
 pub fn sample(tenant: TenantId) -> Notice {
     // Whole milliseconds, as the SPEC's timestamps carry, so the sample survives a JSON round trip.
     let now = Timestamp::from(Utc::now().trunc_subsecs(3));
@@ -105,15 +109,17 @@ pub fn sample(tenant: TenantId) -> Notice {
         alert_id: None,
         rule_name: None,
         title: "Test: Northern Cardinal at Backyard".to_owned(),
-        message: "This is a test notification from birdhub: a Northern Cardinal was heard at Backyard \
-                  with confidence 0.92."
-            .to_owned(),
+        message: format!(
+            "Northern Cardinal (Cardinalis cardinalis) heard by Backyard at {} with 92% confidence. \
+             This is a test notification from birdhub.",
+            crate::time::readable(now)
+        ),
         link: None,
         data: NoticeData {
             species: Some("Cardinalis cardinalis".to_owned()),
             common_name: Some("Northern Cardinal".to_owned()),
             common_names,
-            species_code: Some("norcar".to_owned()),
+            species_code: Some(SAMPLE_SPECIES_CODE.to_owned()),
             confidence: Some(0.92),
             satellite_id: Some(SatelliteId::new()),
             satellite_name: Some("Backyard".to_owned()),

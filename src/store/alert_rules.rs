@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{Error, Result};
 use crate::{
-    domain::alert_rules::{OFFLINE_RULE_KEY, OFFLINE_RULE_NAME},
+    domain::alert_rules::{DEFAULT_COOLDOWN_MINUTES, OFFLINE_RULE_KEY, OFFLINE_RULE_NAME},
     ids::TenantId,
     time::Timestamp,
 };
@@ -159,8 +159,15 @@ pub fn enabled_everywhere(conn: &Connection, trigger: &str) -> Result<Vec<Rule>>
 /// older teams); created here too if it is somehow missing.
 pub fn offline_rule(conn: &Connection, tenant: TenantId) -> Result<Rule> {
     conn.execute(
-        "INSERT OR IGNORE INTO alert_rules (id, tenant_id, name, trigger_type, system_key) VALUES (?1, ?2, ?3, 'absence', ?4)",
-        params![uuid::Uuid::new_v4().to_string(), tenant, OFFLINE_RULE_NAME, OFFLINE_RULE_KEY],
+        "INSERT OR IGNORE INTO alert_rules (id, tenant_id, name, trigger_type, system_key, cooldown_minutes)
+         VALUES (?1, ?2, ?3, 'absence', ?4, ?5)",
+        params![
+            uuid::Uuid::new_v4().to_string(),
+            tenant,
+            OFFLINE_RULE_NAME,
+            OFFLINE_RULE_KEY,
+            DEFAULT_COOLDOWN_MINUTES
+        ],
     )?;
     Ok(conn.query_row(
         &format!("SELECT {COLS} FROM alert_rules WHERE tenant_id = ?1 AND system_key = ?2"),

@@ -77,6 +77,9 @@ pub struct TestReport {
     /// A short text of that reason; never anything the receiver sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What happened, in words for a person: "Sent to 2 addresses: …", "The receiver answered
+    /// HTTP 200.", "Not sent: the mail server refused …".
+    pub summary: String,
 }
 
 impl Outbound {
@@ -189,11 +192,17 @@ impl Outbound {
             .ok_or(store::Error::Corrupt { what: "channel type", value: channel.kind.clone() })?;
         let notice = notify::sample(tenant);
         let rendered = notify::render::for_channel(kind, &channel.config, channel.payload_template.as_deref(), &notice);
+        let mut recipients = None;
         let (content_type, body, outcome) = match rendered {
             Err(e) => ("text/plain", Vec::new(), failed(&e)),
             Ok(r) => {
                 let outcome = match self.target(&channel) {
-                    Ok(t) => self.send(&t, r.content_type, &r.body, None).await,
+                    Ok(t) => {
+                        if let Target::Mail { to } = &t {
+                            recipients = Some(to.clone());
+                        }
+                        self.send(&t, r.content_type, &r.body, None).await
+                    }
                     Err(e) => failed(&e),
                 };
                 (r.content_type, r.body, outcome)
@@ -209,6 +218,7 @@ impl Outbound {
             duration_ms: outcome.duration_ms,
             error_code: failure.map(|f| f.reason),
             error: failure.map(|f| f.public.clone()),
+            summary: test_summary(&outcome, recipients.as_deref()),
         };
         let now = self.clock.stamp();
         let after = if report.delivered { After::Delivered } else { After::Failed };
@@ -344,6 +354,25 @@ impl Outbound {
 struct MailBody {
     subject: String,
     text: String,
+}
+
+/// A test send's outcome in words: to whom a mail went or why not, what a receiver answered.
+fn test_summary(outcome: &Outcome, recipients: Option<&[String]>) -> String {
+    let delivered = outcome.verdict == Verdict::Delivered;
+    let reason = outcome.failure.as_ref().map_or("", |f| f.public.as_str());
+    match (recipients, delivered, outcome.http_status) {
+        (Some(to), true, _) => {
+            let n = to.len();
+            format!("Sent to {n} {}: {}.", if n == 1 { "address" } else { "addresses" }, to.join(", "))
+        }
+        (Some(_), false, _) => format!("Not sent: {reason}."),
+        (None, true, Some(status)) => format!("Delivered: the receiver answered HTTP {status}."),
+        (None, true, None) => "Delivered.".to_owned(),
+        (None, false, Some(status)) if reason.is_empty() => {
+            format!("Not delivered: the receiver answered HTTP {status}.")
+        }
+        (None, false, _) => format!("Not delivered: {reason}."),
+    }
 }
 
 fn failed(reason: &str) -> Outcome {

@@ -5,7 +5,8 @@
 //!
 //! Body (JSON, camelCase): `name`, `trigger` (`detection`, `absence`, `trend`), `conditions` (see
 //! `domain::alert_rules`), `channelIds`, `cooldownMinutes` (default 30), `enabled` (default true).
-//! On `PUT`, fields left out keep their values.
+//! On `PUT`, fields left out keep their values. Every species a detection rule names must be a
+//! species of the model (a code or a scientific name), or the rule could never fire.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -17,6 +18,7 @@ use crate::{
         validate,
     },
     ids::{SatelliteId, TenantId},
+    inference::translations::Translations,
     store::{
         self, Store,
         alert_rules::{Rule, RuleFields},
@@ -35,6 +37,8 @@ pub enum RuleError {
     UnknownChannel(String),
     #[error("satellite {0} is not one of this team's satellites")]
     UnknownSatellite(uuid::Uuid),
+    #[error("the model knows no species {}: choose species from the list", quoted(.0))]
+    UnknownSpecies(Vec<String>),
     #[error(
         "the system rule satellite_offline cannot be deleted, renamed or given conditions; change its channels, cooldown or enabled flag"
     )]
@@ -63,11 +67,18 @@ pub async fn list(store: &Store, tenant: TenantId) -> Result<Vec<Rule>, RuleErro
     Ok(store.call(move |c| store::alert_rules::list(c, tenant)).await?)
 }
 
-pub async fn create(store: &Store, tenant: TenantId, input: RuleInput, now: Timestamp) -> Result<Rule, RuleError> {
+pub async fn create(
+    store: &Store,
+    names: &Translations,
+    tenant: TenantId,
+    input: RuleInput,
+    now: Timestamp,
+) -> Result<Rule, RuleError> {
     let name = validate::name(input.name.as_deref().unwrap_or_default(), "name").map_err(RuleError::Invalid)?;
     let trigger =
         parse_trigger(input.trigger.as_deref().ok_or_else(|| RuleError::Invalid("trigger is required".into()))?)?;
     let conditions = Conditions::parse(trigger, input.conditions.unwrap_or(Value::Null)).map_err(RuleError::Invalid)?;
+    check_species(names, &conditions, None)?;
     let channels = channel_list(input.channel_ids.unwrap_or_default())?;
     let cooldown = cooldown(input.cooldown_minutes.unwrap_or(i64::from(alert_rules::DEFAULT_COOLDOWN_MINUTES)))?;
     let enabled = input.enabled.unwrap_or(true);
@@ -90,11 +101,13 @@ pub async fn create(store: &Store, tenant: TenantId, input: RuleInput, now: Time
 
 pub async fn update(
     store: &Store,
+    names: &Translations,
     tenant: TenantId,
     id: String,
     input: RuleInput,
     now: Timestamp,
 ) -> Result<Rule, RuleError> {
+    let names = names.clone();
     in_tx(store, move |tx| {
         let old = store::alert_rules::get(tx, tenant, &id)?;
         let system = old.system_key.is_some();
@@ -118,6 +131,8 @@ pub async fn update(
             // turning the rule off.
             if input.conditions.is_some() {
                 check_references(tx, tenant, &[], &parsed)?;
+                let before = Conditions::parse(trigger, old.conditions.clone()).ok();
+                check_species(&names, &parsed, before.as_ref())?;
             }
             parsed.to_json()
         };
@@ -176,6 +191,23 @@ fn channel_list(ids: Vec<String>) -> Result<Vec<String>, RuleError> {
         return Err(RuleError::Invalid(format!("channelIds can name at most {MAX_CHANNELS} channels")));
     }
     Ok(ids)
+}
+
+/// Refuses species the model does not know. On a change, only species the change adds are
+/// checked: one a newer model dropped never blocks turning the rule off or renaming it.
+fn check_species(names: &Translations, next: &Conditions, before: Option<&Conditions>) -> Result<(), RuleError> {
+    let species = |c: &Conditions| match c {
+        Conditions::Detection(d) => d.species.clone(),
+        _ => Vec::new(),
+    };
+    let had = before.map(species).unwrap_or_default();
+    let added: Vec<String> = species(next).into_iter().filter(|s| !had.contains(s)).collect();
+    let unknown = crate::usecases::detection_settings::unknown_species(names, &added);
+    if unknown.is_empty() { Ok(()) } else { Err(RuleError::UnknownSpecies(unknown)) }
+}
+
+fn quoted(list: &[String]) -> String {
+    list.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ")
 }
 
 fn check_channels(conn: &rusqlite::Connection, tenant: TenantId, channels: &[String]) -> Result<(), RuleError> {

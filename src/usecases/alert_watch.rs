@@ -99,7 +99,7 @@ fn check_absence(
             Activity::Detection => "no bird detected",
             Activity::Chunk => "no audio received",
         };
-        let since = last.map_or_else(|| "the rule was set up".to_owned(), |t| t.to_string());
+        let since = last.map_or_else(|| "the rule was set up".to_owned(), crate::time::readable);
         let mut extra = serde_json::Map::new();
         extra.insert("minutes".into(), c.minutes.into());
         extra.insert("activity".into(), serde_json::to_value(c.of).unwrap_or_default());
@@ -128,6 +128,8 @@ fn check_absence(
 /// A trend rule's numbers for yesterday, unless the rule has judged that day already.
 struct TrendNumbers {
     day: String,
+    /// The day as the alert's text writes it ("26 Nov").
+    spoken_day: String,
     value: f64,
     baseline: Vec<f64>,
 }
@@ -159,7 +161,7 @@ fn trend_numbers(
     let baseline = (1..=i64::from(c.baseline_days))
         .map(|n| by_day.get(&(yesterday - chrono::Duration::days(n)).to_string()).copied().unwrap_or(0.0))
         .collect();
-    Ok(Some(TrendNumbers { day, value, baseline }))
+    Ok(Some(TrendNumbers { day, spoken_day: crate::time::readable_day(yesterday), value, baseline }))
 }
 
 /// Records that the rule judged the day and raises its alert when the change is large enough.
@@ -196,10 +198,10 @@ fn judge_trend(
         tenant_id: rule.tenant_id,
         alert_id: None,
         rule_name: Some(rule.name.clone()),
-        title: format!("Daily {what} {word} {:.0}% on {}", change.abs(), n.day),
+        title: format!("Daily {what} {word} {:.0}% on {}", change.abs(), n.spoken_day),
         message: format!(
             "{} {what} on {}, against an average of {mean:.1} over the {} days before ({change:+.0}%).",
-            n.value, n.day, c.baseline_days
+            n.value, n.spoken_day, c.baseline_days
         ),
         link: Some(ctx.link("/stats")),
         data: NoticeData { satellite_id: c.satellite_id.map(SatelliteId), extra, ..Default::default() },

@@ -199,7 +199,9 @@ fn detection_notice(
     };
     let message = format!(
         "{common} ({}) heard by {} at {} with {percent}% confidence.{why}",
-        d.scientific_name, d.satellite_name, d.detected_at
+        d.scientific_name,
+        d.satellite_name,
+        crate::time::readable(d.detected_at)
     );
     Notice {
         event: event.to_owned(),

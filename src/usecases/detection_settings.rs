@@ -6,7 +6,10 @@ use crate::{
         detection_settings::{self, KnownClasses},
         settings::TenantSettings,
     },
-    inference::{labels::Labels, translations::Translations},
+    inference::{
+        labels::{self, Labels},
+        translations::Translations,
+    },
 };
 
 /// The names of the hub's filter counters per satellite (`hubFilterStats`), in display order.
@@ -55,4 +58,13 @@ pub fn check_codes(names: &Translations, next: &TenantSettings, before: &TenantS
         ..TenantSettings::default()
     };
     detection_settings::check_codes(&added_only, &Known(&labels))
+}
+
+/// The entries of `entries` (species codes or scientific names, as alert rules take them) that
+/// name no species of the model, in their order. Without an installed model nothing can be
+/// checked, and none is refused.
+pub fn unknown_species(names: &Translations, entries: &[String]) -> Vec<String> {
+    let Some(labels) = names.classes() else { return Vec::new() };
+    let known = Known(&labels);
+    entries.iter().filter(|e| !known.is_species(e) && !known.is_species(&labels::species_code(e))).cloned().collect()
 }

@@ -46,6 +46,8 @@ pub async fn check(store: &Store, bus: &Bus, clock: &Clock, ctx: &AlertContext) 
                 if !down.is_empty() {
                     let rule = store::alert_rules::offline_rule(&tx, team.id)?;
                     for s in down.iter().filter(|_| rule.enabled) {
+                        // Recorded on the rule, so its "Last fired" shows the outage.
+                        store::alert_rules::fired(&tx, &rule.id, &s.id.to_string(), Timestamp(now))?;
                         alerts.push(alerting::raise(
                             &tx,
                             &rule,
@@ -85,7 +87,7 @@ fn offline_notice(
     minutes: i64,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Notice {
-    let since = s.last_seen_at.map_or_else(|| "a while".to_owned(), |t| t.to_string());
+    let since = s.last_seen_at.map_or_else(|| "a while".to_owned(), crate::time::readable);
     let mut extra = serde_json::Map::new();
     extra.insert("lastSeenAt".into(), serde_json::to_value(s.last_seen_at).unwrap_or_default());
     extra.insert("thresholdMinutes".into(), minutes.into());

@@ -383,13 +383,7 @@ fn zone(raw: &str) -> Result<Tz, ScheduleError> {
 
 /// The hub's own zone: `TZ` when it names an IANA zone, else the system's, else UTC.
 pub fn hub_zone() -> Tz {
-    std::env::var("TZ")
-        .ok()
-        .map(|z| z.trim_start_matches(':').to_owned())
-        .into_iter()
-        .chain(iana_time_zone::get_timezone().ok())
-        .find_map(|z| Tz::from_str(&z).ok())
-        .unwrap_or(Tz::UTC)
+    crate::time::hub_zone()
 }
 
 fn next_run(cron: &CronSchedule, zone: Tz, now: Timestamp) -> Result<Timestamp, ScheduleError> {

@@ -118,3 +118,41 @@ pub async fn heard(
 pub async fn place(hub: &TestHub, tenant: TenantId, sat: SatelliteId, lat: f64, lon: f64) {
     hub.state().store.call(move |c| store::satellites::set_location(c, tenant, sat, lat, lon)).await.expect("located");
 }
+
+/// A real species of the model: (code, common name, scientific name).
+pub const BLACKBIRD: Species = ("turdus_merula", "Eurasian Blackbird", "Turdus merula");
+
+/// Records a Eurasian Blackbird the way the inference workers do, runs the team's detection rules over it
+/// in the same transaction and announces what they raised. Returns the detection's time.
+pub async fn bird_alert(hub: &TestHub, tenant: TenantId, sat: SatelliteId) -> birdhub::time::Timestamp {
+    let at = "2026-11-27T04:10:41.685Z";
+    let chunk = chunk(hub, tenant, sat, at).await;
+    let new = birdhub::store::detections::NewDetection {
+        tenant_id: tenant,
+        satellite_id: sat,
+        satellite_name: String::new(),
+        audio_chunk_id: chunk,
+        model_id: birdhub::inference::MODEL_ID.into(),
+        species_code: BLACKBIRD.0.into(),
+        common_name: BLACKBIRD.1.into(),
+        scientific_name: BLACKBIRD.2.into(),
+        confidence: 0.91,
+        detected_at: at.parse().expect("time"),
+        start_ms: 0,
+        end_ms: 3000,
+        expected_here: None,
+    };
+    let s = hub.state();
+    let (now, ctx) = (s.clock.stamp(), s.alerts.clone());
+    let raised = s
+        .store
+        .call(move |c| {
+            let stored = birdhub::usecases::detections::record(c, &new, now)?.into_iter().collect::<Vec<_>>();
+            birdhub::usecases::alerting::on_detections(c, &stored, &ctx, now)
+        })
+        .await
+        .expect("recorded");
+    assert!(!raised.is_empty(), "a rule fired");
+    birdhub::usecases::alerting::announce(&s.bus, raised);
+    at.parse().expect("time")
+}

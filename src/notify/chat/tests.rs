@@ -27,7 +27,7 @@ fn fixture() -> Notice {
                 ("de".to_owned(), "Rotkardinal".to_owned()),
                 ("en".to_owned(), "Northern Cardinal".to_owned()),
             ]),
-            species_code: Some("norcar".to_owned()),
+            species_code: Some("cardinalis_cardinalis".to_owned()),
             confidence: Some(0.92),
             satellite_id: Some(SatelliteId::new()),
             satellite_name: Some("Backyard".to_owned()),
@@ -50,7 +50,10 @@ fn oversize() -> Notice {
 }
 
 const SPECIES: &str = "Northern Cardinal / Rotkardinal (Cardinalis cardinalis)";
-const TIME: &str = "2026-11-21 17:05:10 UTC";
+/// The detection time as every alert text writes it (the hub's zone).
+fn time() -> String {
+    crate::time::readable("2026-11-21T17:05:10.000Z".parse().expect("time"))
+}
 
 fn chars(v: &Value) -> usize {
     v.as_str().expect("text").chars().count()
@@ -70,6 +73,7 @@ fn entities_whole(text: &str) {
 
 #[test]
 fn block_has_the_documented_slack_shape() {
+    let time = time();
     let expected = json!({
         "text": "Rare: Northern Cardinal at Backyard",
         "blocks": [
@@ -79,7 +83,7 @@ fn block_has_the_documented_slack_shape() {
                 {"type": "mrkdwn", "text": format!("*Species*\n{SPECIES}")},
                 {"type": "mrkdwn", "text": "*Confidence*\n0.92"},
                 {"type": "mrkdwn", "text": "*Satellite*\nBackyard"},
-                {"type": "mrkdwn", "text": format!("*Time*\n{TIME}")},
+                {"type": "mrkdwn", "text": format!("*Time*\n{time}")},
              ]},
             {"type": "context", "elements": [
                 {"type": "mrkdwn", "text": "birdhub · rule Rare birds"},
@@ -124,9 +128,10 @@ fn block_stays_within_the_slack_limits() {
 
 #[test]
 fn bot_has_the_documented_telegram_shape() {
+    let time = time();
     let text = format!(
         "<b>Rare: Northern Cardinal at Backyard</b>\nA Northern Cardinal was heard at Backyard.\n\n\
-         <b>Species:</b> {SPECIES}\n<b>Confidence:</b> 0.92\n<b>Satellite:</b> Backyard\n<b>Time:</b> {TIME}\n\n\
+         <b>Species:</b> {SPECIES}\n<b>Confidence:</b> 0.92\n<b>Satellite:</b> Backyard\n<b>Time:</b> {time}\n\n\
          <a href=\"https://hub.example/detections/d1\">Open in birdhub</a>"
     );
     let expected = json!({"chat_id": 123456, "text": text, "parse_mode": "HTML", "disable_web_page_preview": true});
@@ -166,6 +171,7 @@ fn bot_text_stays_within_4096_characters() {
 
 #[test]
 fn card_has_the_documented_teams_shape() {
+    let time = time();
     let expected = json!({
         "type": "message",
         "attachments": [{
@@ -182,7 +188,7 @@ fn card_has_the_documented_teams_shape() {
                         {"title": "Species", "value": SPECIES},
                         {"title": "Confidence", "value": "0.92"},
                         {"title": "Satellite", "value": "Backyard"},
-                        {"title": "Time", "value": TIME},
+                        {"title": "Time", "value": time},
                     ]},
                 ],
                 "actions": [{"type": "Action.OpenUrl", "title": "Open in birdhub", "url": "https://hub.example/detections/d1"}],
@@ -207,6 +213,7 @@ fn card_stays_within_28_kb() {
 
 #[test]
 fn embed_has_the_documented_discord_shape() {
+    let time = time();
     let expected = json!({
         "username": "birdhub",
         "content": "Rare species",
@@ -220,7 +227,7 @@ fn embed_has_the_documented_discord_shape() {
                 {"name": "Species", "value": SPECIES, "inline": true},
                 {"name": "Confidence", "value": "0.92", "inline": true},
                 {"name": "Satellite", "value": "Backyard", "inline": true},
-                {"name": "Time", "value": TIME, "inline": true},
+                {"name": "Time", "value": time, "inline": true},
             ],
             "footer": {"text": "birdhub"},
         }],

@@ -2,6 +2,8 @@
 
 mod account;
 mod admin;
+mod alert_forms;
+mod alert_rule_words;
 mod alerts;
 mod auth;
 mod common;
