@@ -33,6 +33,9 @@ pub struct Query {
     pub satellite_id: Option<SatelliteId>,
     pub species_code: Option<String>,
     pub species_search: Option<String>,
+    /// Species codes whose common name in the viewer's or the team's languages holds
+    /// `species_search` (the use case looks them up in the model's label files); they match too.
+    pub named: Vec<String>,
     pub min_confidence: Option<f64>,
     pub verification_status: Option<String>,
     pub sort_by: SortBy,
@@ -93,6 +96,8 @@ fn species_filter(conn: &Connection, tenant: TenantId, q: &Query) -> Result<Opti
             needle.as_ref().is_none_or(|n| {
                 s.common_name.to_lowercase().contains(n.as_str())
                     || s.scientific_name.to_lowercase().contains(n.as_str())
+                    || s.species_code.contains(n.replace([' ', '-'], "_").as_str())
+                    || q.named.contains(&s.species_code)
             })
         })
         .map(|s| (s.species_code, s.detection_count))
@@ -162,6 +167,7 @@ pub(super) fn every_index() -> Vec<&'static str> {
                         satellite_id: satellite,
                         species_code: None,
                         species_search: None,
+                        named: Vec::new(),
                         min_confidence: None,
                         verification_status: status.map(str::to_owned),
                         sort_by: *sort_by,

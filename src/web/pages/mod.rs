@@ -21,6 +21,7 @@ mod sat_parts;
 mod satellite;
 mod satellites;
 mod sessions;
+mod share;
 mod species;
 mod species_pick;
 mod stats;
@@ -53,5 +54,6 @@ pub fn routes() -> Router<WebState> {
         .merge(alerts::routes())
         .merge(exports::routes())
         .merge(public::routes())
+        .merge(share::routes())
         .merge(quality::routes())
 }
