@@ -49,11 +49,7 @@ async fn heard(
         expected_here,
     };
     let now = hub.state().clock.stamp();
-    hub.state()
-        .store
-        .call(move |c| Ok(detections::record(c, &new, now)?.expect("new").id))
-        .await
-        .expect("detection")
+    hub.state().store.call(move |c| Ok(detections::record(c, &new, now)?.expect("new").id)).await.expect("detection")
 }
 
 /// The page fits `width` px without sideways scrolling.
@@ -81,7 +77,8 @@ async fn detections_as_a_person_meets_them() {
     let api = hub.login(&ana.email).await;
     assert_eq!(api.put("/auth/me/preferences", json!({"language": "de"})).await.0, 200);
     // Ana drew a box and called it "confirm".
-    let box_body = json!({"vote": "confirm", "timeStartMs": 500, "timeEndMs": 2000, "freqLowHz": 2000.0, "freqHighHz": 6000.0});
+    let box_body =
+        json!({"vote": "confirm", "timeStartMs": 500, "timeEndMs": 2000, "freqLowHz": 2000.0, "freqHighHz": 6000.0});
     let (code, body) = api.post(&format!("/detections/{first}/annotate"), box_body).await;
     assert_eq!(code, 201, "{body}");
 
@@ -139,7 +136,11 @@ async fn detections_as_a_person_meets_them() {
     assert_eq!(attr(&b, "button[data-vote=confirm]", "aria-pressed").await.as_deref(), Some("false"));
     assert!(b.text("#my-vote").await.contains("Unsure"));
     assert!(
-        b.wait_until("return !!document.querySelector('#boxes .box.unsure') && !document.querySelector('#boxes .box.confirm');", 10).await,
+        b.wait_until(
+            "return !!document.querySelector('#boxes .box.unsure') && !document.querySelector('#boxes .box.confirm');",
+            10
+        )
+        .await,
         "the box follows the vote"
     );
     b.goto(&format!("/detections/{first}")).await;
@@ -162,12 +163,22 @@ async fn detections_as_a_person_meets_them() {
     assert!(friend.text("h1").await.contains("Parus major"));
     let when = friend.text(".share-facts time.at").await;
     assert!(
-        friend.wait_until("const t = document.querySelector('.share-facts time.at'); return !/T\\d\\d:|UTC/.test(t.textContent);", 5).await,
+        friend
+            .wait_until(
+                "const t = document.querySelector('.share-facts time.at'); return !/T\\d\\d:|UTC/.test(t.textContent);",
+                5
+            )
+            .await,
         "the browser writes the time: {when}"
     );
     assert!(friend.text("#share-place").await.contains("near 51.50° N, 0.12° W"));
     assert!(
-        friend.wait_until("const i = document.querySelector('img.share-spectro'); return i.complete && i.naturalWidth > 100;", 15).await,
+        friend
+            .wait_until(
+                "const i = document.querySelector('img.share-spectro'); return i.complete && i.naturalWidth > 100;",
+                15
+            )
+            .await,
         "the spectrogram loads with the token alone"
     );
     friend.click("#share-play").await;
@@ -181,7 +192,12 @@ async fn detections_as_a_person_meets_them() {
     friend.client.set_window_size(1280, 900).await.expect("resize");
     friend.shot("page").await;
     // The JSON link, opened by a browser, lands on the page too.
-    friend.goto(&format!("/api/share/detection/{first}/{}", path.split('/').nth(3).and_then(|t| t.split('?').next()).expect("token"))).await;
+    friend
+        .goto(&format!(
+            "/api/share/detection/{first}/{}",
+            path.split('/').nth(3).and_then(|t| t.split('?').next()).expect("token")
+        ))
+        .await;
     friend.find("h1").await;
     assert!(friend.path().await.starts_with(&format!("/share/{first}/")), "{}", friend.path().await);
     let Value::String(title) = friend.js("return document.title;").await else { panic!("title") };

@@ -219,7 +219,10 @@ async fn a_share_link_is_a_page_for_people_and_json_for_scripts() {
     assert!(!html.contains("<script>") && !html.contains("onclick"), "no inline scripts");
     let spectrogram = format!("/api/share/spectrogram/{id}/{token}");
     let audio = format!("/api/share/audio/{id}/{token}");
-    assert!(html.contains(&spectrogram) && html.contains(&format!("data-audio=\"{audio}\"")), "picture and play button");
+    assert!(
+        html.contains(&spectrogram) && html.contains(&format!("data-audio=\"{audio}\"")),
+        "picture and play button"
+    );
     // Without the token's lang the page names the bird in the team's language.
     let plain = anon.get(format!("{base}/share/{id}/{token}")).send().await.expect("page").text().await.expect("html");
     assert!(plain.contains("Great Tit") && !plain.contains("Kohlmeise"));

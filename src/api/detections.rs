@@ -84,8 +84,7 @@ impl ListQuery {
         }
         Ok(detection_list::Query {
             satellite_id: self.satellite_id,
-            // A code as people write it ("Parus major", "parus-major") reads as the code.
-            species_code: non_empty(self.species).map(|c| c.to_lowercase().replace([' ', '-'], "_")),
+            species_code: non_empty(self.species),
             species_search: search,
             named: Vec::new(),
             min_confidence: self.min_confidence,

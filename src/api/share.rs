@@ -42,7 +42,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// The page of a share link, in the language `lang` (the sharer's) when given.
 pub fn page_path(id: DetectionId, token: &str, lang: Option<&str>) -> String {
     match lang {
-        Some(l) => format!("/share/{id}/{token}?lang={}", url::form_urlencoded::byte_serialize(l.as_bytes()).collect::<String>()),
+        Some(l) => format!(
+            "/share/{id}/{token}?lang={}",
+            url::form_urlencoded::byte_serialize(l.as_bytes()).collect::<String>()
+        ),
         None => format!("/share/{id}/{token}"),
     }
 }
@@ -80,7 +83,9 @@ async fn create(
 async fn shared(state: &AppState, id: DetectionId, token: &str) -> Result<store::detections::Stored, ApiError> {
     let secret = state.settings.security.jwt_secret.expose();
     shared_detection::open(&state.store, secret, state.clock.now().timestamp(), id, token).await.map_err(|e| match e {
-        ShareError::NotFound => ApiError::NotFound("share_not_found", "this share link is invalid or has expired".into()),
+        ShareError::NotFound => {
+            ApiError::NotFound("share_not_found", "this share link is invalid or has expired".into())
+        }
         ShareError::Store(s) => s.into(),
     })
 }

@@ -85,7 +85,11 @@ mod tests {
         ];
         for (history, expected, (day, season, first, rare)) in cases {
             let f = judge(history, expected);
-            assert_eq!((f.is_first_of_day, f.is_first_of_season, f.is_first_for_team, f.rare), (day, season, first, rare), "{history:?}");
+            assert_eq!(
+                (f.is_first_of_day, f.is_first_of_season, f.is_first_for_team, f.rare),
+                (day, season, first, rare),
+                "{history:?}"
+            );
         }
         assert_eq!(serde_json::to_string(&NotExpectedHere).expect("json"), "\"not_expected_here\"");
         assert!(RareReason::words("not_expected_here").is_some_and(|w| !w.contains('_')));

@@ -82,6 +82,11 @@ impl SpeciesFilter {
     }
 }
 
+/// A species code as people write it: `Parus major`, `parus-major` and `parus_major` are one.
+fn code_key(code: &str) -> String {
+    code.trim().to_lowercase().replace([' ', '-'], "_")
+}
+
 fn species_filter(conn: &Connection, tenant: TenantId, q: &Query) -> Result<Option<SpeciesFilter>> {
     if q.species_code.is_none() && q.species_search.is_none() {
         return Ok(None);
@@ -91,7 +96,9 @@ fn species_filter(conn: &Connection, tenant: TenantId, q: &Query) -> Result<Opti
     let team_total = all.iter().map(|s| s.detection_count).sum();
     let codes = all
         .into_iter()
-        .filter(|s| q.species_code.as_ref().is_none_or(|c| *c == s.species_code))
+        .filter(|s| {
+            q.species_code.as_ref().is_none_or(|c| *c == s.species_code || code_key(c) == code_key(&s.species_code))
+        })
         .filter(|s| {
             needle.as_ref().is_none_or(|n| {
                 s.common_name.to_lowercase().contains(n.as_str())

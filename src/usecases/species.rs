@@ -189,9 +189,9 @@ pub fn codes_named(names: &Translations, needle: &str, langs: &[String]) -> Vec<
             l.code.contains(&code_needle)
                 || l.scientific.to_lowercase().contains(&needle)
                 || l.common.to_lowercase().contains(&needle)
-                || langs.iter().any(|lang| {
-                    names.common_name(lang, &l.code).is_some_and(|n| n.to_lowercase().contains(&needle))
-                })
+                || langs
+                    .iter()
+                    .any(|lang| names.common_name(lang, &l.code).is_some_and(|n| n.to_lowercase().contains(&needle)))
         })
         .map(|l| l.code.clone())
         .collect()
@@ -204,7 +204,10 @@ pub async fn reading_languages(
     tenant: crate::ids::TenantId,
     user: Option<crate::ids::UserId>,
 ) -> crate::store::Result<Vec<String>> {
-    use crate::{domain::{preferences::Preferences, settings::TenantSettings}, store};
+    use crate::{
+        domain::{preferences::Preferences, settings::TenantSettings},
+        store,
+    };
     let (own, team) = store
         .call(move |c| {
             let own = match user {

@@ -93,11 +93,8 @@ pub fn thumb(url: Option<&String>, alt: &str) -> Markup {
 /// expected at this place and week (the range model); a team's first record of a species is its
 /// own badge, "New for the team" (issue 36).
 pub fn badges(d: &Detection) -> Markup {
-    let rare_tip = d
-        .rare_reason
-        .as_deref()
-        .and_then(RareReason::words)
-        .unwrap_or("not expected at this place and time of year");
+    let rare_tip =
+        d.rare_reason.as_deref().and_then(RareReason::words).unwrap_or("not expected at this place and time of year");
     html! {
         @if d.is_rare {
             span.badge.rare title=(rare_tip) { "Rare" }

@@ -216,7 +216,8 @@ const EXAMPLE_CODE: &str = "parus_major";
 fn filter_form(ctx: &Ctx, f: &Filters, sats: &[Value], example: &species_pick::Named) -> Markup {
     let sort_by = f.get("sortBy");
     let sort_dir = f.get("sortDir");
-    let chosen = Some(f.get("species")).filter(|c| !c.is_empty()).map(|c| species_pick::named(ctx, &species_pick::lang(ctx), c));
+    let chosen =
+        Some(f.get("species")).filter(|c| !c.is_empty()).map(|c| species_pick::named(ctx, &species_pick::lang(ctx), c));
     html! {
         form.filters.card.det-filters method="get" action="/detections" {
             div.field {
@@ -291,11 +292,16 @@ mod tests {
 
     #[test]
     fn the_pager_never_counts_past_the_end() {
-        let p = |first, last, page, pages, has_prev, has_next| Position { first, last, page, pages, has_prev, has_next };
+        let p =
+            |first, last, page, pages, has_prev, has_next| Position { first, last, page, pages, has_prev, has_next };
         assert_eq!(position(0, 20, 20, 25), Some(p(1, 20, 1, 2, false, true)));
         assert_eq!(position(20, 20, 5, 25), Some(p(21, 25, 2, 2, true, false)));
         assert_eq!(position(0, 20, 0, 0), Some(p(0, 0, 1, 1, false, false)));
-        assert_eq!(position(24, 20, 1, 25), Some(p(25, 25, 2, 2, true, false)), "an odd offset still ends at the last page");
+        assert_eq!(
+            position(24, 20, 1, 25),
+            Some(p(25, 25, 2, 2, true, false)),
+            "an odd offset still ends at the last page"
+        );
         assert_eq!(position(2000, 20, 0, 25), None, "past the end: the page goes back");
         assert_eq!(position(25, 25, 0, 25), None);
     }
