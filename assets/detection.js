@@ -9,6 +9,12 @@
     if (el && window.htmx) return htmx.ajax("GET", el.getAttribute("hx-get"), { target: sel, swap: "outerHTML" });
     location.reload();
   }
+  async function reloadBoxes(id) {
+    const target = $("#boxes");
+    if (!target) return;
+    const r = await fetch("/detections/" + id + "/boxes", { credentials: "same-origin" });
+    if (r.ok) target.innerHTML = await r.text();
+  }
   function failed(r) {
     bh.toast((r.data && r.data.message) || "That did not work (" + r.status + ").", "bad");
   }
@@ -113,8 +119,7 @@
         draft.hidden = true;
         chosen = null;
         $("#box-notes").value = "";
-        const boxes = await fetch("/detections/" + box.dataset.id + "/boxes", { credentials: "same-origin" });
-        if (boxes.ok) $("#boxes").innerHTML = await boxes.text();
+        await reloadBoxes(box.dataset.id);
         refresh("#votes");
       });
     }
@@ -129,6 +134,8 @@
       if (!r.ok) return failed(r);
       bh.toast("Vote saved", "ok");
       refresh("#votes");
+      // Your boxes carry your vote: redraw them so none keeps the old one.
+      reloadBoxes(vote.dataset.id);
       return;
     }
     const del = ev.target.closest("button[data-comment]");
@@ -143,13 +150,15 @@
     if (share) {
       const r = await bh.api("GET", "/detections/" + share.dataset.id + "/share");
       if (!r.ok) return failed(r);
+      // The page link (a page for people); the API link stays in the answer for scripts.
+      const url = r.data.pageUrl || r.data.url;
       const field = $("#share-url");
-      field.value = r.data.url;
+      field.value = url;
       field.hidden = false;
       field.select();
       const done = () => bh.toast("Share link copied", "ok");
       if (navigator.clipboard && window.isSecureContext) {
-        navigator.clipboard.writeText(r.data.url).then(done, () => bh.toast("Copy the selected link", "ok"));
+        navigator.clipboard.writeText(url).then(done, () => bh.toast("Copy the selected link", "ok"));
       } else {
         try { document.execCommand("copy"); done(); } catch (_) { bh.toast("Copy the selected link", "ok"); }
       }

@@ -28,6 +28,10 @@ pub struct DetectionCreated {
     pub is_rare: bool,
     pub is_first_of_day: bool,
     pub is_first_of_season: bool,
+    /// The team's first detection of this species ever ("New for the team"); not a kind of rare.
+    #[serde(default)]
+    pub is_first_for_team: bool,
+    /// `not_expected_here` when `is_rare`, else null.
     pub rare_reason: Option<String>,
     pub detected_at: DateTime<Utc>,
     pub audio_chunk_id: ChunkId,

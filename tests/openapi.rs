@@ -53,6 +53,7 @@ DELETE /detections/:id/comments/:commentId
 GET /detections/:id/share
 GET /share/detection/:id/:token
 GET /share/audio/:id/:token
+GET /share/spectrogram/:id/:token
 POST /detections/:id/annotate
 GET /detections/:id/annotations
 GET /sessions

@@ -110,14 +110,25 @@ async fn detection_spectrogram(
     req: Request,
 ) -> Result<Response, ApiError> {
     let detection = find(&state, access.tenant_id, id).await?;
-    let chunk = detection.audio_chunk_id;
-    let meta = chunk_meta(&state, access.tenant_id, chunk).await?;
+    spectrogram_of(&state, access.tenant_id, detection.audio_chunk_id, (q.min_hz, q.max_hz), req).await
+}
+
+/// The spectrogram PNG of `tenant`'s `chunk` over the band asked for, with its `X-Spectrogram-*`
+/// mapping headers; a share link's page draws the same picture.
+pub(super) async fn spectrogram_of(
+    state: &AppState,
+    tenant: TenantId,
+    chunk: ChunkId,
+    (min_hz, max_hz): (Option<f64>, Option<f64>),
+    req: Request,
+) -> Result<Response, ApiError> {
+    let meta = chunk_meta(state, tenant, chunk).await?;
     let wav = state.objects.get(&meta.storage_key).await?;
     let decoded = tokio::task::spawn_blocking(move || audio::decode_wav(&wav, 60.0))
         .await
         .map_err(ApiError::internal)?
         .map_err(|e| ApiError::Unprocessable("unreadable_audio", format!("the stored chunk is unreadable: {e}")))?;
-    let range = spectrogram::FrequencyRange::choose(q.min_hz, q.max_hz, decoded.sample_rate)
+    let range = spectrogram::FrequencyRange::choose(min_hz, max_hz, decoded.sample_rate)
         .map_err(|e| ApiError::Unprocessable("invalid_frequency_range", e.to_string()))?;
     let map = spectrogram::mapping(decoded.samples.len(), decoded.sample_rate, range)
         .map_err(|e| ApiError::Unprocessable("unreadable_audio", format!("no spectrogram: {e}")))?;

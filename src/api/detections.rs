@@ -21,7 +21,10 @@ use crate::{
     ids::{DetectionId, SatelliteId, TenantId},
     state::AppState,
     store::{self, detection_list, detections::Stored, votes::Tally},
-    usecases::verification::{self, Verdict},
+    usecases::{
+        species,
+        verification::{self, Verdict},
+    },
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -83,6 +86,7 @@ impl ListQuery {
             satellite_id: self.satellite_id,
             species_code: non_empty(self.species),
             species_search: search,
+            named: Vec::new(),
             min_confidence: self.min_confidence,
             verification_status: status,
             sort_by: sort.by,
@@ -96,7 +100,7 @@ impl ListQuery {
 
 #[utoipa::path(
     get, path = "/detections", tag = tags::DETECTIONS,
-    description = "Viewer+. The team's detections, filtered (`satelliteId`, `species`, `speciesSearch`, `minConfidence`, `verificationStatus`, dates), sorted (`sortBy`, `sortDir`) and paginated (`limit`, `offset`): `{detections, total}` (`total` is null unless `withCount`).",
+    description = "Viewer+. The team's detections, filtered (`satelliteId`, `species` (a code such as `parus_major`), `speciesSearch` (part of a common name in the caller's or the team's languages, a scientific name or a code), `minConfidence`, `verificationStatus`, dates), sorted (`sortBy`, `sortDir`) and paginated (`limit`, `offset`): `{detections, total}` (`total` is null unless `withCount`).",
     responses((status = 200, description = "`{detections, total}`", body = Object), err::BadRequest, err::Auth)
 )]
 async fn list(
@@ -105,8 +109,16 @@ async fn list(
     Query(q): Query<ListQuery>,
     Query(page): Query<Page>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let query = q.into_query(page.checked()?)?;
+    let mut query = q.into_query(page.checked()?)?;
     let tenant = access.tenant_id;
+    if let Some(needle) = query.species_search.clone() {
+        // Common names in the reader's and the team's languages, from the model's label files.
+        let langs = species::reading_languages(&state.store, tenant, access.ctx.user_id()).await?;
+        let names = state.names.clone();
+        query.named = tokio::task::spawn_blocking(move || species::codes_named(&names, &needle, &langs))
+            .await
+            .map_err(ApiError::internal)?;
+    }
     let (rows, total) = state.store.call(move |c| detection_list::list(c, tenant, &query)).await?;
     Ok(axum::Json(json!({ "detections": rows, "total": total, "limit": page.limit, "offset": page.offset })))
 }

@@ -391,11 +391,7 @@ fn insert_chunk(
         let before = seen[i].replace((day, season));
         let expected_here = !rng.random_bool(0.03);
         // The rules of `detections::insert`.
-        let rare_reason = match before {
-            None => Some("first_record_for_team"),
-            Some(_) if !expected_here => Some("not_expected_here"),
-            Some(_) => None,
-        };
+        let rare_reason = (!expected_here).then_some("not_expected_here");
         let r: f64 = rng.random();
         let status = match r {
             r if r < 0.02 => "confirmed",
@@ -408,9 +404,9 @@ fn insert_chunk(
         tx.prepare_cached(
             "INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_pk, confidence, detected_at,
                  start_ms, end_ms, is_rare, rare_reason, is_first_of_day, is_first_of_season, expected_here,
-                 verification_status, created_at)
+                 verification_status, created_at, is_first_for_team)
              VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3),
-                     (SELECT pk FROM audio_chunks WHERE id = ?4), ?5, ?6, ?7, ?8, 0, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                     (SELECT pk FROM audio_chunks WHERE id = ?4), ?5, ?6, ?7, ?8, 0, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         )?
         .execute(params![
             detection,
@@ -428,7 +424,8 @@ fn insert_chunk(
             before.is_none_or(|(_, s)| s != season),
             expected_here,
             status,
-            finished.millis()
+            finished.millis(),
+            before.is_none()
         ])?;
         recording_sessions::add_detection(tx, id, code, common, scientific)?;
         // The verdict came from a vote of one of the team's reviewers (the leaderboard's data).

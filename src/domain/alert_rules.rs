@@ -50,7 +50,8 @@ impl Trigger {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Special {
-    /// Rare for any reason: a first record for the team, or not expected here.
+    /// Rare: the range model does not expect it here (`isRare`). A team's first record of a
+    /// species is not rare on its own (issue 36).
     Rare,
     FirstOfDay,
     FirstOfSeason,

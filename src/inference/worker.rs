@@ -552,6 +552,7 @@ fn created(d: &store::detections::Stored) -> DetectionCreated {
         is_rare: d.is_rare,
         is_first_of_day: d.is_first_of_day,
         is_first_of_season: d.is_first_of_season,
+        is_first_for_team: d.is_first_for_team,
         rare_reason: d.rare_reason.clone(),
         detected_at: d.detected_at.at(),
         audio_chunk_id: d.audio_chunk_id,

@@ -71,9 +71,13 @@ pub fn add(
     Ok((stored, status, tally))
 }
 
-const SELECT: &str = "SELECT a.id, a.detection_id, a.user_id, u.name, a.vote, a.time_start_ms, a.time_end_ms,
-         a.freq_low_hz, a.freq_high_hz, a.notes, a.created_at
-     FROM annotations a LEFT JOIN users u ON u.id = a.user_id";
+/// An annotation's vote is its author's current vote on the detection: one person has one vote,
+/// so a box drawn as "confirm" reads "unsure" once its author votes unsure (issue 36). The box's
+/// own vote is kept for an author without a vote row (a deleted account).
+const SELECT: &str = "SELECT a.id, a.detection_id, a.user_id, u.name, coalesce(v.vote, a.vote), a.time_start_ms,
+         a.time_end_ms, a.freq_low_hz, a.freq_high_hz, a.notes, a.created_at
+     FROM annotations a LEFT JOIN users u ON u.id = a.user_id
+     LEFT JOIN verification_votes v ON v.detection_id = a.detection_id AND v.user_id = a.user_id";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Annotation> {
     Ok(Annotation {

@@ -146,6 +146,7 @@ fn answers(c: &Connection, tenant: TenantId, chunk_ids: &[ChunkId]) -> Answers {
                 satellite_id: None,
                 species_code: species.map(str::to_owned),
                 species_search: None,
+                named: Vec::new(),
                 min_confidence: None,
                 verification_status: status.map(str::to_owned),
                 sort_by: *sort_by,

@@ -33,6 +33,9 @@ pub struct Query {
     pub satellite_id: Option<SatelliteId>,
     pub species_code: Option<String>,
     pub species_search: Option<String>,
+    /// Species codes whose common name in the viewer's or the team's languages holds
+    /// `species_search` (the use case looks them up in the model's label files); they match too.
+    pub named: Vec<String>,
     pub min_confidence: Option<f64>,
     pub verification_status: Option<String>,
     pub sort_by: SortBy,
@@ -79,6 +82,11 @@ impl SpeciesFilter {
     }
 }
 
+/// A species code as people write it: `Parus major`, `parus-major` and `parus_major` are one.
+fn code_key(code: &str) -> String {
+    code.trim().to_lowercase().replace([' ', '-'], "_")
+}
+
 fn species_filter(conn: &Connection, tenant: TenantId, q: &Query) -> Result<Option<SpeciesFilter>> {
     if q.species_code.is_none() && q.species_search.is_none() {
         return Ok(None);
@@ -88,11 +96,15 @@ fn species_filter(conn: &Connection, tenant: TenantId, q: &Query) -> Result<Opti
     let team_total = all.iter().map(|s| s.detection_count).sum();
     let codes = all
         .into_iter()
-        .filter(|s| q.species_code.as_ref().is_none_or(|c| *c == s.species_code))
+        .filter(|s| {
+            q.species_code.as_ref().is_none_or(|c| *c == s.species_code || code_key(c) == code_key(&s.species_code))
+        })
         .filter(|s| {
             needle.as_ref().is_none_or(|n| {
                 s.common_name.to_lowercase().contains(n.as_str())
                     || s.scientific_name.to_lowercase().contains(n.as_str())
+                    || s.species_code.contains(n.replace([' ', '-'], "_").as_str())
+                    || q.named.contains(&s.species_code)
             })
         })
         .map(|s| (s.species_code, s.detection_count))
@@ -162,6 +174,7 @@ pub(super) fn every_index() -> Vec<&'static str> {
                         satellite_id: satellite,
                         species_code: None,
                         species_search: None,
+                        named: Vec::new(),
                         min_confidence: None,
                         verification_status: status.map(str::to_owned),
                         sort_by: *sort_by,

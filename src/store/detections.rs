@@ -55,6 +55,8 @@ pub struct Stored {
     pub rare_reason: Option<String>,
     pub is_first_of_day: bool,
     pub is_first_of_season: bool,
+    /// The team's first detection of the species ever ("New for the team"); not a kind of rare.
+    pub is_first_for_team: bool,
     pub expected_here: Option<bool>,
     pub verification_status: String,
     pub storage_key: String,
@@ -74,7 +76,7 @@ pub(super) const SELECT: &str =
          (SELECT id FROM satellites WHERE pk = c.satellite_pk) || '/' ||
          date(c.recorded_at / 1000, 'unixepoch') || '/' || (SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-' ||
          substr(h, 13, 4) || '-' || substr(h, 17, 4) || '-' || substr(h, 21, 12) FROM (SELECT lower(hex(c.id)) AS h)) ||
-         '.wav' ELSE c.storage_key END), d.created_at, c.audio_expired_at
+         '.wav' ELSE c.storage_key END), d.created_at, c.audio_expired_at, d.is_first_for_team
      FROM detections d JOIN satellites s ON s.pk = d.satellite_pk JOIN audio_chunks c ON c.pk = d.chunk_pk
      JOIN species_labels l ON l.pk = d.species_pk";
 
@@ -102,6 +104,7 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
         storage_key: r.get(19)?,
         created_at: r.get(20)?,
         audio_expired_at: r.get(21)?,
+        is_first_for_team: r.get(22)?,
         calibrated_confidence: None,
     })
 }
@@ -169,9 +172,10 @@ pub fn insert(conn: &Connection, d: &NewDetection, flags: Flags, now: Timestamp)
     let species = label(conn, &d.species_code, &d.scientific_name, &d.common_name)?;
     let inserted = conn.prepare_cached(
         "INSERT OR IGNORE INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_pk, confidence,
-             detected_at, start_ms, end_ms, is_rare, rare_reason, is_first_of_day, is_first_of_season, expected_here, created_at)
+             detected_at, start_ms, end_ms, is_rare, rare_reason, is_first_of_day, is_first_of_season, expected_here, created_at,
+             is_first_for_team)
          VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3),
-                 (SELECT pk FROM audio_chunks WHERE id = ?4), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                 (SELECT pk FROM audio_chunks WHERE id = ?4), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
     )?
     .execute(params![
             id,
@@ -189,7 +193,8 @@ pub fn insert(conn: &Connection, d: &NewDetection, flags: Flags, now: Timestamp)
             flags.is_first_of_day,
             flags.is_first_of_season,
             d.expected_here,
-            now.millis()
+            now.millis(),
+            flags.is_first_for_team
         ])?;
     if inserted == 0 {
         return Ok(None);
@@ -358,7 +363,7 @@ mod tests {
             .call(move |c| {
                 let mut out = Vec::new();
                 for (at, expected) in [
-                    ("2026-02-27T06:00:00.000Z", Some(true)), // first ever: rare, first of day and season
+                    ("2026-02-27T06:00:00.000Z", Some(true)), // first ever: new for the team, not rare
                     ("2026-02-27T07:00:00.000Z", Some(true)), // same day
                     ("2026-02-28T07:00:00.000Z", Some(false)), // next day, out of range: rare again
                     ("2026-03-01T07:00:00.000Z", Some(true)), // spring starts
@@ -367,7 +372,7 @@ mod tests {
                     let chunk = super::testing::chunk(c, tenant, sat, at)?;
                     let d = judged(c, &robin(tenant, sat, chunk, at, expected), at)?.expect("inserted");
                     assert!(judged(c, &robin(tenant, sat, chunk, at, expected), at)?.is_none(), "once per chunk");
-                    out.push((d.is_first_of_day, d.is_first_of_season, d.rare_reason));
+                    out.push((d.is_first_of_day, d.is_first_of_season, d.is_first_for_team, d.is_rare, d.rare_reason));
                 }
                 Ok(out)
             })
@@ -376,10 +381,10 @@ mod tests {
         assert_eq!(
             flags,
             [
-                (true, true, Some("first_record_for_team".into())),
-                (false, false, None),
-                (true, false, Some("not_expected_here".into())),
-                (true, true, None),
+                (true, true, true, false, None),
+                (false, false, false, false, None),
+                (true, false, false, true, Some("not_expected_here".into())),
+                (true, true, false, false, None),
             ]
         );
     }

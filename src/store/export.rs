@@ -193,7 +193,7 @@ mod tests {
     fn pages_after_a_cursor_return_every_row_once_in_time_order() {
         let (mut conn, tenant, sat) = db();
         let start = DateTime::<Utc>::UNIX_EPOCH + chrono::Duration::days(20_500);
-        let flags = Flags { is_first_of_day: false, is_first_of_season: false, rare: None };
+        let flags = Flags { is_first_of_day: false, is_first_of_season: false, is_first_for_team: false, rare: None };
         let mut want = Vec::new();
         // Three detections share each second: ties are ordered by id, and none is skipped.
         for i in 0..24i64 {

@@ -227,12 +227,17 @@ fn detection_notice(
     }
 }
 
+/// Why a detection is rare, and whether it is also new for the team. Rare means only "not
+/// expected here" (issue 36): a first record alone never raises a `rare_species` alert.
 fn rare_why(d: &Stored) -> String {
-    match d.rare_reason.as_deref() {
-        Some("first_record_for_team") => " It is the team's first record of this species.".into(),
-        Some("not_expected_here") => " The range model does not expect it at this place and week.".into(),
-        _ => String::new(),
+    let mut why = String::new();
+    if d.is_rare {
+        why.push_str(" The range model does not expect it at this place and week.");
     }
+    if d.is_first_for_team {
+        why.push_str(" It is the team's first record of this species.");
+    }
+    why
 }
 
 /// Acknowledges alert `id` of `tenant` (by `user`, none for a key); an unknown id is `NotFound`.

@@ -248,8 +248,8 @@ pub async fn today(ctx: Ctx<'_>, team: &Team) -> Result<Today, PublicError> {
     Ok(view)
 }
 
-/// A coordinate as the page may show it.
-fn place(v: f64, exact: bool) -> f64 {
+/// A coordinate as the page may show it (a share link's page rounds the same way).
+pub fn place(v: f64, exact: bool) -> f64 {
     if exact {
         return v;
     }
@@ -264,6 +264,7 @@ async fn feed(ctx: Ctx<'_>, team: &Team, species: Option<&str>) -> Result<Vec<He
         satellite_id: None,
         species_code: species.map(str::to_owned),
         species_search: None,
+        named: Vec::new(),
         min_confidence: None,
         verification_status: None,
         sort_by: detection_list::SortBy::Date,

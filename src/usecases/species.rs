@@ -176,6 +176,56 @@ pub fn search(
     Ok(found.into_iter().take(limit.clamp(1, MAX_SEARCH)).map(|(_, _, t)| t).collect())
 }
 
+/// The species codes whose common name in one of `langs` holds `needle` (any letter case), or
+/// whose code does: the Detections list's name filter, so "Kohlmeise" finds Parus major for a
+/// German speaker. Reads label files on first use of a language: call it on a blocking thread.
+pub fn codes_named(names: &Translations, needle: &str, langs: &[String]) -> Vec<String> {
+    let needle = needle.trim().to_lowercase();
+    let Some(classes) = names.classes().filter(|_| !needle.is_empty()) else { return Vec::new() };
+    let code_needle = needle.replace([' ', '-'], "_");
+    classes
+        .iter()
+        .filter(|l| {
+            l.code.contains(&code_needle)
+                || l.scientific.to_lowercase().contains(&needle)
+                || l.common.to_lowercase().contains(&needle)
+                || langs
+                    .iter()
+                    .any(|lang| names.common_name(lang, &l.code).is_some_and(|n| n.to_lowercase().contains(&needle)))
+        })
+        .map(|l| l.code.clone())
+        .collect()
+}
+
+/// The languages a person reads species names in: their own (My account), then the team's
+/// primary and secondary languages; installed or not (a missing one adds nothing).
+pub async fn reading_languages(
+    store: &crate::store::Store,
+    tenant: crate::ids::TenantId,
+    user: Option<crate::ids::UserId>,
+) -> crate::store::Result<Vec<String>> {
+    use crate::{
+        domain::{preferences::Preferences, settings::TenantSettings},
+        store,
+    };
+    let (own, team) = store
+        .call(move |c| {
+            let own = match user {
+                Some(u) => Some(Preferences::from_stored(&store::users::get(c, u)?.preferences_json).language),
+                None => None,
+            };
+            Ok((own, store::settings::load::<TenantSettings>(c, &tenant.to_string())?))
+        })
+        .await?;
+    let mut langs: Vec<String> = Vec::new();
+    for lang in own.into_iter().chain([team.primary_language]).chain(team.secondary_language) {
+        if !lang.is_empty() && !langs.contains(&lang) {
+            langs.push(lang);
+        }
+    }
+    Ok(langs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

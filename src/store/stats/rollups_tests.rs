@@ -101,7 +101,7 @@ fn apply(conn: &mut Connection, teams: &[Team], kept: &mut Vec<(usize, Detection
             let stored = detections::insert(
                 conn,
                 &d,
-                Flags { is_first_of_day: false, is_first_of_season: false, rare: None },
+                Flags { is_first_of_day: false, is_first_of_season: false, is_first_for_team: false, rare: None },
                 at,
             )
             .expect("insert")

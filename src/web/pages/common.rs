@@ -8,7 +8,10 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::web::{client::Api, ctx::Ctx, error::PageError, icons, layout};
+use crate::{
+    domain::detection_flags::RareReason,
+    web::{client::Api, ctx::Ctx, error::PageError, icons, layout},
+};
 
 /// A detection as `GET /api/detections` lists it (SPEC 2.9, snake_case).
 #[derive(Debug, Clone, Deserialize)]
@@ -30,6 +33,9 @@ pub struct Detection {
     pub rare_reason: Option<String>,
     pub is_first_of_day: bool,
     pub is_first_of_season: bool,
+    /// The team's first detection of the species ("New for the team").
+    #[serde(default)]
+    pub is_first_for_team: bool,
     pub expected_here: Option<bool>,
     pub verification_status: String,
     pub calibrated_confidence: Option<f64>,
@@ -83,15 +89,22 @@ pub fn thumb(url: Option<&String>, alt: &str) -> Markup {
     }
 }
 
-/// The badges of a detection, each with its reason as a tooltip.
+/// The badges of a detection, each with its reason in words as a tooltip. "Rare" means not
+/// expected at this place and week (the range model); a team's first record of a species is its
+/// own badge, "New for the team" (issue 36).
 pub fn badges(d: &Detection) -> Markup {
+    let rare_tip =
+        d.rare_reason.as_deref().and_then(RareReason::words).unwrap_or("not expected at this place and time of year");
     html! {
         @if d.is_rare {
-            span.badge.rare title=(d.rare_reason.as_deref().unwrap_or("rare for this team")) { "Rare" }
+            span.badge.rare title=(rare_tip) { "Rare" }
         }
-        @if d.is_first_of_season { span.badge.first title="the first of this species this season" { "First this season" } }
-        @else if d.is_first_of_day { span.badge.first title="the first of this species today" { "First today" } }
-        @if d.expected_here == Some(false) {
+        @if d.is_first_for_team {
+            span.badge.new title="the team's first detection of this species ever" { "New for the team" }
+        }
+        @if d.is_first_of_season && !d.is_first_for_team { span.badge.first title="the first of this species this season" { "First this season" } }
+        @else if d.is_first_of_day && !d.is_first_for_team { span.badge.first title="the first of this species today" { "First today" } }
+        @if d.expected_here == Some(false) && !d.is_rare {
             span.badge.unexpected title="not on the expected-species list for this place and week" { "Not expected here" }
         }
         @match d.verification_status.as_str() {

@@ -78,9 +78,10 @@ async fn detail_page(ctx: Ctx, Path(id): Path<String>) -> Response {
 async fn votes_fragment(ctx: Ctx, Path(id): Path<String>) -> Response {
     let result = async {
         let id = clean(&id)?;
-        let raw: Value = ctx.api.get(&format!("/detections/{id}")).await?;
+        let path = format!("/detections/{id}");
+        let (raw, mine) = tokio::try_join!(ctx.api.get::<Value>(&path), my_vote(&ctx, &id))?;
         let (d, tally) = split(raw)?;
-        Ok(votes(&ctx, &d, &tally))
+        Ok(votes(&ctx, &d, &tally, mine.as_deref()))
     }
     .await;
     respond(&ctx, result)
@@ -115,6 +116,21 @@ fn split(raw: Value) -> Result<(Detection, Tally), PageError> {
     Ok((d, tally))
 }
 
+/// The viewer's own vote on detection `id` (`confirm`, `reject`, `unsure`), if they voted; only
+/// people who may vote are asked.
+async fn my_vote(ctx: &Ctx, id: &str) -> Result<Option<String>, PageError> {
+    if !ctx.can_edit() {
+        return Ok(None);
+    }
+    let answer: Value = ctx.api.get(&format!("/detections/votes?ids={id}")).await?;
+    let votes = answer.get("votes").and_then(Value::as_array).cloned().unwrap_or_default();
+    Ok(votes
+        .iter()
+        .find(|v| v.get("detection_id").and_then(Value::as_str) == Some(id))
+        .and_then(|v| v.get("vote").and_then(Value::as_str))
+        .map(str::to_owned))
+}
+
 /// The spectrogram's mapping, or `None` when the audio is gone (expired or never stored).
 async fn mapping(ctx: &Ctx, id: &str) -> Result<Option<Mapping>, PageError> {
     let answer = ctx.api.send(Method::GET, &format!("/detections/{id}/spectrogram.png"), None).await?;
@@ -138,10 +154,11 @@ async fn detail(ctx: &Ctx, id: &str) -> Result<Markup, PageError> {
     ctx.team_id()?;
     let paths =
         [format!("/detections/{id}"), format!("/detections/{id}/comments"), format!("/detections/{id}/annotations")];
-    let (raw, notes, marks) = tokio::try_join!(
+    let (raw, notes, marks, mine) = tokio::try_join!(
         ctx.api.get::<Value>(&paths[0]),
         ctx.api.get::<Value>(&paths[1]),
         ctx.api.get::<Value>(&paths[2]),
+        my_vote(ctx, id),
     )?;
     let (d, tally) = split(raw)?;
     let map = mapping(ctx, id).await?;
@@ -175,7 +192,7 @@ async fn detail(ctx: &Ctx, id: &str) -> Result<Markup, PageError> {
                 None => p.notice { "Audio expired: the recording of this detection is no longer stored, so there is no spectrogram or sound." },
             }
         }
-        (votes(ctx, &d, &tally))
+        (votes(ctx, &d, &tally, mine.as_deref()))
         (actions)
         (comments(ctx, id, &notes))
     };
@@ -257,14 +274,16 @@ fn boxes(list: &Value, map: Option<Mapping>) -> Markup {
     }
 }
 
-/// The consensus, the tally and (for members) the vote buttons; refreshed after a vote.
-fn votes(ctx: &Ctx, d: &Detection, t: &Tally) -> Markup {
+/// The consensus, the tally and (for members) the vote buttons, the viewer's own vote pressed
+/// (`aria-pressed`); refreshed after a vote.
+fn votes(ctx: &Ctx, d: &Detection, t: &Tally, mine: Option<&str>) -> Markup {
     let (label, class) = match d.verification_status.as_str() {
         "confirmed" => ("Confirmed", "ok"),
         "rejected" => ("Rejected", "no"),
         "pending_review" => ("Pending review", "pending"),
         _ => ("Not verified yet", "none"),
     };
+    let choices = [("confirm", "Confirm"), ("reject", "Reject"), ("unsure", "Unsure")];
     html! {
         section.card #votes hx-get=(format!("/detections/{}/votes", d.id)) hx-trigger="refresh" hx-swap="outerHTML" {
             h2 { "Verification" }
@@ -278,9 +297,17 @@ fn votes(ctx: &Ctx, d: &Detection, t: &Tally) -> Markup {
             }
             @if ctx.can_edit() {
                 div.vote-buttons role="group" aria-label="Your vote" {
-                    button.vote.confirm type="button" data-vote="confirm" data-id=(d.id) { "Confirm" }
-                    button.vote.reject type="button" data-vote="reject" data-id=(d.id) { "Reject" }
-                    button.vote.unsure type="button" data-vote="unsure" data-id=(d.id) { "Unsure" }
+                    @for (vote, text) in choices {
+                        @let pressed = mine == Some(vote);
+                        button.vote.(vote).pressed[pressed] type="button" data-vote=(vote) data-id=(d.id)
+                            aria-pressed=(if pressed { "true" } else { "false" }) { (text) }
+                    }
+                }
+                p.small.muted #my-vote {
+                    @match choices.iter().find(|(v, _)| Some(*v) == mine) {
+                        Some((_, text)) => { "Your vote: " strong { (text) } ". Press another to change it." }
+                        None => { "You have not voted on this detection." }
+                    }
                 }
             }
         }

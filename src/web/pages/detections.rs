@@ -5,13 +5,16 @@
 use axum::{
     Router,
     extract::RawQuery,
-    response::{IntoResponse, Response},
+    response::{IntoResponse, Redirect, Response},
     routing::get,
 };
 use maud::{Markup, html};
 use serde_json::Value;
 
-use super::common::{self, DetectionPage};
+use super::{
+    common::{self, DetectionPage},
+    species_pick,
+};
 use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
 
 pub fn routes() -> Router<WebState> {
@@ -71,17 +74,17 @@ impl Filters {
         out.finish()
     }
 
-    /// The query of the API list call: every filter, the sort and the page, passed through so
-    /// the API validates them.
+    /// The query of the API list call: every filter and the sort, passed through so the API
+    /// validates them, and the page as numbers (junk there reads as the first page).
     fn api_query(&self) -> String {
         let mut names: Vec<&str> = FILTERS.to_vec();
-        names.extend(["sortBy", "sortDir", "limit", "offset"]);
-        let mut q = self.query(&names, &[]);
-        if self.get("limit").is_empty() {
-            q.push_str(if q.is_empty() { "" } else { "&" });
-            q.push_str(&format!("limit={DEFAULT_LIMIT}"));
-        }
-        q
+        names.extend(["sortBy", "sortDir"]);
+        self.query(&names, &[("limit", self.limit().to_string()), ("offset", self.number("offset", 0).to_string())])
+    }
+
+    /// Cards per page: the URL's, within 1 to 100.
+    fn limit(&self) -> u32 {
+        self.number("limit", DEFAULT_LIMIT).clamp(1, 100)
     }
 
     /// This page's URL at another offset, keeping every other choice.
@@ -99,29 +102,68 @@ impl Filters {
 
 async fn list_page(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
     match render(&ctx, Filters::parse(raw.as_deref())).await {
-        Ok(m) => m.into_response(),
+        Ok(r) => r,
         Err(e) => e.respond(&ctx.uri),
     }
 }
 
-async fn render(ctx: &Ctx, f: Filters) -> Result<Markup, PageError> {
+/// Where the pager stands: the first and last card shown (1-based), the page and the pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Position {
+    first: u32,
+    last: u32,
+    page: u32,
+    pages: u32,
+    has_prev: bool,
+    has_next: bool,
+}
+
+/// The pager's numbers for `shown` cards at `offset` of `total`; `None` past the end (nothing
+/// shown although there are detections), which the page answers with a way back.
+fn position(offset: u32, limit: u32, shown: u32, total: u32) -> Option<Position> {
+    let limit = limit.max(1);
+    if shown == 0 && total > 0 {
+        return None;
+    }
+    let pages = total.div_ceil(limit).max(1);
+    let last = offset.saturating_add(shown).min(total);
+    Some(Position {
+        first: offset.saturating_add(1).min(last),
+        last,
+        page: (offset.div_ceil(limit) + 1).min(pages),
+        pages,
+        has_prev: offset > 0,
+        has_next: last < total,
+    })
+}
+
+async fn render(ctx: &Ctx, f: Filters) -> Result<Response, PageError> {
     ctx.team_id()?;
     let path = format!("/detections?{}", f.api_query());
     let (page, sats) =
         tokio::try_join!(ctx.api.get::<DetectionPage>(&path), ctx.api.get::<Value>("/satellites?limit=500"),)?;
-    let images = common::images(&ctx.api, page.detections.iter().map(|d| d.species_code.clone())).await?;
-    let sats = sats.get("satellites").and_then(Value::as_array).cloned().unwrap_or_default();
-    let (limit, offset) = (f.number("limit", DEFAULT_LIMIT).max(1), f.number("offset", 0));
+    let (limit, offset) = (f.limit(), f.number("offset", 0));
     let total = page.total.unwrap_or(0).max(0) as u32;
     let shown = page.detections.len() as u32;
+    let last_page = (total.saturating_sub(1) / limit) * limit;
+    let at = match position(offset, limit, shown, total) {
+        Some(at) => at,
+        // Past the end ("Page 101 of 3"): the last page, with the other choices kept.
+        None if offset != last_page => return Ok(Redirect::to(&f.page_url(last_page)).into_response()),
+        // The last page itself came back empty (rows went meanwhile): say so, with a way back.
+        None => Position { first: 0, last: 0, page: 1, pages: 1, has_prev: false, has_next: false },
+    };
+    let images = common::images(&ctx.api, page.detections.iter().map(|d| d.species_code.clone())).await?;
+    let sats = sats.get("satellites").and_then(Value::as_array).cloned().unwrap_or_default();
+    let example = species_pick::named(ctx, &species_pick::lang(ctx), EXAMPLE_CODE);
     let body = html! {
         h1 { "Detections" }
-        (filter_form(&f, &sats))
+        (filter_form(ctx, &f, &sats, &example))
         section.card {
             div.card-head {
                 h2 #results-title {
-                    @if total == 0 { "No detections" }
-                    @else { (offset.saturating_add(1).min(total)) "–" (offset.saturating_add(shown).min(total)) " of " (total) }
+                    @if at.last == 0 { "No detections" }
+                    @else { (at.first) "–" (at.last) " of " (total) }
                 }
                 @if ctx.can_edit() && total > 0 {
                     div.export-links {
@@ -133,7 +175,11 @@ async fn render(ctx: &Ctx, f: Filters) -> Result<Markup, PageError> {
                 }
             }
             @if page.detections.is_empty() {
-                @if f.any() {
+                @if total > 0 {
+                    (layout::empty("Nothing on this page", html! {
+                        "The list is shorter than this page. " a href=(f.page_url(0)) { "Back to the first page" }
+                    }))
+                } @else if f.any() {
                     (layout::empty("No detections match these filters", html! {
                         "Lower the minimum confidence or clear a filter. " a href="/detections" { "Show all detections" }
                     }))
@@ -148,24 +194,30 @@ async fn render(ctx: &Ctx, f: Filters) -> Result<Markup, PageError> {
                     @for d in &page.detections { (common::card(ctx, d, images.get(&d.species_code))) }
                 }
             }
-            @if total > limit {
+            @if at.pages > 1 {
                 nav.pager aria-label="Pages" {
-                    @if offset > 0 { a rel="prev" href=(f.page_url(offset.saturating_sub(limit))) { "← Previous" } }
-                    @else { span.muted { "← Previous" } }
-                    span.page-of { "Page " ((offset / limit) + 1) " of " (total.div_ceil(limit)) }
-                    @if offset.saturating_add(limit) < total { a rel="next" href=(f.page_url(offset.saturating_add(limit))) { "Next →" } }
-                    @else { span.muted { "Next →" } }
+                    @if at.has_prev { a rel="prev" href=(f.page_url(offset.saturating_sub(limit))) { "← Previous" } }
+                    @else { span.muted aria-disabled="true" { "← Previous" } }
+                    span.page-of { "Page " (at.page) " of " (at.pages) }
+                    @if at.has_next { a rel="next" href=(f.page_url(offset.saturating_add(shown))) { "Next →" } }
+                    @else { span.muted aria-disabled="true" { "Next →" } }
                 }
             }
         }
     };
-    Ok(layout::page(ctx, "Detections", "detections", &["detections.css"], body))
+    Ok(layout::page(ctx, "Detections", "detections", &["detections.css"], body).into_response())
 }
 
+/// The species the filters' placeholders name as an example (people see its name in their
+/// language, "Kohlmeise" for a German reader; the code is what the code field takes).
+const EXAMPLE_CODE: &str = "parus_major";
+
 /// The filters as a GET form: submitting it puts them in the URL.
-fn filter_form(f: &Filters, sats: &[Value]) -> Markup {
+fn filter_form(ctx: &Ctx, f: &Filters, sats: &[Value], example: &species_pick::Named) -> Markup {
     let sort_by = f.get("sortBy");
     let sort_dir = f.get("sortDir");
+    let chosen =
+        Some(f.get("species")).filter(|c| !c.is_empty()).map(|c| species_pick::named(ctx, &species_pick::lang(ctx), c));
     html! {
         form.filters.card.det-filters method="get" action="/detections" {
             div.field {
@@ -180,11 +232,17 @@ fn filter_form(f: &Filters, sats: &[Value]) -> Markup {
             }
             div.field {
                 label for="f-search" { "Species name" }
-                input #f-search type="search" name="speciesSearch" value=(f.get("speciesSearch")) placeholder="robin, Turdus…" maxlength="100";
+                input #f-search type="search" name="speciesSearch" value=(f.get("speciesSearch"))
+                    placeholder=(format!("{}, {}", example.common, example.scientific)) maxlength="100"
+                    title="part of a common name (in your language or the team's) or of a scientific name";
             }
             div.field {
                 label for="f-species" { "Species code" }
-                input #f-species type="text" name="species" value=(f.get("species")) placeholder="turdus-migratorius";
+                input #f-species type="text" name="species" value=(f.get("species")) placeholder=(EXAMPLE_CODE)
+                    aria-describedby="f-species-name";
+                @if let Some(n) = &chosen {
+                    span.small.muted #f-species-name { (species_pick::label(n)) }
+                }
             }
             div.field {
                 label for="f-conf" { "Min. confidence" }
@@ -216,7 +274,7 @@ fn filter_form(f: &Filters, sats: &[Value]) -> Markup {
                 label for="f-limit" { "Per page" }
                 select #f-limit name="limit" {
                     @for n in [10u32, 20, 50, 100] {
-                        option value=(n) selected[n == f.number("limit", DEFAULT_LIMIT)] { (n) }
+                        option value=(n) selected[n == f.limit()] { (n) }
                     }
                 }
             }
@@ -225,5 +283,26 @@ fn filter_form(f: &Filters, sats: &[Value]) -> Markup {
                 a.clear href="/detections" { "Clear" }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Position, position};
+
+    #[test]
+    fn the_pager_never_counts_past_the_end() {
+        let p =
+            |first, last, page, pages, has_prev, has_next| Position { first, last, page, pages, has_prev, has_next };
+        assert_eq!(position(0, 20, 20, 25), Some(p(1, 20, 1, 2, false, true)));
+        assert_eq!(position(20, 20, 5, 25), Some(p(21, 25, 2, 2, true, false)));
+        assert_eq!(position(0, 20, 0, 0), Some(p(0, 0, 1, 1, false, false)));
+        assert_eq!(
+            position(24, 20, 1, 25),
+            Some(p(25, 25, 2, 2, true, false)),
+            "an odd offset still ends at the last page"
+        );
+        assert_eq!(position(2000, 20, 0, 25), None, "past the end: the page goes back");
+        assert_eq!(position(25, 25, 0, 25), None);
     }
 }

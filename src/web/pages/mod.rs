@@ -24,6 +24,7 @@ mod sat_parts;
 mod satellite;
 mod satellites;
 mod sessions;
+mod share;
 mod species;
 mod species_pick;
 mod stats;
@@ -56,5 +57,6 @@ pub fn routes() -> Router<WebState> {
         .merge(alerts::routes())
         .merge(exports::routes())
         .merge(public::routes())
+        .merge(share::routes())
         .merge(quality::routes())
 }

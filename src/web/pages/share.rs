@@ -1,0 +1,121 @@
+//! The page of a share link (`/share/{id}/{token}`), for a friend without an account: the
+//! species with its names in the sharer's language (`?lang=`, else the team's primary language),
+//! when and where it was heard (the place rounded as on the team's public page), the
+//! spectrogram and a play button. Everything it loads (`/api/share/spectrogram/...`,
+//! `/api/share/audio/...`) opens with the share token alone. A forged, altered or expired link
+//! is a plain "not found" page. Scripts read the same detection as JSON at
+//! `/api/share/detection/{id}/{token}` ([`crate::api`]'s share routes).
+
+use axum::{
+    Router,
+    extract::{Path, Query, State},
+    http::StatusCode,
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use crate::{
+    ids::DetectionId,
+    usecases::shared_detection::{self, ShareError, SharedView},
+    web::{WebState, error::problem, icons, layout},
+};
+
+pub fn routes() -> Router<WebState> {
+    Router::new().route("/share/{id}/{token}", get(share_page))
+}
+
+#[derive(Debug, Deserialize)]
+struct PageQuery {
+    lang: Option<String>,
+}
+
+fn not_found() -> Response {
+    problem(
+        StatusCode::NOT_FOUND,
+        "This link does not open anything",
+        "The share link is incomplete, was changed, or is older than 30 days. Ask whoever sent it for a new one.",
+    )
+}
+
+async fn share_page(
+    State(state): State<WebState>,
+    Path((id, token)): Path<(String, String)>,
+    Query(q): Query<PageQuery>,
+) -> Response {
+    let Ok(id) = id.parse::<DetectionId>() else { return not_found() };
+    let app = &state.app;
+    let secret = app.settings.security.jwt_secret.expose();
+    let now = app.clock.now().timestamp();
+    match shared_detection::view(&app.store, &app.names, secret, now, (id, &token), q.lang.as_deref()).await {
+        Ok(v) => page(&v, &token).into_response(),
+        Err(ShareError::NotFound) => not_found(),
+        Err(ShareError::Store(e)) => {
+            tracing::error!(error = %e, "a share page failed");
+            problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Something went wrong",
+                "The station could not show this detection just now. Try again later.",
+            )
+        }
+    }
+}
+
+/// "51.51° N, 0.13° W".
+fn coordinates(lat: f64, lon: f64) -> String {
+    let (ns, ew) = (if lat < 0.0 { "S" } else { "N" }, if lon < 0.0 { "W" } else { "E" });
+    format!("{:.2}° {ns}, {:.2}° {ew}", lat.abs(), lon.abs())
+}
+
+fn page(v: &SharedView, token: &str) -> Markup {
+    let spectrogram = format!("/api/share/spectrogram/{}/{token}", v.id);
+    let audio = format!("/api/share/audio/{}/{token}", v.id);
+    let body = html! {
+        main #main.share-page {
+            section.card.share-head {
+                p.share-kicker.muted.small { "A bird heard by a birdhub station, shared with you" }
+                h1 { (layout::names(&v.common_name, &v.scientific_name)) }
+                @if let Some(en) = &v.english_name { p.muted.small { "In English: " (en) } }
+                dl.share-facts {
+                    div { dt { "When" } dd { (layout::at(&v.detected_at)) } }
+                    div { dt { "Where" } dd #share-place {
+                        (v.station)
+                        @if let (Some(lat), Some(lon)) = (v.latitude, v.longitude) {
+                            ", " @if v.exact_location { "at " } @else { "near " } (coordinates(lat, lon))
+                        }
+                    } }
+                    div { dt { "Model confidence" } dd { (layout::confidence(v.confidence, false)) } }
+                    @if v.verification_status == "confirmed" { div { dt { "Checked" } dd { span.badge.ok { "Confirmed by a person" } } } }
+                }
+            }
+            section.card.share-recording {
+                h2 { "The recording" }
+                @if v.audio {
+                    img.share-spectro src=(spectrogram) alt=(format!("Spectrogram of the recording of the {}: time left to right, pitch bottom to top", v.common_name));
+                    div.share-play {
+                        button.play.primary #share-play type="button" data-audio=(audio) data-start=(v.start_ms)
+                            aria-label=(format!("Play the {}", v.common_name)) { (icons::play()) span { "Play" } }
+                        span.muted.small { "The bird is heard from " (format!("{:.1}", v.start_ms as f64 / 1000.0)) " to " (format!("{:.1}", v.end_ms as f64 / 1000.0)) " s." }
+                    }
+                } @else {
+                    p.notice { "The recording is no longer kept, so there is nothing to hear or see." }
+                }
+            }
+            p.muted.small.share-foot {
+                "Species are the classifier's suggestions (BirdNET, CC BY-NC-SA 4.0), not all checked by a person. "
+                "This link works for 30 days from when it was made."
+            }
+        }
+    };
+    layout::bare_with(&format!("{} (shared)", v.common_name), "", &["share.css"], body)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn coordinates_read_as_a_place() {
+        assert_eq!(super::coordinates(51.51, -0.13), "51.51° N, 0.13° W");
+        assert_eq!(super::coordinates(-33.87, 151.21), "33.87° S, 151.21° E");
+    }
+}
