@@ -15,9 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{alert_forms, stats::satellites};
-// The exports page lists the same channels.
 use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
-pub(super) use alert_forms::Channels;
 
 pub fn routes() -> Router<WebState> {
     Router::new().route("/alerts", get(alerts_page)).route("/alerts/list", get(list_fragment))
