@@ -2,6 +2,7 @@
 
 mod account;
 mod admin;
+mod admin_audit;
 mod alerts;
 mod auth;
 mod common;
@@ -28,6 +29,7 @@ mod stats_map;
 mod stats_parts;
 mod stats_species;
 mod team;
+mod team_settings;
 mod widgets;
 
 use axum::Router;
