@@ -149,7 +149,7 @@ async fn the_audit_log_names_who_and_which_team_pages_through_and_filters() {
     b.goto("/admin#audit").await;
     let audit = b.text("#audit").await;
     assert!(audit.contains("ada@example.org") && audit.contains("Oak Lane"), "{audit}");
-    assert!(audit.contains("Tenant settings updated"), "actions in words: {audit}");
+    assert!(audit.contains("Team settings updated"), "actions in words: {audit}");
     assert!(!audit.contains("admin.tenant_settings_updated"), "{audit}");
     // Every row names who and has no empty cell at its end.
     let rows = b

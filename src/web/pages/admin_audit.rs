@@ -77,10 +77,11 @@ impl Filter {
     }
 }
 
-/// "admin.member_removed" → "Member removed"; the part before the dot says who may do it, which
+/// "admin.member_removed" → "Member removed" ("tenant" reads "team"); the part before the dot says who may do it, which
 /// the "Who" column already shows.
 pub fn action_words(action: &str) -> String {
-    let tail = action.rsplit('.').next().unwrap_or(action).replace(['_', '-'], " ");
+    // "tenant" is the code's word; people say "team".
+    let tail = action.rsplit('.').next().unwrap_or(action).replace(['_', '-'], " ").replace("tenant", "team");
     let mut chars = tail.chars();
     chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
@@ -187,6 +188,7 @@ mod tests {
     fn actions_read_as_words_and_filters_stay_in_the_url() {
         assert_eq!(action_words("admin.member_removed"), "Member removed");
         assert_eq!(action_words("user.login"), "Login");
+        assert_eq!(action_words("admin.tenant_settings_updated"), "Team settings updated");
         let f = Filter::from_query(Some("action=user.login&person=nope&from=2026-11-01&to=soon&page=3"));
         assert_eq!((f.person.as_str(), f.to.as_str(), f.page), ("", "", 3));
         assert_eq!(f.api_path(2), "/admin/audit-log?limit=25&offset=25&action=user.login&from=2026-11-01");
