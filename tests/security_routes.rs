@@ -250,6 +250,7 @@ impl World {
 fn example(route: &str) -> Option<Value> {
     Some(match route {
         "PATCH /api/satellites/:id" => json!({"name": "taken over"}),
+        "PUT /api/tenants/:id/name" => json!({"name": "taken over"}),
         "POST /api/api-keys" => json!({"name": "stolen", "role": "admin"}),
         "POST /api/auth/create-tenant" => json!({"name": "Intruders"}),
         "POST /api/auth/invites" => json!({"role": "admin"}),

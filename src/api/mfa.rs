@@ -219,7 +219,7 @@ async fn passkey_delete(
 
 #[utoipa::path(
     get, path = "/auth/mfa/remembered-devices", tag = tags::AUTH,
-    description = "Signed in. Devices that skip the second factor.",
+    description = "Signed in. Devices that skip the second factor: `{devices: [{id, device, userAgent, ip, createdAt, lastUsedAt, expiresAt}]}`; `device` is the browser and system in words (\"Chrome on Android\").",
     responses((status = 200, description = "`{devices}`", body = Object), err::Unauthorized, err::Forbidden)
 )]
 async fn device_list(
@@ -227,7 +227,15 @@ async fn device_list(
     Authenticated(ctx): Authenticated,
 ) -> Result<axum::Json<Value>, ApiError> {
     let devices = mfa::devices(factors(&state), ctx.require_user()?).await?;
-    Ok(axum::Json(json!({ "devices": devices })))
+    let views: Vec<Value> = devices
+        .iter()
+        .map(|d| {
+            let mut v = json!(d);
+            v["device"] = json!(crate::domain::user_agent::describe(d.user_agent.as_deref()));
+            v
+        })
+        .collect();
+    Ok(axum::Json(json!({ "devices": views })))
 }
 
 #[utoipa::path(

@@ -25,6 +25,7 @@ pub mod settings;
 pub mod sort;
 pub mod species_images;
 pub mod sun;
+pub mod user_agent;
 pub mod validate;
 pub mod versions;
 

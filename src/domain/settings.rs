@@ -118,6 +118,9 @@ pub struct TenantSettings {
     pub public_page_audio: bool,
     /// The public page's map shows the stations' exact positions, not rounded to about 1 km.
     pub public_page_exact_locations: bool,
+    /// The public page's title ("Birds heard at <title>"); `None` takes the team's name. Separate
+    /// from the name so a team called after its owner need not show a person's name to strangers.
+    pub public_page_title: Option<String>,
     // What is kept as a detection ([`super::detection_settings`], docs/detection-quality.md).
     /// Lowest confidence kept; `None` takes the hub's `inference.threshold`.
     pub min_confidence: Option<f64>,
@@ -186,6 +189,7 @@ impl Default for TenantSettings {
             public_page_enabled: false,
             public_page_audio: false,
             public_page_exact_locations: false,
+            public_page_title: None,
             min_confidence: None,
             sensitivity: None,
             species_min_confidence: BTreeMap::new(),
@@ -231,10 +235,23 @@ impl TenantSettings {
             "outbox_hard_size_mb must be at least outbox_soft_size_mb",
         )?;
         check((1..=24 * 365).contains(&self.outbox_max_age_hours), "outbox_max_age_hours must be 1 to 8760")?;
-        let lang_ok =
-            |l: &str| !l.is_empty() && l.len() <= 8 && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        check(lang_ok(&self.primary_language), "primary_language must be a language code such as en or pt_BR")?;
-        check(self.secondary_language.as_deref().is_none_or(lang_ok), "secondary_language must be a language code")?;
+        // Only the languages the model ships names in: any other code would show codes, not names.
+        let lang_ok = |l: &str| super::languages::KNOWN.iter().any(|k| k.code == l);
+        let lang_msg = |field: &str, l: &str| {
+            format!("{field}: {l:?} is not a language species names come in; choose one such as en, de or pt_BR")
+        };
+        if !lang_ok(&self.primary_language) {
+            return Err(lang_msg("primary_language", &self.primary_language));
+        }
+        if let Some(l) = self.secondary_language.as_deref().filter(|l| !lang_ok(l)) {
+            return Err(lang_msg("secondary_language", l));
+        }
+        if let Some(t) = &self.public_page_title {
+            check(
+                t.chars().count() <= 100 && !t.chars().any(char::is_control),
+                "public_page_title must be at most 100 characters",
+            )?;
+        }
         super::detection_settings::validate(self)
     }
 }
@@ -329,8 +346,13 @@ mod tests {
         assert_eq!(next.heartbeat_interval_sec, 30);
         assert!(patch(&base, &serde_json::json!({"heartbeat_interval_sec": "soon"})).is_err());
         assert!(patch(&base, &serde_json::json!({"nope": 1})).expect_err("unknown key").contains("nope"));
-        let bad = TenantSettings { heartbeat_interval_sec: 1, ..base };
+        let bad = TenantSettings { heartbeat_interval_sec: 1, ..base.clone() };
         assert!(bad.validate().expect_err("too short").contains("heartbeat_interval_sec"));
+        let klingon = TenantSettings { primary_language: "klingon".into(), ..base.clone() };
+        assert!(klingon.validate().expect_err("unknown language").starts_with("primary_language"));
+        let second = TenantSettings { secondary_language: Some("xx".into()), ..base.clone() };
+        assert!(second.validate().expect_err("unknown language").starts_with("secondary_language"));
+        assert!(TenantSettings { primary_language: "pt_BR".into(), ..base }.validate().is_ok());
     }
 
     fn rows(pairs: &[(&str, &str)]) -> Vec<(String, String)> {

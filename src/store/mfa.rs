@@ -141,6 +141,7 @@ pub fn delete_passkey(conn: &Connection, user: UserId, id: &str) -> Result<()> {
 
 /// A remembered device as listed (never its cookie).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Device {
     pub id: String,
     pub user_agent: Option<String>,

@@ -70,6 +70,12 @@ pub fn create(conn: &Connection, name: &str, owner: UserId) -> Result<TenantId> 
     Ok(id)
 }
 
+/// Renames team `id`.
+pub fn rename(conn: &Connection, id: TenantId, name: &str) -> Result<()> {
+    let n = conn.execute("UPDATE tenants SET name = ?2 WHERE id = ?1", params![id, name])?;
+    if n == 0 { Err(Error::NotFound) } else { Ok(()) }
+}
+
 pub fn get(conn: &Connection, id: TenantId) -> Result<Tenant> {
     Ok(conn.query_row("SELECT id, name, owner_user_id, created_at FROM tenants WHERE id = ?1", [id], tenant_row)?)
 }
@@ -111,7 +117,8 @@ pub fn add_member(conn: &Connection, tenant: TenantId, user: UserId, role: Role)
 
 pub fn members(conn: &Connection, tenant: TenantId, include_platform_admins: bool) -> Result<Vec<Membership>> {
     let mut stmt = conn.prepare(&format!(
-        "{MEMBER_SELECT} WHERE m.tenant_id = ?1 AND (?2 OR u.is_platform_admin = 0) ORDER BY u.name, u.id"
+        "{MEMBER_SELECT} WHERE m.tenant_id = ?1
+           AND (?2 OR u.is_platform_admin = 0 OR t.owner_user_id IS m.user_id) ORDER BY u.name, u.id"
     ))?;
     Ok(stmt.query_map(params![tenant, include_platform_admins], member_row)?.collect::<rusqlite::Result<_>>()?)
 }

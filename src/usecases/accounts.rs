@@ -119,6 +119,58 @@ pub async fn sign_up(store: &Store, clock: &Clock, new: SignUp) -> Result<User, 
         })?
 }
 
+/// What the sign-up page may offer: an account of one's own (self registration on), and the
+/// invite of the link, if any, with the team it joins.
+#[derive(Debug, Clone)]
+pub struct SignUpOptions {
+    pub open: bool,
+    pub invite: Option<InviteOffer>,
+}
+
+/// An invite as its holder sees it: which team, as what, for which address.
+#[derive(Debug, Clone)]
+pub struct InviteOffer {
+    pub team_name: String,
+    pub role: crate::domain::Role,
+    pub email: Option<String>,
+    pub expires_at: Timestamp,
+}
+
+/// The sign-up page's options; a used, expired or unknown invite is refused as sign-up would.
+pub async fn sign_up_options(
+    store: &Store,
+    clock: &Clock,
+    invite_token_hash: Option<String>,
+) -> Result<SignUpOptions, SignUpError> {
+    let now = clock.now();
+    store
+        .call(move |c| {
+            let platform: crate::domain::settings::PlatformSettings =
+                store::settings::load(c, store::settings::PLATFORM)?;
+            let Some(hash) = invite_token_hash else {
+                return Ok(Ok(SignUpOptions { open: platform.allow_self_registration, invite: None }));
+            };
+            let Some(invite) = store::invites::find_by_hash(c, &hash)? else {
+                return Ok(Err(SignUpError::InviteInvalid));
+            };
+            // The address is the invite's own, so only "used" and "expired" can refuse here.
+            let email = invite.email.clone().unwrap_or_default();
+            let invite = match check_invite(invite, &email, now) {
+                Ok(i) => i,
+                Err(e) => return Ok(Err(e)),
+            };
+            let team = store::tenants::get(c, invite.tenant_id)?;
+            let offer = InviteOffer {
+                team_name: team.name,
+                role: invite.role,
+                email: invite.email,
+                expires_at: invite.expires_at,
+            };
+            Ok(Ok(SignUpOptions { open: platform.allow_self_registration, invite: Some(offer) }))
+        })
+        .await?
+}
+
 /// The invite's state as the person sees it when they use the link.
 fn check_invite(
     invite: store::invites::Invite,

@@ -143,6 +143,22 @@ pub async fn remove(
     Ok(ended)
 }
 
+/// Renames `tenant` (its admins' action); the name is checked by the caller.
+pub async fn rename_team(store: &Store, tenant: TenantId, name: String) -> Result<Tenant, MembershipError> {
+    super::in_tx(store, move |tx| {
+        found(store::tenants::get(tx, tenant))?.ok_or(MembershipError::TenantNotFound)?;
+        store::tenants::rename(tx, tenant, &name)?;
+        Ok(store::tenants::get(tx, tenant)?)
+    })
+    .await
+}
+
+/// The membership `id` when it is one of `tenant`'s (a team admin acts on their own team only).
+pub async fn membership_in(store: &Store, tenant: TenantId, id: String) -> Result<Membership, MembershipError> {
+    let m = store.call(move |c| store::tenants::membership(c, &id)).await?;
+    if m.tenant_id == tenant { Ok(m) } else { Err(MembershipError::MemberNotFound) }
+}
+
 /// Makes the member of membership `id` the owner (and an admin) of its team; returns the team and
 /// the previous owner. Nobody loses a right, so nothing else changes.
 pub async fn transfer_ownership(store: &Store, id: String) -> Result<(Membership, Option<UserId>), MembershipError> {

@@ -85,6 +85,7 @@ impl<'a> Ctx<'a> {
 #[derive(Debug, Clone)]
 pub struct Team {
     pub id: TenantId,
+    /// The page's title ([`public_title`]): never the owner's personal name by default.
     pub name: String,
     /// Recordings play and download.
     pub audio: bool,
@@ -110,8 +111,19 @@ pub async fn visit(ctx: Ctx<'_>, client: &str, raw_id: &str) -> Result<Team, Pub
 pub async fn open(store: &Store, raw_id: &str) -> Result<Team, PublicError> {
     let id: TenantId = raw_id.parse().map_err(|_| PublicError::NotFound)?;
     let scope = id.to_string();
-    let (tenant, settings) = store
-        .call(move |c| Ok((store::tenants::get(c, id)?, store::settings::load::<TenantSettings>(c, &scope)?)))
+    let (tenant, settings, owner) = store
+        .call(move |c| {
+            let tenant = store::tenants::get(c, id)?;
+            let owner = match tenant.owner_user_id {
+                Some(u) => match store::users::get(c, u) {
+                    Ok(user) => Some(user.name),
+                    Err(store::Error::NotFound) => None,
+                    Err(e) => return Err(e),
+                },
+                None => None,
+            };
+            Ok((tenant, store::settings::load::<TenantSettings>(c, &scope)?, owner))
+        })
         .await
         .map_err(|e| match e {
             store::Error::NotFound => PublicError::NotFound,
@@ -122,12 +134,25 @@ pub async fn open(store: &Store, raw_id: &str) -> Result<Team, PublicError> {
     }
     Ok(Team {
         id,
-        name: tenant.name,
+        name: public_title(settings.public_page_title.as_deref(), &tenant.name, owner.as_deref()),
         audio: settings.public_page_audio,
         exact_locations: settings.public_page_exact_locations,
         language: settings.primary_language,
         offline_after: chrono::Duration::minutes(i64::from(settings.satellite_offline_threshold_minutes)),
     })
+}
+
+/// What strangers see the team called: its public title when one is set; else the team's name,
+/// unless that is still the one sign-up made from the owner's name ("Alice Birder's team"), which
+/// reads "our station" so that a person's name is never shown without the team choosing it.
+pub fn public_title(title: Option<&str>, team_name: &str, owner_name: Option<&str>) -> String {
+    if let Some(t) = title.map(str::trim).filter(|t| !t.is_empty()) {
+        return t.to_owned();
+    }
+    match owner_name {
+        Some(owner) if team_name == format!("{owner}'s team") => "our station".to_owned(),
+        _ => team_name.to_owned(),
+    }
 }
 
 /// A species heard today, hour by hour.
@@ -197,7 +222,8 @@ pub struct Today {
 pub async fn today(ctx: Ctx<'_>, team: &Team) -> Result<Today, PublicError> {
     let key = format!("public:today:{}", team.id);
     if let Some(v) = ctx.cache.get::<Today>(&key).await {
-        return Ok(v);
+        // The title is the team's choice of now, not of when the view was cached.
+        return Ok(Today { team_name: team.name.clone(), ..v });
     }
     let f = Filters { days: Some(1), lang: Some(team.language.clone()), ..Filters::default() };
     let f = if crate::domain::languages::find(&team.language).is_some() { f } else { Filters { lang: None, ..f } };
@@ -341,7 +367,7 @@ pub struct PublicImage {
 pub async fn species(ctx: Ctx<'_>, team: &Team, code: &str) -> Result<SpeciesView, PublicError> {
     let key = format!("public:species:{}:{code}", team.id);
     if let Some(v) = ctx.cache.get::<SpeciesView>(&key).await {
-        return Ok(v);
+        return Ok(SpeciesView { team_name: team.name.clone(), ..v });
     }
     heard(ctx, team, code).await?;
     let lang = Some(team.language.clone()).filter(|l| crate::domain::languages::find(l).is_some());
@@ -420,5 +446,19 @@ mod tests {
         assert_eq!(place(52.518_73, false), 52.52);
         assert_eq!(place(-0.123_49, false), -0.12);
         assert_eq!(place(52.518_73, true), 52.518_73);
+    }
+}
+
+#[cfg(test)]
+mod title_tests {
+    use super::public_title;
+
+    #[test]
+    fn the_title_never_defaults_to_a_persons_name() {
+        assert_eq!(public_title(Some("Oak Lane birds"), "Alice Birder's team", Some("Alice Birder")), "Oak Lane birds");
+        assert_eq!(public_title(Some("  "), "Alice Birder's team", Some("Alice Birder")), "our station");
+        assert_eq!(public_title(None, "Alice Birder's team", Some("Alice Birder")), "our station");
+        assert_eq!(public_title(None, "Oak Lane", Some("Alice Birder")), "Oak Lane");
+        assert_eq!(public_title(None, "Oak Lane", None), "Oak Lane");
     }
 }

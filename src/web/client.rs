@@ -27,6 +27,8 @@ pub struct Api {
     team: Option<String>,
     peer: Option<ConnectInfo<SocketAddr>>,
     forwarded: Option<HeaderValue>,
+    /// The browser's `User-Agent`, so what the API records (remembered devices, sessions) names it.
+    user_agent: Option<HeaderValue>,
 }
 
 /// An API answer: status, headers and the JSON body (`Null` when there is none).
@@ -62,6 +64,7 @@ impl Api {
             team,
             peer,
             forwarded: headers.get("x-forwarded-for").cloned(),
+            user_agent: headers.get(header::USER_AGENT).cloned(),
         }
     }
 
@@ -86,6 +89,9 @@ impl Api {
         }
         if let Some(f) = &self.forwarded {
             req = req.header("x-forwarded-for", f.clone());
+        }
+        if let Some(ua) = &self.user_agent {
+            req = req.header(header::USER_AGENT, ua.clone());
         }
         let body = match body {
             Some(v) => {

@@ -10,7 +10,7 @@ use axum::{
 use maud::{Markup, html};
 use serde_json::Value;
 
-use super::widgets;
+use super::{team_settings, widgets};
 use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
 
 pub fn routes() -> Router<WebState> {
@@ -37,6 +37,11 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
     let languages = langs["languages"].as_array().cloned().unwrap_or_default();
     let passkeys = mfa["passkeys"].as_array().cloned().unwrap_or_default();
     let devices = devices["devices"].as_array().cloned().unwrap_or_default();
+    let min_len = crate::auth::password::MIN_LEN;
+    let methods: Vec<&str> = mfa["methods"]
+        .as_array()
+        .map(|m| m.iter().filter_map(Value::as_str).map(method_words).collect())
+        .unwrap_or_default();
     let body = html! {
         h1 { "My account" }
         @if mfa["enrollmentRequired"].as_bool() == Some(true) {
@@ -59,17 +64,9 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
         section.card {
             h2 { "Preferences" }
             form.stack data-api="PUT /auth/me/preferences" data-then="reload" {
-                label {
+                label for="pref-language" {
                     "Language of species names"
-                    select name="language" {
-                        @if languages.is_empty() { option value="en" { "English (the model's label files are not installed)" } }
-                        @for l in &languages {
-                            @let code = l["code"].as_str().unwrap_or_default();
-                            option value=(code) selected[prefs["language"].as_str() == Some(code)] {
-                                (l["nativeName"].as_str().unwrap_or(code)) " (" (l["name"].as_str().unwrap_or(code)) ")"
-                            }
-                        }
-                    }
+                    (team_settings::language_select("pref-language", "language", prefs["language"].as_str(), &team_settings::language_choices(&languages), false))
                 }
                 label {
                     "Time format"
@@ -85,7 +82,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
             h2 { "Password" }
             form.stack data-api="PUT /auth/me/password" data-then="/signin" {
                 label { "Current password" input type="password" name="currentPassword" autocomplete="current-password" required; }
-                label { "New password (at least 12 characters)" input type="password" name="newPassword" minlength="12" autocomplete="new-password" required; }
+                label { "New password (at least " (min_len) " characters)" input type="password" name="newPassword" minlength=(min_len) autocomplete="new-password" required; }
                 p.muted.small { "Your other sessions end when the password changes." }
                 p.error.form-error hidden role="alert" {}
                 div.row { button.primary type="submit" { "Change password" } }
@@ -94,8 +91,8 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
         section.card #mfa {
             h2 { "Two-factor sign-in" }
             @if enabled {
-                p.notice { "On. You sign in with your password and "
-                    (mfa["methods"].as_array().map(|m| m.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")).unwrap_or_default())
+                p.notice #mfa-on { "On. You sign in with your password and "
+                    (methods.join(", or "))
                     ". Backup codes left: " (mfa["backupCodesRemaining"].as_u64().unwrap_or(0)) "." }
                 form.stack data-api="POST /auth/mfa/backup-codes/regenerate" data-result="#codes" data-done="New backup codes made" {
                     label { "Password" input type="password" name="password" autocomplete="current-password" required; }
@@ -103,11 +100,15 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
                     div.row { button type="submit" { "New backup codes" } }
                 }
                 @if !user["isPlatformAdmin"].as_bool().unwrap_or(false) {
-                    form.stack data-api="POST /auth/mfa/disable" data-then="reload" data-confirm="Turn two-factor sign-in off?" {
+                    h3 { "Turn two-factor sign-in off" }
+                    form.stack #mfa-off data-api="POST /auth/mfa/disable" data-then="reload"
+                        data-confirm="Turn two-factor sign-in off? Your authenticator, backup codes, passkeys and remembered devices stop working." {
                         label { "Password" input type="password" name="password" autocomplete="current-password" required; }
                         p.error.form-error hidden role="alert" {}
-                        div.row { button.danger type="submit" { "Turn off" } }
+                        div.row { button.danger type="submit" { "Turn off two-factor" } }
                     }
+                } @else {
+                    p.muted.small { "Platform admins keep two-factor sign-in on: it guards the whole hub." }
                 }
             } @else {
                 p { "Add a code from an authenticator app (or a passkey) to your password." }
@@ -140,11 +141,44 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
             h3 { "Remembered devices" }
             @if devices.is_empty() { p.muted { "None. Tick \"Remember this device\" when you sign in to skip the code for 30 days." } }
             @else {
-                (widgets::table(&devices, &[("Device", "userAgent"), ("Last used", "lastUsedAt"), ("Until", "expiresAt")], |d| html! {
-                    button type="button" data-api=(format!("DELETE /auth/mfa/remembered-devices/{}", d["id"].as_str().unwrap_or_default())) { "Forget" }
-                }))
+                (devices_table(&devices))
             }
         }
     };
-    Ok(layout::page(ctx, "My account", "", &[], body))
+    Ok(layout::page(ctx, "My account", "", &["settings.css"], body))
+}
+
+/// A second factor's name in words (`GET /auth/me` lists them as `totp`, `backup_codes`, `passkey`).
+fn method_words(m: &str) -> &str {
+    match m {
+        "totp" => "a code from your authenticator app",
+        "backup_codes" => "a backup code",
+        "passkey" => "a passkey",
+        other => other,
+    }
+}
+
+/// Remembered devices: the browser and system, when the device last skipped the code, until when.
+fn devices_table(devices: &[Value]) -> Markup {
+    let s = |d: &Value, k: &str| d[k].as_str().unwrap_or_default().to_owned();
+    html! {
+        div.table-scroll {
+            table.list #devices {
+                thead { tr { th scope="col" { "Device" } th scope="col" { "Last used" } th scope="col" { "Remembered until" } th { span.sr { "Actions" } } } }
+                tbody {
+                    @for d in devices {
+                        tr {
+                            td { (s(d, "device")) @if !s(d, "ip").is_empty() { br; span.muted.small { "from " (s(d, "ip")) } } }
+                            td { @if s(d, "lastUsedAt").is_empty() { "Not yet (remembered " (layout::ago(&s(d, "createdAt"))) ")" } @else { (layout::ago(&s(d, "lastUsedAt"))) } }
+                            td { (layout::at(&s(d, "expiresAt"))) }
+                            td.row {
+                                button type="button" data-api=(format!("DELETE /auth/mfa/remembered-devices/{}", s(d, "id")))
+                                    data-confirm="Forget this device? It asks for the code at its next sign-in." { "Forget" }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

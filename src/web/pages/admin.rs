@@ -11,7 +11,7 @@ use axum::{
 use maud::{Markup, html};
 use serde_json::Value;
 
-use super::{auth::query_value, widgets};
+use super::{admin_audit, auth::query_value, widgets};
 use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
 
 pub fn routes() -> Router<WebState> {
@@ -19,7 +19,8 @@ pub fn routes() -> Router<WebState> {
 }
 
 async fn page(ctx: Ctx, RawQuery(q): RawQuery) -> Response {
-    match render(&ctx, &query_value(q.as_deref(), "search")).await {
+    let audit = admin_audit::Filter::from_query(q.as_deref());
+    match render(&ctx, &query_value(q.as_deref(), "search"), &audit).await {
         Ok(m) => m.into_response(),
         Err(e) => e.respond(&ctx.uri),
     }
@@ -29,20 +30,19 @@ fn enc(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
-async fn render(ctx: &Ctx, search: &str) -> Result<Markup, PageError> {
+async fn render(ctx: &Ctx, search: &str, audit_filter: &admin_audit::Filter) -> Result<Markup, PageError> {
     if !ctx.user.is_platform_admin {
         return Err(PageError::Forbidden("Platform admin is for the hub's administrators.".into()));
     }
     let users_path = format!("/admin/users?limit=50&search={}", enc(search));
     let (users, audit, platform, releases, status) = tokio::try_join!(
         ctx.api.get::<Value>(&users_path),
-        ctx.api.get::<Value>("/admin/audit-log?limit=30"),
+        admin_audit::card(ctx, audit_filter),
         ctx.api.get::<Value>("/settings/platform"),
         ctx.api.get::<Value>("/mobile/releases"),
         ctx.api.send(axum::http::Method::GET, "/system/status", None),
     )?;
     let list = users["users"].as_array().cloned().unwrap_or_default();
-    let entries = audit["entries"].as_array().cloned().unwrap_or_default();
     let releases = releases["releases"].as_array().cloned().unwrap_or_default();
     let body = html! {
         h1 { "Platform admin" }
@@ -93,11 +93,7 @@ async fn render(ctx: &Ctx, search: &str) -> Result<Markup, PageError> {
                 button type="button" data-copy="#reset-url" { "Copy" }
             }
         }
-        section.card {
-            h2 { "Audit log" }
-            @if entries.is_empty() { p.muted { "Nothing recorded yet." } }
-            @else { (widgets::table(&entries, &[("When", "createdAt"), ("Action", "action"), ("Who", "userEmail"), ("Team", "tenantId"), ("IP", "ip")], |_| html! {})) }
-        }
+        (audit)
         section.card {
             h2 { "Mobile app releases" }
             @if releases.is_empty() { p.muted { "No releases uploaded. Upload APKs with " code { "POST /api/mobile/upload" } "." } }
@@ -108,5 +104,5 @@ async fn render(ctx: &Ctx, search: &str) -> Result<Markup, PageError> {
             (widgets::settings_form("PUT /settings/platform", &platform, true))
         }
     };
-    Ok(layout::page(ctx, "Platform admin", "", &[], body))
+    Ok(layout::page(ctx, "Platform admin", "", &["settings.css"], body))
 }

@@ -56,10 +56,31 @@ async fn signin_page(State(state): State<WebState>, anon: Anonymous, RawQuery(q)
     if anon.api.send(Method::GET, "/auth/me", None).await.is_ok_and(|a| a.ok()) {
         return Redirect::to(safe_next(&next)).into_response();
     }
-    password_form(&anon.csrf, safe_next(&next), "", None).into_response()
+    let notice = (query_value(q.as_deref(), "reset") == "done")
+        .then_some("Your password was changed. Sign in with the new one.");
+    let signup = signup_open(&anon.api).await;
+    password_form(&anon.csrf, safe_next(&next), "", Extras { error: None, notice, signup }).into_response()
 }
 
-fn password_form(csrf: &str, next: &str, email: &str, error: Option<&str>) -> Markup {
+/// Whether the hub takes accounts without an invite (`allow_self_registration`).
+async fn signup_open(api: &Api) -> bool {
+    api.send(Method::GET, "/auth/register/options", None)
+        .await
+        .is_ok_and(|a| a.ok() && a.body.get("selfRegistration").and_then(|v| v.as_bool()) == Some(true))
+}
+
+/// What the sign-in form shows besides its fields.
+#[derive(Default)]
+struct Extras<'a> {
+    error: Option<&'a str>,
+    /// A message that is good news (the password was changed).
+    notice: Option<&'a str>,
+    /// Offer "Create an account" (the hub allows self registration).
+    signup: bool,
+}
+
+fn password_form(csrf: &str, next: &str, email: &str, extras: Extras<'_>) -> Markup {
+    let Extras { error, notice, signup } = extras;
     layout::bare_with(
         "Sign in",
         csrf,
@@ -68,6 +89,7 @@ fn password_form(csrf: &str, next: &str, email: &str, error: Option<&str>) -> Ma
             main.narrow {
                 section.card {
                     h1 { "Sign in" }
+                    @if let Some(n) = notice { p.notice role="status" #signin-notice { (n) } }
                     @if let Some(e) = error { p.error role="alert" { (e) } }
                     form.stack method="post" action="/signin" {
                         input type="hidden" name="_csrf" value=(csrf);
@@ -77,6 +99,7 @@ fn password_form(csrf: &str, next: &str, email: &str, error: Option<&str>) -> Ma
                         button.primary type="submit" { "Sign in" }
                     }
                     p.muted { "Forgot your password? " a href="/forgot" { "Reset it" } }
+                    @if signup { p.muted #signup-link { "New here? " a href="/register" { "Create an account" } } }
                 }
             }
         },
@@ -95,7 +118,13 @@ async fn signin(anon: Anonymous, form: Fields) -> Response {
             StatusCode::UNAUTHORIZED => "That email and password do not match an account.".to_owned(),
             _ => answer.error().1,
         };
-        let page = password_form(&anon.csrf, &next, form.get("email"), Some(&message));
+        let signup = signup_open(&anon.api).await;
+        let page = password_form(
+            &anon.csrf,
+            &next,
+            form.get("email"),
+            Extras { error: Some(&message), signup, ..Extras::default() },
+        );
         return (answer.status, page).into_response();
     }
     if answer.body.get("mfaRequired").and_then(|v| v.as_bool()) == Some(true) {
@@ -156,7 +185,8 @@ async fn signin_mfa(anon: Anonymous, form: Fields) -> Response {
     }
     let (code, message) = answer.error();
     if code == "invalid_mfa_token" || answer.status == StatusCode::GONE {
-        let page = password_form(&anon.csrf, &next, "", Some("That sign-in took too long. Start again."));
+        let error = Some("That sign-in took too long. Start again.");
+        let page = password_form(&anon.csrf, &next, "", Extras { error, ..Extras::default() });
         return (StatusCode::UNAUTHORIZED, page).into_response();
     }
     let message = if answer.status == StatusCode::UNAUTHORIZED {
@@ -193,6 +223,11 @@ async fn switch_team(form: Fields) -> Response {
 
 /// The first-run page, shown at `/` while the hub has no account.
 pub fn setup_page(csrf: &str, fields: (&str, &str), error: Option<&str>) -> Markup {
+    setup_form(csrf, "", fields, error)
+}
+
+/// The first-run form with the setup `code` typed so far (kept after an error, as the name and email are).
+fn setup_form(csrf: &str, code: &str, fields: (&str, &str), error: Option<&str>) -> Markup {
     layout::bare_with(
         "Create the first account",
         csrf,
@@ -210,10 +245,10 @@ pub fn setup_page(csrf: &str, fields: (&str, &str), error: Option<&str>) -> Mark
                     @if let Some(e) = error { p.error role="alert" { (e) } }
                     form.stack method="post" action="/setup" {
                         input type="hidden" name="_csrf" value=(csrf);
-                        label { "Setup code" input type="text" name="code" autocomplete="off" required autofocus placeholder="XXXXX-XXXXX"; }
+                        label { "Setup code" input type="text" name="code" value=(code) autocomplete="off" required autofocus placeholder="XXXXX-XXXXX"; }
                         label { "Your name" input type="text" name="name" value=(fields.0) autocomplete="name" required; }
                         label { "Email" input type="email" name="email" value=(fields.1) autocomplete="username" required; }
-                        label { "Password (at least 12 characters)" input type="password" name="password" minlength="12" autocomplete="new-password" required; }
+                        label { "Password (at least 10 characters)" input type="password" name="password" minlength="10" autocomplete="new-password" required; }
                         button.primary type="submit" { "Create the account" }
                     }
                 }
@@ -228,7 +263,12 @@ async fn setup(State(state): State<WebState>, anon: Anonymous, form: Fields) -> 
         return Redirect::to("/signin").into_response();
     }
     if !state.setup.matches(form.get("code")) {
-        let page = setup_page(&anon.csrf, back, Some("That setup code is not right. Copy it from the hub's log."));
+        let page = setup_form(
+            &anon.csrf,
+            form.get("code"),
+            back,
+            Some("That setup code is not right. Copy it from the hub's log."),
+        );
         return (StatusCode::FORBIDDEN, page).into_response();
     }
     let new = FirstAccount {
@@ -251,7 +291,7 @@ async fn setup(State(state): State<WebState>, anon: Anonymous, form: Fields) -> 
             Redirect::to("/signin").into_response()
         }
         Err(FirstRunError::Invalid(m)) => {
-            (StatusCode::UNPROCESSABLE_ENTITY, setup_page(&anon.csrf, back, Some(&m))).into_response()
+            (StatusCode::UNPROCESSABLE_ENTITY, setup_form(&anon.csrf, form.get("code"), back, Some(&m))).into_response()
         }
         Err(e) => PageError::Internal(e.into()).respond(&Uri::from_static("/setup")),
     }

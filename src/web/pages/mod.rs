@@ -2,6 +2,7 @@
 
 mod account;
 mod admin;
+mod admin_audit;
 mod alert_forms;
 mod alert_rule_words;
 mod alerts;
@@ -32,6 +33,7 @@ mod stats_map;
 mod stats_parts;
 mod stats_species;
 mod team;
+mod team_settings;
 mod widgets;
 
 use axum::Router;

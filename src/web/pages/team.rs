@@ -9,7 +9,7 @@ use axum::{
 use maud::{Markup, html};
 use serde_json::Value;
 
-use super::{detection_settings, widgets};
+use super::{detection_settings, team_settings, widgets};
 use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
 
 pub fn routes() -> Router<WebState> {
@@ -42,6 +42,12 @@ fn public_card(ctx: &Ctx, team: &str, s: &Value) -> Markup {
                 "satellites' settings or credentials, or detections voted down."
             }
             form.stack data-api="PUT /settings/tenant" data-then="reload" data-done="Saved" {
+                label for="pp-title" {
+                    "Title on the page (\"Birds heard at ...\")"
+                    span.hint.muted.small { "Left empty, the page uses the team's name, or \"our station\" while that is still named after its owner." }
+                    input #pp-title type="text" name="public_page_title" maxlength="100"
+                        value=(s["public_page_title"].as_str().unwrap_or_default()) placeholder="e.g. Oak Lane garden";
+                }
                 label.check { input #pp-on type="checkbox" name="public_page_enabled" checked[on("public_page_enabled")]; "Turn on the public page" }
                 label.check {
                     input #pp-audio type="checkbox" name="public_page_audio" checked[on("public_page_audio")];
@@ -75,12 +81,14 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
     if !ctx.is_admin() {
         return Err(PageError::Forbidden("Team settings are for the team's admins.".into()));
     }
-    let (members, invites, keys, settings) = tokio::try_join!(
+    let (members, invites, keys, settings, langs) = tokio::try_join!(
         ctx.api.get::<Value>("/auth/members"),
         ctx.api.get::<Value>("/auth/invites"),
         ctx.api.get::<Value>("/api-keys"),
         ctx.api.get::<Value>("/settings/tenant"),
+        ctx.api.get::<Value>("/species/languages"),
     )?;
+    let languages = langs["languages"].as_array().cloned().unwrap_or_default();
     let members = members["members"].as_array().cloned().unwrap_or_default();
     let invites = invites["invites"].as_array().cloned().unwrap_or_default();
     let keys: Vec<Value> = keys["apiKeys"]
@@ -96,20 +104,36 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
     let name = ctx.team.as_ref().map(|t| t.name.clone()).unwrap_or_default();
     let body = html! {
         h1 { "Team settings: " (name) }
-        section.card {
+        section.card #team-name {
+            h2 { "Team name" }
+            form.row data-api=(format!("PUT /tenants/{team}/name")) data-then="reload" {
+                label.sr for="team-name-input" { "Team name" }
+                input #team-name-input type="text" name="name" value=(name) required maxlength="100";
+                button.primary type="submit" { "Rename" }
+                p.error.form-error hidden role="alert" {}
+            }
+            p.muted.small { "Members see this name. The public page has its own title (below)." }
+        }
+        section.card #members {
             h2 { "Members" }
             @if members.is_empty() { p.muted { "No members yet besides the hub's platform admins. Invite someone below." } }
             (widgets::table(&members, &[("Name", "name"), ("Email", "email"), ("Role", "role"), ("Owner", "isOwner"), ("Joined", "joinedAt")], |m| html! {
+                @let id = m["id"].as_str().unwrap_or_default();
+                @let who = m["name"].as_str().unwrap_or_default();
                 @if platform && !m["isOwner"].as_bool().unwrap_or(false) {
-                    @let id = m["id"].as_str().unwrap_or_default();
                     form.row data-api=(format!("PUT /admin/members/{id}/role")) data-then="reload" {
                         label.sr for=(format!("role-{id}")) { "Role" }
                         (role_select("role", m["role"].as_str().unwrap_or("viewer")))
                         button type="submit" { "Change" }
                     }
                 }
+                @if !m["isOwner"].as_bool().unwrap_or(false) && m["userId"].as_str() != Some(ctx.user.id.as_str()) {
+                    button.danger type="button" data-api=(format!("DELETE /auth/members/{id}"))
+                        data-confirm=(format!("Remove {who} from the team? Their satellites here stop until an admin takes them over; their keys and invites here are revoked."))
+                        data-done="Removed" { "Remove" }
+                }
             }))
-            @if !platform { p.muted.small { "A platform admin changes roles and removes members." } }
+            @if !platform { p.muted.small { "A platform admin changes roles. The owner cannot be removed; a platform admin can hand the team to someone else first." } }
         }
         section.card {
             h2 { "Invite someone" }
@@ -158,7 +182,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
         section.card {
             h2 { "Settings" }
             p.muted.small { "Defaults for every satellite of the team (a satellite's own overrides are on its page), the device policy and the team's languages." }
-            (widgets::settings_form("PUT /settings/tenant", &general, true))
+            (team_settings::form(&general, &languages))
         }
         (detection_settings::section(ctx, &settings["settings"], true))
         (public_card(ctx, &team, &settings["settings"]))

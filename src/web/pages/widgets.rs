@@ -90,16 +90,19 @@ pub fn cell(v: &Value) -> Markup {
 }
 
 /// A table of `rows` (RFC 3339 values become times in the viewer's format) with `(header, key)` columns and, per row, extra trailing cells.
+/// When no row has an action, the table has no (empty) actions column.
 pub fn table(rows: &[Value], cols: &[(&str, &str)], actions: impl Fn(&Value) -> Markup) -> Markup {
+    let acts: Vec<Markup> = rows.iter().map(&actions).collect();
+    let any = acts.iter().any(|a| !a.0.trim().is_empty());
     html! {
         div.table-scroll {
             table.list {
-                thead { tr { @for (h, _) in cols { th scope="col" { (h) } } th { span.sr { "Actions" } } } }
+                thead { tr { @for (h, _) in cols { th scope="col" { (h) } } @if any { th { span.sr { "Actions" } } } } }
                 tbody {
-                    @for r in rows {
+                    @for (r, a) in rows.iter().zip(acts) {
                         tr {
                             @for (_, k) in cols { td { (cell(r.pointer(&format!("/{}", k.replace('.', "/"))).unwrap_or(&Value::Null))) } }
-                            td.row { (actions(r)) }
+                            @if any { td.row { (a) } }
                         }
                     }
                 }
