@@ -151,7 +151,10 @@ async fn satellites_pages_follow_the_devices_offer_only_newer_updates_and_set_up
     let asked = b.js("return window.__asked;").await;
     let asked = asked.as_str().unwrap_or_default();
     assert!(asked.contains("Garden Pi") && asked.contains("0.1.0") && asked.contains("0.2.0"), "{asked}");
-    assert!(b.wait_until("return document.getElementById('update-row').textContent.includes('updating to 0.2.0');", 10).await);
+    assert!(
+        b.wait_until("return document.getElementById('update-row').textContent.includes('updating to 0.2.0');", 10)
+            .await
+    );
     let report = json!({"targetVersion": "0.2.0", "status": "failed", "exitCode": 100,
         "message": "the update command failed (exit status: 100)\nE: Unable to locate package birdhub"});
     b.js("window.__stay = 2; return null;").await;
@@ -192,7 +195,8 @@ async fn satellites_pages_follow_the_devices_offer_only_newer_updates_and_set_up
         .take_while(|l| *l != "EOF")
         .map(|l| format!("{l}\n"))
         .collect();
-    let parsed: toml::Table = toml_text.parse().unwrap_or_else(|e| panic!("the page's satellite.toml: {e}\n{toml_text}"));
+    let parsed: toml::Table =
+        toml_text.parse().unwrap_or_else(|e| panic!("the page's satellite.toml: {e}\n{toml_text}"));
     let hedge = parsed["satellite_id"].as_str().expect("satellite_id").to_owned();
     assert_eq!(parsed["mqtt_password"].as_str(), Some(b.text("#reg-password").await.as_str()));
     let dir = tempfile::tempdir().expect("tempdir");

@@ -125,8 +125,7 @@ async fn a_hand_written_config_runs_and_a_failed_update_is_reported_with_its_out
     // A newer version whose update command fails: the heartbeat says so, with the command's lines.
     let (status, body) = api.post(&path, json!({"targetVersion": "0.2.0"})).await;
     assert_eq!(status, 202, "{body}");
-    let failed =
-        wait_satellite(&api, &id, 30, "the failed update's report", |v| v["update_status"] == "failed").await;
+    let failed = wait_satellite(&api, &id, 30, "the failed update's report", |v| v["update_status"] == "failed").await;
     let why = failed["update_error"].as_str().unwrap_or_default();
     assert!(why.contains("100") && why.contains("Unable to locate package birdhub"), "{failed}");
     assert_eq!((failed["target_version"].clone(), failed["version"].clone()), (json!("0.2.0"), json!("0.1.0")));

@@ -233,7 +233,8 @@ pub async fn dialable_host(host: &str, port: u16, hub: &str) -> String {
     if !host.is_empty() && tokio::net::lookup_host((host, port)).await.is_ok_and(|mut a| a.next().is_some()) {
         return host.to_owned();
     }
-    let Some(hub_host) = url::Url::parse(hub).ok().and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_owned()))
+    let Some(hub_host) =
+        url::Url::parse(hub).ok().and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_owned()))
     else {
         return host.to_owned();
     };

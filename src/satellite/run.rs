@@ -122,7 +122,8 @@ fn default_config(s: &SatelliteSettings) -> ConfigPush {
 /// Runs the satellite until `shutdown` is cancelled (SIGTERM/SIGINT in the CLI).
 pub async fn run(mut settings: SatelliteSettings, shutdown: CancellationToken) -> anyhow::Result<()> {
     // A hand-written config may name the hub's `NAME.local`, which not every network resolves.
-    settings.mqtt_host = super::register::dialable_host(&settings.mqtt_host, settings.mqtt_port, &settings.hub_url).await;
+    settings.mqtt_host =
+        super::register::dialable_host(&settings.mqtt_host, settings.mqtt_port, &settings.hub_url).await;
     let source = settings.source().map_err(|e| anyhow::anyhow!("source {:?}: {e}", settings.source))?;
     std::fs::create_dir_all(&settings.data_dir)
         .with_context(|| format!("creating the data directory {}", settings.data_dir.display()))?;

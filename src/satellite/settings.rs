@@ -366,7 +366,10 @@ mod tests {
         let s = SatelliteSettings::load(&path).expect("a minimal file loads");
         let d = defaults_for(None);
         assert_eq!(s.device_id, "");
-        assert_eq!((s.source.as_str(), &s.data_dir, s.unit.as_str()), ("alsa:default", &d.data_dir, "birdhub-satellite"));
+        assert_eq!(
+            (s.source.as_str(), &s.data_dir, s.unit.as_str()),
+            ("alsa:default", &d.data_dir, "birdhub-satellite")
+        );
         assert_eq!((s.update_command, s.version_command), (d.update_command, d.version_command));
         assert_eq!((s.resend_per_sec, s.max_attempts, s.latitude), (20, 5, None));
     }

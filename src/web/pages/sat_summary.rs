@@ -149,7 +149,8 @@ pub fn summary(sat: &Sat, points: &[Point], newest: Option<&str>) -> Markup {
 pub async fn summary_fragment(ctx: Ctx, Path(raw): Path<String>) -> Response {
     let result = async {
         ctx.team_id()?;
-        let id = clean_id(&raw).ok_or_else(|| PageError::NotFound("There is no such satellite in this team.".into()))?;
+        let id =
+            clean_id(&raw).ok_or_else(|| PageError::NotFound("There is no such satellite in this team.".into()))?;
         let sat: Sat = ctx.api.get(&format!("/satellites/{id}")).await?;
         let (points, newest) = tokio::try_join!(sat_parts::telemetry(&ctx.api, &id), latest(&ctx.api))?;
         Ok::<_, PageError>(summary(&sat, &points, newest.satellite.as_deref()))
@@ -182,7 +183,10 @@ mod tests {
         assert_eq!(offer(&sat(Some("0.1.0"), None, None), Some("0.2.0")), Offer::Available("0.2.0".into()));
         assert_eq!(offer(&sat(None, None, None), Some("0.2.0")), Offer::Available("0.2.0".into()));
         assert_eq!(offer(&sat(None, None, None), None), Offer::Unknown);
-        assert_eq!(offer(&sat(Some("0.1.0"), Some("updating"), Some("0.2.0")), Some("0.2.0")), Offer::Updating("0.2.0".into()));
+        assert_eq!(
+            offer(&sat(Some("0.1.0"), Some("updating"), Some("0.2.0")), Some("0.2.0")),
+            Offer::Updating("0.2.0".into())
+        );
         let failed = offer(&sat(Some("0.1.0"), Some("failed"), Some("0.2.0")), Some("0.2.0"));
         assert_eq!(
             failed,

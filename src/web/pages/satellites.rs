@@ -41,7 +41,8 @@ pub fn clean_id(raw: &str) -> Option<String> {
 async fn card_fragment(ctx: Ctx, Path(raw): Path<String>) -> Response {
     let result = async {
         ctx.team_id()?;
-        let id = clean_id(&raw).ok_or_else(|| PageError::NotFound("There is no such satellite in this team.".into()))?;
+        let id =
+            clean_id(&raw).ok_or_else(|| PageError::NotFound("There is no such satellite in this team.".into()))?;
         let sat: Sat = ctx.api.get(&format!("/satellites/{id}")).await?;
         let points = sat_parts::telemetry(&ctx.api, &id).await?;
         Ok::<_, PageError>(sat_card(&sat, Some(&points)))
