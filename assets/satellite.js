@@ -1,5 +1,6 @@
-// One satellite: update, logs, live audio over the team WebSocket, rename, key rotation, delete
-// and the config form, all through /api. The API decides who may; its message is shown.
+// One satellite: update (confirmed), logs, live audio over the team WebSocket, rename, key
+// rotation, delete and the config form, all through /api. The API decides who may; its message
+// is shown. The summary at the top is redrawn live by sats_live.js.
 "use strict";
 (function () {
   const root = document.getElementById("sat");
@@ -10,13 +11,38 @@
   const msg = (res) => (res.data && res.data.message) || "The hub refused (" + res.status + ").";
   const on = (el, ev, fn) => { if (el) el.addEventListener(ev, fn); };
 
-  on($("act-update"), "click", async (ev) => {
-    ev.target.disabled = true;
-    const res = await window.bh.api("POST", base + "/update", {});
-    ev.target.disabled = false;
-    if (res.ok) window.bh.toast("Update to " + res.data.targetVersion + " requested.", "ok");
-    else window.bh.toast(msg(res), "bad");
+  // Update: the summary offers only a newer release than the installed one (the button names
+  // it); the person confirms, and the summary is redrawn with the new state.
+  document.addEventListener("click", (ev) => {
+    const btn = ev.target.closest("#act-update");
+    if (!btn) return;
+    const to = btn.dataset.target;
+    const question = "Update " + btn.dataset.name + " from " + btn.dataset.from + " to " + to +
+      "? The satellite installs it and restarts; recording pauses for a minute or two.";
+    if (!window.confirm(question)) return;
+    btn.disabled = true;
+    window.bh.api("POST", base + "/update", { targetVersion: to }).then((res) => {
+      btn.disabled = false;
+      if (res.ok) {
+        window.bh.toast("Update to " + res.data.targetVersion + " requested.", "ok");
+        if (window.bhSatsRedraw) window.bhSatsRedraw(id);
+      } else {
+        window.bh.toast(msg(res), "bad");
+      }
+    });
   });
+
+  // Schedule times are the satellite's local clock times: written in the viewer's 12/24-hour
+  // format without moving them to the viewer's zone.
+  function clocks() {
+    document.querySelectorAll("time.clock").forEach((t) => {
+      const m = /T(\d{2}):(\d{2})/.exec(t.getAttribute("datetime") || "");
+      if (!m) return;
+      const d = new Date(Date.UTC(2000, 0, 1, Number(m[1]), Number(m[2])));
+      t.textContent = d.toLocaleTimeString(undefined, { hour: "numeric", minute: "2-digit", hour12: window.bh.hour12(), timeZone: "UTC" });
+    });
+  }
+  clocks();
 
   // Logs: ask, then poll the answer every 2 s for up to a minute.
   on($("act-logs"), "click", async (ev) => {

@@ -58,6 +58,11 @@ async fn satellites_pages_show_state_respect_roles_and_hide_other_teams() {
     let now = hub.state().clock.stamp();
     let tenant = owner.tenant;
     hub.state().store.call(move |c| store::satellites::seen(c, tenant, garden, now)).await.expect("seen");
+    // Orchard Pi reported a newer release than Garden Pi's (unknown) one: Garden is offered it.
+    hub.sql(|c| {
+        c.execute("UPDATE satellites SET version = '0.2.0', stream = 'satellite' WHERE id = ?1", [orchard.to_string()])
+            .expect("version")
+    });
     sample(&hub, garden, owner.tenant, 30, 41.5).await;
     sample(&hub, garden, owner.tenant, 10, 44.0).await;
 
@@ -87,7 +92,7 @@ async fn satellites_pages_show_state_respect_roles_and_hide_other_teams() {
         "Schedule",
         "Configuration",
         "Team default",
-        "Request update",
+        "Request update to 0.2.0",
         "Fetch logs",
         "Rotate API key",
         "act-delete",

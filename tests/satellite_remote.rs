@@ -75,9 +75,10 @@ async fn update_request_reaches_the_satellite_and_heartbeats_settle_it() {
     let shown = wait_for(&api, &detail, |v| v["update_status"] == "failed").await;
     assert_eq!(shown["target_version"], "1.3.0", "the failed target stays visible");
 
-    // Without targetVersion: the latest satellite release the hub knows (here: reported 1.2.0).
-    let (status, body) = api.post(&path, json!({})).await;
-    assert_eq!((status.as_u16(), body["targetVersion"].clone()), (202, json!("1.2.0")), "{body}");
+    // Without targetVersion: the latest satellite release the hub knows (here: reported 1.2.0),
+    // which this satellite already runs: no "update" to it (issue 36, defect 19).
+    assert_error(&api.post(&path, json!({})).await, 409, "already_up_to_date");
+    assert_error(&api.post(&path, json!({"targetVersion": "1.2.0"})).await, 409, "already_up_to_date");
 
     let audits: i64 = hub.sql(|c| {
         c.query_row(
@@ -87,7 +88,7 @@ async fn update_request_reaches_the_satellite_and_heartbeats_settle_it() {
         )
         .expect("audit")
     });
-    assert_eq!(audits, 3);
+    assert_eq!(audits, 2, "refused requests are not audited as requested");
 }
 
 #[tokio::test]

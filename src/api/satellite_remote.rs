@@ -35,10 +35,10 @@ struct UpdateBody {
 
 #[utoipa::path(
     post, path = "/satellites/{id}/update", tag = tags::SATELLITES,
-    description = "Device rule. Asks the satellite to update to `targetVersion` (default: the latest satellite release of `GET /system/versions`; 422 `no_target_version` when none is known). Marks it `updating` and sends `update` over MQTT: `{satelliteId, updateStatus, targetVersion}`.",
+    description = "Device rule. Asks the satellite to update to `targetVersion` (default: the latest satellite release of `GET /system/versions`; 422 `no_target_version` when none is known). 409 `already_up_to_date` when the satellite already runs that version, or the default is no newer than what it runs. Marks it `updating` and sends `update` over MQTT: `{satelliteId, updateStatus, targetVersion}`.",
     params(("id" = uuid::Uuid, Path, description = "satellite id")),
     request_body = UpdateBody,
-    responses((status = 202, description = "`{satelliteId, updateStatus, targetVersion}`", body = Object), err::BadRequest, err::Auth, err::NotFound, err::Unprocessable)
+    responses((status = 202, description = "`{satelliteId, updateStatus, targetVersion}`", body = Object), err::BadRequest, err::Auth, err::NotFound, err::Conflict, err::Unprocessable)
 )]
 async fn update(
     State(state): State<AppState>,

@@ -56,6 +56,9 @@ pub struct SatelliteView {
     pub update_status: Option<String>,
     /// The version an update asked for (`updating` or `failed`); null when none is under way.
     pub target_version: Option<String>,
+    /// Why the last update failed, as the satellite reported it in a heartbeat (its update
+    /// command's exit status and last lines); null unless `update_status` is `failed`.
+    pub update_error: Option<String>,
     pub config_locked: bool,
     /// The last heartbeat's `filterStats` (SPEC 2.3), as the device sent it; null before one.
     #[schema(value_type = Option<Object>)]
@@ -100,6 +103,7 @@ pub fn view(state: &AppState, s: &Satellite, rel: device_rule::Relation, setting
         stream: s.stream.clone(),
         update_status: s.update_status.clone(),
         target_version: s.target_version.clone(),
+        update_error: s.update_error.clone().filter(|_| s.update_status.as_deref() == Some("failed")),
         config_locked: s.config_locked,
         filter_stats: s.filter_stats_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),
         outbox_stats: s.outbox_stats_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),

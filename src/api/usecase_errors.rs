@@ -327,6 +327,7 @@ impl From<UpdateError> for ApiError {
         match e {
             UpdateError::InvalidVersion(_) => Self::Unprocessable("invalid_target_version", m),
             UpdateError::NoTargetVersion => Self::Unprocessable("no_target_version", m),
+            UpdateError::AlreadyUpToDate { .. } => Self::Conflict("already_up_to_date", m),
             UpdateError::NotFound => Self::NotFound("satellite_not_found", m),
             UpdateError::Publish(_) => Self::Unavailable("mqtt_unavailable", m),
             UpdateError::Store(e) => e.into(),

@@ -3,7 +3,9 @@
 //! Authenticated like HTTP (session cookie, `Authorization` header), or with `?token=` carrying a
 //! session JWT or API key for clients that cannot set headers. Viewer+ of the team. Frames are
 //! JSON text: `{"type": "hello", "data": {"tenantId"}}` first, then `{"type": "detection",
-//! "data": {...}}` for each new detection (the fields of SPEC 2.7). The server pings every 30 s.
+//! "data": {...}}` for each new detection (the fields of SPEC 2.7), `satellite` frames when a
+//! satellite goes offline or comes back, `heartbeat` frames (`{satelliteId}`) when one reports,
+//! and `alert` frames. The server pings every 30 s.
 //!
 //! Clients also watch satellites' live audio on this socket (`live-start`, `live-keepalive`,
 //! `live-stop` frames; see [`super::ws_live`]).
@@ -61,7 +63,7 @@ struct WsQuery {
 
 #[utoipa::path(
     get, path = "/ws/events", tag = tags::WEBSOCKET,
-    description = "Viewer+ of the team; not a satellite's own key (403 `satellite_key_not_allowed`), nor a person who must first set up the two-factor sign-in a team requires (403 `mfa_enrollment_required`). Upgrades to a WebSocket of the team's real-time events (SPEC 6.1). Authenticated like HTTP, or with `?token=` (a session JWT or API key) for clients that cannot set headers. Frames are JSON text: `{type: hello, data: {tenantId}}` first, then `{type: detection, data}` for each new detection. The socket closes (1008) when its credentials stop being valid or stop passing those gates (checked every 2 s).\n\nLive audio (Member+, a satellite of the team): send `{type: live-start, satelliteId}` to create or join the satellite's one session (answer `{type: live-started, data: {sessionId, satelliteId, watchers}}`; the hub sends the satellite `live-start {sessionId}`), `{type: live-keepalive, satelliteId}` every 20 s (no answer), `{type: live-stop, satelliteId}` to stop watching (answer `{type: live-stopped, data}`; the last watcher leaving, or closing the socket, ends the session with `live-stop`). Watchers receive `{type: live-audio, data: {sessionId, satelliteId, seq, recordedAt, audio}}` per chunk and `{type: live-ended, data: {sessionId, satelliteId, reason}}` when it ends otherwise (`timeout` after `LIVE_AUDIO_TIMEOUT_MS`, default 60 s, without start or keepalive, `stopped`, `satellite_deleted`). Refused frames get `{type: error, data: {code, message}}` (`invalid_message`, `forbidden`, `satellite_not_found`, `not_watching`) and the socket stays open.",
+    description = "Viewer+ of the team; not a satellite's own key (403 `satellite_key_not_allowed`), nor a person who must first set up the two-factor sign-in a team requires (403 `mfa_enrollment_required`). Upgrades to a WebSocket of the team's real-time events (SPEC 6.1). Authenticated like HTTP, or with `?token=` (a session JWT or API key) for clients that cannot set headers. Frames are JSON text: `{type: hello, data: {tenantId}}` first, then `{type: detection, data}` for each new detection, `{type: satellite, data: {status: offline|online, satellite: {tenantId, satelliteId, name, lastSeenAt}}}` when a satellite goes offline or comes back, `{type: heartbeat, data: {satelliteId}}` when a satellite's heartbeat or telemetry was recorded (in the all-in-one hub; not relayed to API processes in split mode), and `{type: alert, data}` for each alert raised. The socket closes (1008) when its credentials stop being valid or stop passing those gates (checked every 2 s).\n\nLive audio (Member+, a satellite of the team): send `{type: live-start, satelliteId}` to create or join the satellite's one session (answer `{type: live-started, data: {sessionId, satelliteId, watchers}}`; the hub sends the satellite `live-start {sessionId}`), `{type: live-keepalive, satelliteId}` every 20 s (no answer), `{type: live-stop, satelliteId}` to stop watching (answer `{type: live-stopped, data}`; the last watcher leaving, or closing the socket, ends the session with `live-stop`). Watchers receive `{type: live-audio, data: {sessionId, satelliteId, seq, recordedAt, audio}}` per chunk and `{type: live-ended, data: {sessionId, satelliteId, reason}}` when it ends otherwise (`timeout` after `LIVE_AUDIO_TIMEOUT_MS`, default 60 s, without start or keepalive, `stopped`, `satellite_deleted`). Refused frames get `{type: error, data: {code, message}}` (`invalid_message`, `forbidden`, `satellite_not_found`, `not_watching`) and the socket stays open.",
     params(("tenantId" = Option<uuid::Uuid>, Query, description = "the team (default: the caller's)"), ("token" = Option<String>, Query, description = "a session JWT or API key instead of a header")),
     responses((status = 101, description = "switching to the WebSocket protocol"), err::BadRequest, err::Auth)
 )]
@@ -119,6 +121,10 @@ pub fn frame(event: &Event, tenant: TenantId) -> Option<Value> {
             Some(json!({ "type": "satellite", "data": { "status": status, "satellite": &**s } }))
         }
         Event::AlertRaised { alert, .. } => Some(json!({ "type": "alert", "data": &**alert })),
+        // A heartbeat or telemetry sample was recorded: pages showing the satellite refresh it.
+        Event::SatelliteReported { satellite_id, .. } => {
+            Some(json!({ "type": "heartbeat", "data": { "satelliteId": satellite_id } }))
+        }
         _ => None,
     }
 }

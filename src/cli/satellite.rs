@@ -45,11 +45,12 @@ pub struct RegisterArgs {
     /// Log in with this email (asked when omitted and there is no --api-key).
     #[arg(long, env = "BIRDHUB_EMAIL")]
     pub email: Option<String>,
-    /// The password (asked without echo when omitted).
-    #[arg(long, env = "BIRDHUB_PASSWORD", hide_env_values = true, hide = true)]
+    /// The password (asked without echo when omitted and there is a terminal). Prefer the
+    /// environment variable: a flag shows in the process list.
+    #[arg(long, env = "BIRDHUB_PASSWORD", hide_env_values = true)]
     pub password: Option<String>,
     /// A TOTP code when the account has two-factor login (asked when needed).
-    #[arg(long, env = "BIRDHUB_TOTP", hide = true)]
+    #[arg(long, env = "BIRDHUB_TOTP")]
     pub totp: Option<String>,
     /// A team API key instead of logging in.
     #[arg(long, env = "BIRDHUB_API_KEY", hide_env_values = true)]

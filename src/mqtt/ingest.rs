@@ -201,7 +201,12 @@ impl Ingest {
         if !protocol::HEARTBEAT_STATES.contains(&msg.state.as_str()) {
             tracing::info!(%satellite, state = %msg.state, "heartbeat with a state this hub does not know; kept as sent");
         }
+        let update_failed = msg
+            .update_report()
+            .filter(|r| r.status == "failed")
+            .map(|r| (r.target_version, failure_text(r.exit_code, r.message.as_deref())));
         let hb = store::satellites::Heartbeat {
+            update_failed,
             state: msg.state,
             uptime_seconds: msg.uptime_seconds,
             noise_floor_rms: msg.noise_floor_rms,
@@ -398,5 +403,20 @@ impl BrokerEventHandler for Ingest {
         Box::pin(async move {
             tracing::debug!(client_id = %event.client_id, unexpected = event.unexpected, "MQTT client disconnected");
         })
+    }
+}
+
+/// The longest reason for a failed update the hub keeps.
+const MAX_UPDATE_ERROR_CHARS: usize = 2000;
+
+/// What the hub keeps of a failed update's report: the satellite's message (capped), else its
+/// exit code.
+fn failure_text(exit_code: Option<i64>, message: Option<&str>) -> String {
+    match message.map(str::trim).filter(|m| !m.is_empty()) {
+        Some(m) => m.chars().take(MAX_UPDATE_ERROR_CHARS).collect(),
+        None => match exit_code {
+            Some(code) => format!("the update command failed (exit status {code})"),
+            None => "the update command failed".to_owned(),
+        },
     }
 }

@@ -67,6 +67,31 @@ pub struct Heartbeat {
     pub timestamp: Option<String>,
     pub filter_stats: Option<Value>,
     pub outbox_stats: Option<Value>,
+    /// How the satellite's last update command ended (an extension of SPEC 2.3, see
+    /// docs/satellites.md): kept as a value so that a malformed report never costs the heartbeat.
+    #[serde(default)]
+    pub update: Option<Value>,
+}
+
+/// A heartbeat's `update`: the outcome of the last `update` the satellite ran.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateReport {
+    pub target_version: String,
+    /// `succeeded` or `failed`.
+    pub status: String,
+    #[serde(default)]
+    pub exit_code: Option<i64>,
+    /// What went wrong and the command's last lines (empty on success).
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+impl Heartbeat {
+    /// The update report, when there is a well-formed one.
+    pub fn update_report(&self) -> Option<UpdateReport> {
+        self.update.clone().and_then(|v| serde_json::from_value(v).ok())
+    }
 }
 
 /// The heartbeat states SPEC 2.3 defines.

@@ -146,11 +146,11 @@ fn hub_error(v: &Value) -> String {
 async fn login(http: &reqwest::Client, api: &str, req: &Request) -> anyhow::Result<String> {
     let email = match &req.email {
         Some(e) => e.clone(),
-        None => prompt("Email: ", false)?,
+        None => prompt("Email: ", false, "--email", "BIRDHUB_EMAIL")?,
     };
     let password = match &req.password {
         Some(p) => p.clone(),
-        None => prompt("Password: ", true)?,
+        None => prompt("Password: ", true, "--password", "BIRDHUB_PASSWORD")?,
     };
     let resp = http
         .post(format!("{api}/auth/login"))
@@ -171,7 +171,7 @@ async fn login(http: &reqwest::Client, api: &str, req: &Request) -> anyhow::Resu
     };
     let code = match &req.totp {
         Some(c) => c.clone(),
-        None => prompt("Authenticator code: ", false)?,
+        None => prompt("Authenticator code: ", false, "--totp", "BIRDHUB_TOTP")?,
     };
     let resp = http
         .post(format!("{api}/auth/login/mfa/totp"))
@@ -186,13 +186,14 @@ async fn login(http: &reqwest::Client, api: &str, req: &Request) -> anyhow::Resu
     }
 }
 
-/// Reads one line from the terminal, without echo for secrets.
-fn prompt(label: &str, secret: bool) -> anyhow::Result<String> {
+/// Reads one line from the terminal, without echo for secrets. Without a terminal, says which
+/// flag or environment variable gives the value instead.
+fn prompt(label: &str, secret: bool, flag: &str, env: &str) -> anyhow::Result<String> {
     use std::io::Write;
     if !std::io::stdin().is_terminal() {
         bail!(
-            "{}is needed: pass it as a flag or environment variable (no terminal to ask on)",
-            label.trim_end_matches(' ')
+            "the {} is needed and there is no terminal to ask for it on: pass {flag} or set {env}",
+            label.trim_end_matches([' ', ':']).to_lowercase()
         );
     }
     eprint!("{label}");
@@ -222,13 +223,26 @@ pub async fn broker_address(broker_url: &str, hub: &str) -> anyhow::Result<(Stri
         );
     }
     let port = url.port().unwrap_or(1883);
-    let host = url.host_str().unwrap_or_default().to_owned();
-    if tokio::net::lookup_host((host.as_str(), port)).await.is_ok_and(|mut a| a.next().is_some()) {
-        return Ok((host, port));
+    let host = url.host_str().unwrap_or_default().trim_matches(['[', ']']).to_owned();
+    Ok((dialable_host(&host, port, hub).await, port))
+}
+
+/// `host` when it resolves here, else the host of `hub` (the address this satellite reaches the
+/// hub at): a hub's own `NAME.local` often does not resolve on the LAN, or in a container.
+pub async fn dialable_host(host: &str, port: u16, hub: &str) -> String {
+    if !host.is_empty() && tokio::net::lookup_host((host, port)).await.is_ok_and(|mut a| a.next().is_some()) {
+        return host.to_owned();
     }
-    let hub_host = url::Url::parse(hub)?.host_str().unwrap_or("localhost").to_owned();
-    eprintln!("The broker's host {host} does not resolve here; using {hub_host}");
-    Ok((hub_host, port))
+    let Some(hub_host) =
+        url::Url::parse(hub).ok().and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_owned()))
+    else {
+        return host.to_owned();
+    };
+    if hub_host != host {
+        eprintln!("The broker's host {host} does not resolve here; using {hub_host}");
+        tracing::warn!(broker = %host, using = %hub_host, "the broker's host does not resolve here; using the hub's");
+    }
+    hub_host
 }
 
 /// The settings to save: the previous file's capture choices, the new identity and secrets.

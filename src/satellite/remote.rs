@@ -28,6 +28,8 @@ pub const MAX_LOG_BYTES: usize = 1 << 20;
 pub const MAX_LOG_LINES: u32 = 5000;
 /// How long an update command may run before it is abandoned.
 const UPDATE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+/// The most lines of the update command's output logged and reported to the hub.
+const UPDATE_TAIL_LINES: usize = 10;
 
 pub async fn on_ack(shared: &Shared, payload: &[u8]) {
     let ack = match serde_json::from_slice::<Ack>(payload) {
@@ -127,6 +129,10 @@ async fn on_update(shared: &Shared, u: Update) {
     if u.satellite_id != shared.settings.satellite_id.to_string() {
         return tracing::warn!(to = %u.satellite_id, "ignoring an update meant for another satellite");
     }
+    // The report of an earlier update no longer applies once a new one starts.
+    if let Ok(mut last) = shared.last_update.lock() {
+        *last = None;
+    }
     tracing::info!(target = %u.target_version, command = %shared.settings.update_command, "updating");
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c")
@@ -134,22 +140,74 @@ async fn on_update(shared: &Shared, u: Update) {
         .env("BIRDHUB_TARGET_VERSION", &u.target_version)
         .stdin(Stdio::null())
         .kill_on_drop(true);
-    match tokio::time::timeout(UPDATE_TIMEOUT, cmd.output()).await {
-        Ok(Ok(out)) if out.status.success() => tracing::info!("the update command finished"),
-        Ok(Ok(out)) => tracing::error!(
-            status = %out.status,
-            stderr = %String::from_utf8_lossy(&out.stderr).trim(),
-            "the update command failed"
-        ),
-        Ok(Err(e)) => tracing::error!(error = %e, "could not run the update command"),
-        Err(_) => tracing::error!("the update command took longer than 15 minutes; abandoned"),
+    let outcome = match tokio::time::timeout(UPDATE_TIMEOUT, cmd.output()).await {
+        Ok(Ok(out)) => {
+            let tail = output_tail(&out.stdout, &out.stderr, UPDATE_TAIL_LINES);
+            // The command's last lines go to this satellite's log, which the hub's logs view reads.
+            for line in &tail {
+                tracing::info!("update command: {line}");
+            }
+            if out.status.success() {
+                tracing::info!("the update command finished");
+                UpdateOutcome { failed: false, exit_code: out.status.code(), message: String::new() }
+            } else {
+                tracing::error!(status = %out.status, "the update command failed");
+                let mut message = format!("the update command failed ({})", out.status);
+                for line in &tail {
+                    message.push('\n');
+                    message.push_str(line);
+                }
+                UpdateOutcome { failed: true, exit_code: out.status.code(), message }
+            }
+        }
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "could not run the update command");
+            UpdateOutcome { failed: true, exit_code: None, message: format!("could not run the update command: {e}") }
+        }
+        Err(_) => {
+            tracing::error!("the update command took longer than 15 minutes; abandoned");
+            let message = "the update command took longer than 15 minutes and was stopped".to_owned();
+            UpdateOutcome { failed: true, exit_code: None, message }
+        }
+    };
+    let report = json!({
+        "targetVersion": u.target_version,
+        "status": if outcome.failed { "failed" } else { "succeeded" },
+        "exitCode": outcome.exit_code,
+        "message": outcome.message,
+        "finishedAt": crate::time::now(),
+    });
+    if let Ok(mut last) = shared.last_update.lock() {
+        *last = Some(report);
     }
     let version = status::read_version(&shared.settings.version_command).await;
     if let Ok(mut v) = shared.version.lock() {
         *v = version;
     }
-    // The hub clears the update when a heartbeat reports the target: say it now.
+    // The hub clears the update when a heartbeat reports the target, and shows a failure: say it now.
     status::heartbeat(shared).await;
+}
+
+/// How an update command ended.
+struct UpdateOutcome {
+    failed: bool,
+    exit_code: Option<i32>,
+    /// Empty on success; else what went wrong and the command's last lines.
+    message: String,
+}
+
+/// The last `n` non-empty lines the command wrote (its output, then its errors), each cut to
+/// 300 characters.
+pub fn output_tail(stdout: &[u8], stderr: &[u8], n: usize) -> Vec<String> {
+    let (out, err) = (String::from_utf8_lossy(stdout), String::from_utf8_lossy(stderr));
+    let lines: Vec<String> = out
+        .lines()
+        .chain(err.lines())
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.chars().take(300).collect())
+        .collect();
+    lines[lines.len().saturating_sub(n)..].to_vec()
 }
 
 async fn on_log_request(shared: &Shared, r: LogRequest) {

@@ -48,6 +48,9 @@ pub struct Shared {
     pub version: Mutex<String>,
     /// Whether the schedule says record now (updated by the pipeline for every chunk).
     pub scheduled_on: Mutex<bool>,
+    /// How the last update command ended, sent in every heartbeat (`update`) until the next
+    /// update starts, so the hub can show a failure (SPEC 2.3 as extended in docs/satellites.md).
+    pub last_update: Mutex<Option<serde_json::Value>>,
     pub live: live::Live,
     pub started: Instant,
 }
@@ -117,7 +120,10 @@ fn default_config(s: &SatelliteSettings) -> ConfigPush {
 }
 
 /// Runs the satellite until `shutdown` is cancelled (SIGTERM/SIGINT in the CLI).
-pub async fn run(settings: SatelliteSettings, shutdown: CancellationToken) -> anyhow::Result<()> {
+pub async fn run(mut settings: SatelliteSettings, shutdown: CancellationToken) -> anyhow::Result<()> {
+    // A hand-written config may name the hub's `NAME.local`, which not every network resolves.
+    settings.mqtt_host =
+        super::register::dialable_host(&settings.mqtt_host, settings.mqtt_port, &settings.hub_url).await;
     let source = settings.source().map_err(|e| anyhow::anyhow!("source {:?}: {e}", settings.source))?;
     std::fs::create_dir_all(&settings.data_dir)
         .with_context(|| format!("creating the data directory {}", settings.data_dir.display()))?;
@@ -156,6 +162,7 @@ pub async fn run(settings: SatelliteSettings, shutdown: CancellationToken) -> an
         noise_floor: Mutex::new(None),
         version: Mutex::new(version),
         scheduled_on: Mutex::new(true),
+        last_update: Mutex::new(None),
         live: live::Live::default(),
         started: Instant::now(),
         settings,

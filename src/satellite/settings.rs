@@ -31,10 +31,12 @@ pub const DATA_DIR: &str = "/var/lib/birdhub-satellite";
 /// The default `update_command`. It runs apt in a transient systemd unit of its own
 /// (`--collect` removes the unit when it ends, even after a failure), so the upgrade survives
 /// the package's postinst restarting `birdhub-satellite`, i.e. the very process that started
-/// it. `BIRDHUB_TARGET_VERSION` is in its environment but apt installs the newest version the
+/// it. `--wait` makes it end with apt's exit status, so a failed upgrade is reported to the hub
+/// (apt's own output stays in `journalctl -u birdhub-satellite-update`).
+/// `BIRDHUB_TARGET_VERSION` is in its environment but apt installs the newest version the
 /// configured repositories offer.
 pub const DEFAULT_UPDATE_COMMAND: &str =
-    "systemd-run --unit=birdhub-satellite-update --collect apt-get install -y --only-upgrade birdhub";
+    "systemd-run --unit=birdhub-satellite-update --collect --wait apt-get install -y --only-upgrade birdhub";
 /// The default `version_command`.
 pub const DEFAULT_VERSION_COMMAND: &str = "birdhub --version";
 /// The default systemd unit (an instance runs as `birdhub-satellite@NAME`).
@@ -100,40 +102,53 @@ pub struct SatelliteSettings {
     pub hub_url: String,
     /// The MQTT broker's host and port.
     pub mqtt_host: String,
+    #[serde(default = "default_mqtt_port")]
     pub mqtt_port: u16,
     /// Who the satellite is (from `POST /satellites`).
     pub satellite_id: uuid::Uuid,
     pub tenant_id: uuid::Uuid,
     pub name: String,
+    /// The stable id `register` sends so that registering again rotates the same satellite's
+    /// credentials. Optional: a hand-written file has none, and `register` derives one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub device_id: String,
     /// The MQTT password and the satellite-scoped API key (secrets: the file is 0600).
     pub mqtt_password: String,
     pub api_key: String,
-    /// `dir:PATH`, `alsa:DEVICE` or `rtsp:URL`.
+    /// `dir:PATH`, `alsa:DEVICE` or `rtsp:URL` (default `alsa:default`).
+    #[serde(default = "default_source")]
     pub source: String,
     #[serde(default)]
     pub pace: Pace,
     #[serde(default)]
     pub loop_dir: bool,
+    #[serde(default)]
     pub latitude: Option<f64>,
+    #[serde(default)]
     pub longitude: Option<f64>,
     /// Where the outbox and capture state live.
+    #[serde(default = "default_data_dir")]
     pub data_dir: PathBuf,
     /// The classifier gate's model directory ("" = look in the usual places; none = RMS only).
     #[serde(default)]
     pub model_dir: Option<String>,
     /// Run on `update` (SPEC 2.8), with `BIRDHUB_TARGET_VERSION` set.
+    #[serde(default = "default_update_command")]
     pub update_command: String,
     /// Prints the installed version (reported in heartbeats after an update).
+    #[serde(default = "default_version_command")]
     pub version_command: String,
     /// Answers `log-request` when set; otherwise `journalctl -u <unit>`.
     #[serde(default)]
     pub log_file: Option<PathBuf>,
     /// The systemd unit whose journal answers `log-request`.
+    #[serde(default = "default_unit")]
     pub unit: String,
     /// Re-sends per second after a reconnect.
+    #[serde(default = "default_resend_per_sec")]
     pub resend_per_sec: u32,
     /// `error` acks before a row counts as failed.
+    #[serde(default = "default_max_attempts")]
     pub max_attempts: u32,
     /// The hub's `mqtt.topic_root` (the first topic level).
     #[serde(default = "default_topic_root")]
@@ -142,6 +157,38 @@ pub struct SatelliteSettings {
 
 fn default_topic_root() -> String {
     "birdhub".into()
+}
+
+fn default_mqtt_port() -> u16 {
+    1883
+}
+
+fn default_source() -> String {
+    "alsa:default".into()
+}
+
+fn default_data_dir() -> PathBuf {
+    defaults_for(None).data_dir
+}
+
+fn default_update_command() -> String {
+    DEFAULT_UPDATE_COMMAND.into()
+}
+
+fn default_version_command() -> String {
+    DEFAULT_VERSION_COMMAND.into()
+}
+
+fn default_unit() -> String {
+    DEFAULT_UNIT.into()
+}
+
+fn default_resend_per_sec() -> u32 {
+    DEFAULT_RESEND_PER_SEC
+}
+
+fn default_max_attempts() -> u32 {
+    DEFAULT_MAX_ATTEMPTS
 }
 
 impl SatelliteSettings {
@@ -305,6 +352,26 @@ mod tests {
         assert!(err.contains("satellite.toml"), "{err}");
         let err = SatelliteSettings::load(&dir.path().join("nope.toml")).expect_err("missing").to_string();
         assert!(err.contains("nope.toml"), "{err}");
+    }
+
+    #[test]
+    fn a_hand_written_file_needs_no_device_id_and_gets_the_defaults() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("satellite.toml");
+        let text = "hub_url = \"http://192.168.1.20:8080\"\nmqtt_host = \"192.168.1.20\"\nmqtt_port = 1883\n\
+                    satellite_id = \"6f1c2d3e-0000-4000-8000-000000000001\"\n\
+                    tenant_id = \"6f1c2d3e-0000-4000-8000-000000000002\"\nname = \"Garden Pi\"\n\
+                    mqtt_password = \"pw\"\napi_key = \"bh_sat_x\"\ntopic_root = \"birdhub\"\n";
+        fs::write(&path, text).expect("write");
+        let s = SatelliteSettings::load(&path).expect("a minimal file loads");
+        let d = defaults_for(None);
+        assert_eq!(s.device_id, "");
+        assert_eq!(
+            (s.source.as_str(), &s.data_dir, s.unit.as_str()),
+            ("alsa:default", &d.data_dir, "birdhub-satellite")
+        );
+        assert_eq!((s.update_command, s.version_command), (d.update_command, d.version_command));
+        assert_eq!((s.resend_per_sec, s.max_attempts, s.latitude), (20, 5, None));
     }
 
     #[test]

@@ -68,6 +68,7 @@ pub async fn heartbeat(shared: &Shared) {
         "timestamp": crate::time::now(),
         "filterStats": filter,
         "outboxStats": outbox,
+        "update": shared.last_update.lock().ok().and_then(|u| u.clone()),
     });
     link::publish(shared, Channel::Heartbeat, QoS::AtLeastOnce, body.to_string().into_bytes()).await;
 }

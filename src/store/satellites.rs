@@ -41,13 +41,16 @@ pub struct Satellite {
     /// The last heartbeat's `filterStats` and `outboxStats` as the device sent them (JSON).
     pub filter_stats_json: Option<String>,
     pub outbox_stats_json: Option<String>,
+    /// Why the last update failed, as the satellite reported it (its command's exit status and
+    /// last lines); cleared by the next update request and by reaching the target version.
+    pub update_error: Option<String>,
 }
 
 const SELECT: &str =
     "SELECT s.id, s.tenant_id, s.name, s.device_id, s.kind, s.registered_by, u.name, s.mqtt_password_hash,
         s.latitude, s.longitude, s.last_seen_at, s.heartbeat_state, s.noise_floor_rms, s.version, s.stream,
         s.update_status, s.target_version, s.config_locked, s.overrides_json, s.recording_profile_json,
-        s.uptime_seconds, s.created_at, s.updated_at, s.filter_stats_json, s.outbox_stats_json
+        s.uptime_seconds, s.created_at, s.updated_at, s.filter_stats_json, s.outbox_stats_json, s.update_error
      FROM satellites s LEFT JOIN users u ON u.id = s.registered_by";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Satellite> {
@@ -77,6 +80,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Satellite> {
         updated_at: r.get(22)?,
         filter_stats_json: r.get(23)?,
         outbox_stats_json: r.get(24)?,
+        update_error: r.get(25)?,
     })
 }
 
@@ -318,11 +322,15 @@ pub struct Heartbeat {
     pub stream: Option<String>,
     pub filter_stats_json: Option<String>,
     pub outbox_stats_json: Option<String>,
+    /// The satellite reports that its update to this version failed, and why.
+    pub update_failed: Option<(String, String)>,
 }
 
-/// Records a heartbeat: last seen, state, version. Once the target version runs, `update_status`
-/// and `target_version` are cleared; a heartbeat with another version from a satellite whose update
-/// was asked for at or before `update_deadline` marks the update `failed`.
+/// Records a heartbeat: last seen, state, version. Once the target version runs, `update_status`,
+/// `target_version` and `update_error` are cleared. A pending update is marked `failed` when the
+/// satellite reports that its update to the target failed (the reason is kept in `update_error`),
+/// or when a heartbeat with another version comes from a satellite whose update was asked for at
+/// or before `update_deadline`.
 pub fn record_heartbeat(
     conn: &Connection,
     tenant: TenantId,
@@ -331,12 +339,18 @@ pub fn record_heartbeat(
     now: Timestamp,
     update_deadline: Timestamp,
 ) -> Result<()> {
+    let (failed_target, failed_why) = hb.update_failed.clone().unzip();
     let n = conn.execute(
         "UPDATE satellites SET last_seen_at = ?2, last_heartbeat_at = ?2, heartbeat_state = ?3, uptime_seconds = ?4,
              noise_floor_rms = coalesce(?5, noise_floor_rms), version = coalesce(?6, version), stream = coalesce(?7, stream),
              filter_stats_json = coalesce(?8, filter_stats_json), outbox_stats_json = coalesce(?9, outbox_stats_json),
+             update_error = CASE
+                 WHEN ?6 IS NOT NULL AND ?6 = target_version THEN NULL
+                 WHEN ?12 IS NOT NULL AND ?12 = target_version AND update_status IN ('updating', 'failed') THEN ?13
+                 ELSE update_error END,
              update_status = CASE
                  WHEN ?6 IS NOT NULL AND ?6 = target_version THEN NULL
+                 WHEN ?12 IS NOT NULL AND ?12 = target_version AND update_status = 'updating' THEN 'failed'
                  WHEN ?6 IS NOT NULL AND update_status = 'updating' AND update_requested_at IS NOT NULL
                       AND update_requested_at <= ?11 THEN 'failed'
                  ELSE update_status END,
@@ -353,7 +367,9 @@ pub fn record_heartbeat(
             hb.filter_stats_json,
             hb.outbox_stats_json,
             tenant,
-            update_deadline
+            update_deadline,
+            failed_target,
+            failed_why
         ],
     )?;
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }
@@ -426,7 +442,8 @@ pub fn request_update(
     now: Timestamp,
 ) -> Result<()> {
     let n = conn.execute(
-        "UPDATE satellites SET update_status = 'updating', target_version = ?3, update_requested_at = ?4, updated_at = ?4
+        "UPDATE satellites SET update_status = 'updating', target_version = ?3, update_requested_at = ?4, updated_at = ?4,
+             update_error = NULL
          WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL",
         params![id, tenant, target_version, now],
     )?;

@@ -23,6 +23,8 @@ pub enum UpdateError {
     InvalidVersion(versions::BadVersion),
     #[error("no satellite release is known yet; give targetVersion")]
     NoTargetVersion,
+    #[error("the satellite already runs {installed}: it is up to date")]
+    AlreadyUpToDate { installed: String },
     #[error("satellite not found")]
     NotFound,
     #[error("could not send the update to the satellite: {0}")]
@@ -65,18 +67,37 @@ pub struct UpdateContext<'a> {
 
 /// Stamps the satellite `updating` with its target and sends it `update` (QoS 1). Without
 /// `target_version`, the latest satellite release that `GET /system/versions` reports is used.
+/// The version the satellite already runs is refused ([`UpdateError::AlreadyUpToDate`]), and so
+/// is a default target no newer than it: an "update" to it would only restart the device.
 pub async fn request_update(
     ctx: UpdateContext<'_>,
     tenant: TenantId,
     satellite: SatelliteId,
     target_version: Option<&str>,
 ) -> Result<UpdateRequested, UpdateError> {
+    let installed = ctx.store.call(move |c| Ok(store::satellites::get(c, satellite)?.version)).await?;
+    let installed = installed.as_deref().and_then(|v| versions::parse(v).ok());
     let target = match target_version {
-        Some(text) => versions::parse(text).map_err(UpdateError::InvalidVersion)?.to_string(),
-        None => system_versions::latest(ctx.store, env!("CARGO_PKG_VERSION"), ctx.releases)
-            .await?
-            .satellite
-            .ok_or(UpdateError::NoTargetVersion)?,
+        Some(text) => {
+            let wanted = versions::parse(text).map_err(UpdateError::InvalidVersion)?;
+            // Asking for the version it runs would only restart it: say so instead.
+            if let Some(now) = installed.as_ref().filter(|now| versions::precedence(now, &wanted).is_eq()) {
+                return Err(UpdateError::AlreadyUpToDate { installed: now.to_string() });
+            }
+            wanted.to_string()
+        }
+        None => {
+            let latest = system_versions::latest(ctx.store, env!("CARGO_PKG_VERSION"), ctx.releases)
+                .await?
+                .satellite
+                .ok_or(UpdateError::NoTargetVersion)?;
+            if let (Some(now), Ok(newest)) = (installed.as_ref(), versions::parse(&latest))
+                && !versions::update_available(now, &newest)
+            {
+                return Err(UpdateError::AlreadyUpToDate { installed: now.to_string() });
+            }
+            latest
+        }
     };
     let now = ctx.clock.stamp();
     let stored = target.clone();

@@ -22,6 +22,7 @@ mod quality;
 mod recovery;
 mod sat_detection;
 mod sat_parts;
+mod sat_summary;
 mod satellite;
 mod satellites;
 mod sessions;

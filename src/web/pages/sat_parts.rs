@@ -26,6 +26,9 @@ pub struct Sat {
     pub version: Option<String>,
     pub update_status: Option<String>,
     pub target_version: Option<String>,
+    /// Why the last update failed (the satellite's report), while `update_status` is `failed`.
+    #[serde(default)]
+    pub update_error: Option<String>,
     pub filter_stats: Option<Value>,
     /// What the hub's own detection filters did with this satellite's audio (absent on hubs
     /// that do not count it yet).
@@ -114,8 +117,9 @@ pub fn bytes(n: f64) -> String {
     if i == 0 { format!("{v:.0} {}", units[i]) } else { format!("{v:.1} {}", units[i]) }
 }
 
-/// A stacked bar of labelled parts (`class`, label, value) with a legend.
-fn stacked(title: &str, parts: &[(&str, String, f64)], empty: &str) -> Markup {
+/// A stacked bar of labelled parts (`class`, label, value) with a legend; `shown` writes a
+/// value as a person reads it (a count, or bytes as MB).
+fn stacked(title: &str, parts: &[(&str, String, f64)], empty: &str, shown: fn(f64) -> String) -> Markup {
     let total: f64 = parts.iter().map(|p| p.2).sum();
     html! {
         div.statbar {
@@ -123,16 +127,16 @@ fn stacked(title: &str, parts: &[(&str, String, f64)], empty: &str) -> Markup {
             @if total <= 0.0 {
                 div.muted.small { (empty) }
             } @else {
-                div.bar-track role="img" aria-label=(parts.iter().map(|p| format!("{}: {}", p.1, p.2)).collect::<Vec<_>>().join(", ")) {
+                div.bar-track role="img" aria-label=(parts.iter().map(|p| format!("{}: {}", p.1, shown(p.2))).collect::<Vec<_>>().join(", ")) {
                     @for (class, label, v) in parts {
                         @if *v > 0.0 {
-                            span.(class) style=(format!("width:{:.2}%", v / total * 100.0)) title=(format!("{label}: {v}")) {}
+                            span.(class) style=(format!("width:{:.2}%", v / total * 100.0)) title=(format!("{label}: {}", shown(*v))) {}
                         }
                     }
                 }
                 ul.legend.small {
                     @for (class, label, v) in parts {
-                        @if *v > 0.0 { li { span.key.(class) aria-hidden="true" {} (label) " " span.num { (fmt_count(*v)) } } }
+                        @if *v > 0.0 { li { span.key.(class) aria-hidden="true" {} (label) " " span.num { (shown(*v)) } } }
                     }
                 }
             }
@@ -167,6 +171,7 @@ pub fn filter_bar(s: &Sat) -> Markup {
             ("p4", "other sounds".into(), other),
         ],
         "No filter counts yet (they come with the first heartbeat).",
+        fmt_count,
     )
 }
 
@@ -198,6 +203,7 @@ pub fn hub_filter_bar(s: &Sat) -> Markup {
                         n("privacyDropped") + n("suppressed") + n("secondLookDiscarded") + n("secondLookHidden")),
                 ],
                 "The hub has not filtered anything from this satellite yet.",
+                fmt_count,
             ))
             dl.hub-counts.small {
                 @for (k, words) in counters { div { dt { (words) } dd { (fmt_count(n(k))) } } }
@@ -213,8 +219,9 @@ pub fn outbox_bar(s: &Sat) -> Markup {
     html! {
         (stacked(
             "Outbox on the device",
-            &[("p1", format!("acknowledged ({})", bytes(acked)), acked), ("p4", format!("waiting ({})", bytes(unacked)), unacked)],
+            &[("p1", "acknowledged".into(), acked), ("p4", "waiting".into(), unacked)],
             "The outbox is empty or has not been reported yet.",
+            bytes,
         ))
         @if o.is_some() {
             div.muted.small { (fmt_count(num(o, "unackedCount"))) " chunks waiting · " (bytes(num(o, "diskBytes"))) " on disk" }
@@ -246,6 +253,8 @@ pub fn sparkline(label: &str, values: &[f64], latest: String) -> Markup {
                     aria-label=(format!("{label} over the last 24 hours, now {latest}")) preserveAspectRatio="none" {
                     polyline points=(points) {}
                 }
+            } @else if values.len() == 1 {
+                span.spark-none.small.muted { "one sample so far" }
             } @else {
                 span.spark-none.small.muted { "no samples in 24 h" }
             }
@@ -286,9 +295,27 @@ mod tests {
     }
 
     #[test]
+    fn the_outbox_legend_reads_in_megabytes_not_raw_bytes() {
+        let sat: Sat = serde_json::from_value(serde_json::json!({
+            "id": "s", "name": "n", "kind": "satellite", "can_manage": true, "latitude": null, "longitude": null,
+            "last_seen_at": null, "is_online": false, "heartbeat_state": null, "noise_floor_rms": null,
+            "uptime_seconds": null, "version": null, "update_status": null, "target_version": null,
+            "filter_stats": null, "outbox_stats": {"ackedBytes": 12_500_000, "unackedBytes": 1_500_000,
+            "unackedCount": 4, "diskBytes": 14_000_000}
+        }))
+        .expect("sat");
+        let html = outbox_bar(&sat).into_string();
+        assert!(html.contains("12.5 MB") && html.contains("1.5 MB"), "{html}");
+        assert!(!html.contains("12500000") && !html.contains("1500000"), "no raw byte counts: {html}");
+    }
+
+    #[test]
     fn a_sparkline_needs_two_samples_and_stays_inside_its_box() {
+        let none = sparkline("T", &[], "–".into()).into_string();
+        assert!(none.contains("no samples"), "{none}");
+        // One sample is not "no samples" beside its own value.
         let one = sparkline("T", &[1.0], "1".into()).into_string();
-        assert!(one.contains("no samples"));
+        assert!(one.contains("one sample so far") && !one.contains("no samples"), "{one}");
         let flat = sparkline("T", &[5.0, 5.0, 5.0], "5".into()).into_string();
         assert!(flat.contains("<polyline"), "{flat}");
         let line = sparkline("T", &[1.0, 3.0, 2.0], "2".into()).into_string();

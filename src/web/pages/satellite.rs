@@ -1,7 +1,9 @@
-//! One satellite (`/satellites/{id}`): online state, version and update state, telemetry
-//! sparklines, outbox and filter bars, its config beside the team defaults, today's schedule with
-//! sunrise and sunset, and the device actions (update, logs, live audio, rename, key, delete) that
-//! `satellite.js` sends through `/api`. Who may act is the API's device rule (`can_manage`).
+//! One satellite (`/satellites/{id}`): its summary ([`sat_summary`]: online state, version and
+//! update offer, telemetry sparklines, outbox and filter bars, kept live by `sats_live.js`), its
+//! config beside the team defaults, today's schedule with sunrise and sunset (in the satellite's
+//! zone and the viewer's 12/24-hour format), and the device actions (update, logs, live audio,
+//! rename, key, delete) that `satellite.js` sends through `/api`. Who may act is the API's device
+//! rule (`can_manage`).
 
 use axum::{
     Router,
@@ -16,11 +18,14 @@ use serde_json::{Map, Value};
 use super::{
     detection_settings, sat_detection,
     sat_parts::{self, Sat},
+    sat_summary,
 };
 use crate::web::{WebState, ctx::Ctx, error::PageError, icons, layout};
 
 pub fn routes() -> Router<WebState> {
-    Router::new().route("/satellites/{id}", get(detail_page))
+    Router::new()
+        .route("/satellites/{id}", get(detail_page))
+        .route("/satellites/{id}/summary", get(sat_summary::summary_fragment))
 }
 
 /// The overrides a satellite may have, with a label and whether it is on/off.
@@ -93,65 +98,37 @@ async fn detail_page(ctx: Ctx, Path(id): Path<String>) -> Response {
     }
 }
 
-/// `HH:MM` of an RFC 3339 local time.
-fn hm(t: &str) -> &str {
-    t.get(11..16).unwrap_or(t)
+/// A clock time of the schedule (RFC 3339 in the satellite's local time, the zone the card
+/// names): `HH:MM` as the server writes it, rewritten by `satellite.js` in the viewer's 12/24-hour
+/// format, still in the satellite's zone.
+fn clock(t: &str) -> Markup {
+    html! { time.clock datetime=(t) { (t.get(11..16).unwrap_or(t)) } }
 }
 
 async fn detail(ctx: &Ctx, raw_id: &str) -> Result<Markup, PageError> {
     ctx.team_id()?;
-    let id: String = raw_id.chars().filter(|c| c.is_ascii_hexdigit() || *c == '-').take(36).collect();
-    if id.len() != raw_id.len() || id.is_empty() {
+    let Some(id) = super::satellites::clean_id(raw_id) else {
         return Err(PageError::NotFound("There is no such satellite in this team.".into()));
-    }
+    };
     let sat: Sat = ctx.api.get(&format!("/satellites/{id}")).await?;
     let (config_path, schedule_path) = (format!("/satellites/{id}/config"), format!("/satellites/{id}/schedule"));
-    let (config, team, schedule, points) = tokio::try_join!(
+    let (config, team, schedule, points, newest) = tokio::try_join!(
         ctx.api.get::<ConfigAnswer>(&config_path),
         ctx.api.get::<TeamSettings>("/settings/tenant"),
         ctx.api.get::<Schedule>(&schedule_path),
         sat_parts::telemetry(&ctx.api, &id),
+        sat_summary::latest(&ctx.api),
     )?;
     let body = html! {
-        section.card #sat data-id=(sat.id) data-name=(sat.name) {
-            div.card-head {
-                h1 #sat-title { (sat.name) }
-                (sat_parts::state(&sat))
-            }
-            dl.facts {
-                div { dt { "Last seen" } dd { (sat_parts::last_seen(&sat)) } }
-                div { dt { "Version" } dd #sat-version { (sat_parts::version(&sat)) } }
-                div { dt { "Kind" } dd { (if sat.kind == "mobile" { "Android app" } else { "Raspberry Pi" }) } }
-                div { dt { "Uptime" } dd { (sat.uptime_seconds.map(uptime).unwrap_or_else(|| "–".into())) } }
-                div { dt { "Position" } dd {
-                    @match sat.latitude.zip(sat.longitude) {
-                        Some((la, lo)) => span.mono { (format!("{la:.4}, {lo:.4}")) },
-                        None => span.muted { "not set" },
-                    }
-                } }
-                @if let Some(by) = &sat.registered_by_name { div { dt { "Registered by" } dd { (by) } } }
-            }
-            (sat_parts::sparklines(&sat, &points))
-            div.bars { (sat_parts::outbox_bar(&sat)) (sat_parts::filter_bar(&sat)) (sat_parts::hub_filter_bar(&sat)) }
-        }
+        (sat_summary::summary(&sat, &points, newest.satellite.as_deref()))
         (actions(ctx, &sat))
         (schedule_card(&schedule))
         (config_card(ctx, &sat, &config, &team.settings))
         (sat_detection::card(ctx, &sat.id, &config.overrides, &team.settings, editable(ctx, &sat, &config)))
     };
-    let assets = ["sats.css", "satellite.js", detection_settings::ASSETS[0], detection_settings::ASSETS[1]];
+    let assets =
+        ["sats.css", "satellite.js", "sats_live.js", detection_settings::ASSETS[0], detection_settings::ASSETS[1]];
     Ok(layout::page(ctx, &sat.name, "satellites", &assets, body))
-}
-
-fn uptime(s: i64) -> String {
-    let (d, h, m) = (s / 86_400, (s % 86_400) / 3600, (s % 3600) / 60);
-    if d > 0 {
-        format!("{d} d {h} h")
-    } else if h > 0 {
-        format!("{h} h {m} min")
-    } else {
-        format!("{m} min")
-    }
 }
 
 fn actions(ctx: &Ctx, sat: &Sat) -> Markup {
@@ -166,7 +143,6 @@ fn actions(ctx: &Ctx, sat: &Sat) -> Markup {
             }
             div.row.actions {
                 @if manage {
-                    button type="button" #act-update { "Request update" }
                     button type="button" #act-logs { "Fetch logs" }
                 }
                 @if ctx.can_edit() {
@@ -211,7 +187,7 @@ fn actions(ctx: &Ctx, sat: &Sat) -> Markup {
 
 fn schedule_card(s: &Schedule) -> Markup {
     html! {
-        section.card {
+        section.card #schedule {
             div.card-head {
                 h2 { "Schedule" }
                 span.badge.(if s.recording_now { "ok" } else { "idle" }) { (if s.recording_now { "recording now" } else { "not recording now" }) }
@@ -223,8 +199,8 @@ fn schedule_card(s: &Schedule) -> Markup {
                         Some("day") => span { "The sun does not set today." },
                         Some("night") => span { "The sun does not rise today." },
                         _ => {
-                            span { "Sunrise " strong.mono { (today.sunrise.as_deref().map(hm).unwrap_or("–")) } }
-                            span { "Sunset " strong.mono { (today.sunset.as_deref().map(hm).unwrap_or("–")) } }
+                            span { "Sunrise " strong.mono { @if let Some(t) = &today.sunrise { (clock(t)) } @else { "–" } } }
+                            span { "Sunset " strong.mono { @if let Some(t) = &today.sunset { (clock(t)) } @else { "–" } } }
                         }
                     }
                 }
@@ -233,13 +209,13 @@ fn schedule_card(s: &Schedule) -> Markup {
                 }
             }
             @for d in &s.days {
-                h3 { (d.date) }
+                h3 { time.day datetime=(d.date) { (d.date) } }
                 @if d.windows.is_empty() { p.muted.small { "No recording window." } }
                 ul.windows {
                     @for w in &d.windows {
                         li {
                             @if w.reference == "allDay" { "all day" }
-                            @else { span.mono { (hm(&w.start)) "–" (hm(&w.end)) } " " span.muted.small { (reference(&w.reference)) } }
+                            @else { span.mono { (clock(&w.start)) "–" (clock(&w.end)) } " " span.muted.small { (reference(&w.reference)) } }
                         }
                     }
                     @for u in &d.unresolved { li.muted.small { "Not resolved: " (u.reason) } }

@@ -1,11 +1,13 @@
 //! Satellites: the list (online state, last seen, version, telemetry sparklines, outbox and
-//! filter bars), the register flow (`/satellites/new`, credentials shown once) and the QR code of
-//! the registration for the Android app, drawn on the hub (`POST /satellites/qr`).
+//! filter bars), kept live by `sats_live.js` through one card's fragment (`/satellites/{id}/card`);
+//! the register flow (`/satellites/new`, credentials shown once, with the shell lines that write
+//! them to the Pi's `satellite.toml`) and the QR code of the registration for the Android app,
+//! drawn on the hub (`POST /satellites/qr`).
 
 use axum::{
     Router,
     body::Body,
-    extract::Query,
+    extract::{Path, Query},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
     routing::{get, post},
@@ -26,6 +28,30 @@ pub fn routes() -> Router<WebState> {
         .route("/satellites", get(list_page))
         .route("/satellites/new", get(new_page))
         .route("/satellites/qr", post(qr_svg))
+        .route("/satellites/{id}/card", get(card_fragment))
+}
+
+/// `id` when it is a satellite id's shape (hex digits and dashes), else none.
+pub fn clean_id(raw: &str) -> Option<String> {
+    let id: String = raw.chars().filter(|c| c.is_ascii_hexdigit() || *c == '-').take(36).collect();
+    (id.len() == raw.len() && !id.is_empty()).then_some(id)
+}
+
+/// `GET /satellites/{id}/card`: one satellite's card of the list, for live redraws.
+async fn card_fragment(ctx: Ctx, Path(raw): Path<String>) -> Response {
+    let result = async {
+        ctx.team_id()?;
+        let id =
+            clean_id(&raw).ok_or_else(|| PageError::NotFound("There is no such satellite in this team.".into()))?;
+        let sat: Sat = ctx.api.get(&format!("/satellites/{id}")).await?;
+        let points = sat_parts::telemetry(&ctx.api, &id).await?;
+        Ok::<_, PageError>(sat_card(&sat, Some(&points)))
+    }
+    .await;
+    match result {
+        Ok(m) => m.into_response(),
+        Err(e) => e.respond(&ctx.uri),
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -65,8 +91,8 @@ async fn list(ctx: &Ctx, f: &ListFilter) -> Result<Markup, PageError> {
                     a.button.primary #register href="/satellites/new" { "Register a satellite" }
                 }
             }
-            p.muted { (online) " of " (page.satellites.len()) " shown online" @if page.total as usize > page.satellites.len() { " (" (page.total) " in all)" } "." }
-            form.filters method="get" action="/satellites" {
+            p.muted #sat-count { span.online-n { (online) } " of " (page.satellites.len()) " shown online" @if page.total as usize > page.satellites.len() { " (" (page.total) " in all)" } "." }
+            form.filters.sat-filters method="get" action="/satellites" {
                 label { "Search" input type="search" name="search" value=(f.search) placeholder="name"; }
                 label { "State"
                     select name="status" {
@@ -99,7 +125,7 @@ async fn list(ctx: &Ctx, f: &ListFilter) -> Result<Markup, PageError> {
             }
         }
     };
-    Ok(layout::page(ctx, "Satellites", "satellites", &["sats.css"], body))
+    Ok(layout::page(ctx, "Satellites", "satellites", &["sats.css", "sats_live.js"], body))
 }
 
 fn sat_card(s: &Sat, points: Option<&[sat_parts::Point]>) -> Markup {
@@ -183,6 +209,22 @@ fn new_form(ctx: &Ctx) -> Markup {
                 (secret_row("reg-broker", "Broker URL"))
                 (secret_row("reg-client", "Client id"))
                 (secret_row("reg-topic", "Topic prefix"))
+            }
+            div #reg-pi {
+                h3 { "Run this on the Pi" }
+                p.small.muted {
+                    "On a Raspberry Pi with birdhub installed, paste these lines into a terminal. They write "
+                    code { "/etc/birdhub/satellite.toml" } " with the credentials above (readable by root only) and start the satellite. "
+                    "Change " code { "source" } " for another microphone or a folder of recordings."
+                }
+                div.setup {
+                    pre.setup #reg-setup tabindex="0" {}
+                    button type="button" data-copy="#reg-setup" aria-label="Copy the setup lines" { (icons::copy()) "Copy" }
+                }
+                p.small.muted {
+                    "Or skip this page: " code { "sudo birdhub satellite register" } " on the Pi registers it and writes the same file. "
+                    "Manual setup is described in the satellites guide (docs/satellites.md)."
+                }
             }
             h3 { "For the Android app" }
             p.small.muted { "Scan this code in the app's “Add to hub” screen. It holds the same credentials: do not share a photo of it." }
