@@ -66,7 +66,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
                         @for l in &languages {
                             @let code = l["code"].as_str().unwrap_or_default();
                             option value=(code) selected[prefs["language"].as_str() == Some(code)] {
-                                (l["nativeName"].as_str().unwrap_or(code)) " (" (l["name"].as_str().unwrap_or(code)) ")"
+                                (layout::language_name(l))
                             }
                         }
                     }

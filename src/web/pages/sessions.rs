@@ -73,7 +73,7 @@ async fn render(ctx: &Ctx, raw: Option<&str>) -> Result<Markup, PageError> {
             (timeline_view(&timeline, &sats))
         }
         section.card {
-            h2 { "Sessions" }
+            h2 { "Recording sessions" }
             @if sessions.is_empty() {
                 (layout::empty("No recording sessions yet", html! {
                     "A session starts when a satellite sends its first audio chunk. "
@@ -113,7 +113,7 @@ async fn render(ctx: &Ctx, raw: Option<&str>) -> Result<Markup, PageError> {
             }
         }
     };
-    Ok(layout::page(ctx, "Sessions", "", &["detections.css"], body))
+    Ok(layout::page(ctx, "Recording sessions", "", &["detections.css"], body))
 }
 
 /// "45 s", "12 min" or "2 h 5 min".
