@@ -44,7 +44,7 @@ for (let n = walker.nextNode(); n; n = walker.nextNode()) {
   parts.push(n.textContent);
 }
 const text = parts.join(' ').replace(/https?:\/\/\S+/g, ' ');
-const allowed = new Set(['eBird', 'iNaturalist', 'iOS', 'macOS', 'iPhone', 'iPad', 'uPlot', 'mDNS', 'birdhub']);
+const allowed = new Set(['eBird', 'iNaturalist', 'iOS', 'macOS', 'iPhone', 'iPad', 'uPlot', 'mDNS', 'birdhub', 'kHz']);
 const rules = [
   ['ISO timestamp', /\d{4}-\d\d-\d\dT\d\d:|\+00:00/g],
   ['serde message', /invalid type|invalid value|expected [ui]\d+|at line \d+|unknown variant `|missing field `|Failed to deserialize/g],
@@ -266,6 +266,7 @@ async fn a_wrong_two_factor_code_keeps_the_setup_and_double_clicks_make_one_of_e
     assert_eq!(count("invites"), before + 1, "one invite");
 
     b.goto("/exports").await;
+    b.click("details.add summary").await;
     b.fill("#sched-name", "Daily list").await;
     let before = count("scheduled_exports");
     b.js("window.__sameLoad = true; return null;").await;

@@ -43,10 +43,8 @@ pub fn field_message(path: &str, msg: &str) -> String {
         };
     }
     for prefix in ["invalid type: ", "invalid value: "] {
-        if let Some(rest) = msg.strip_prefix(prefix) {
-            if let Some((got, exp)) = rest.rsplit_once(", expected ") {
-                return format!("{subject} must be {}, not {}", expected(exp), unexpected(got));
-            }
+        if let Some((got, exp)) = msg.strip_prefix(prefix).and_then(|rest| rest.rsplit_once(", expected ")) {
+            return format!("{subject} must be {}, not {}", expected(exp), unexpected(got));
         }
     }
     if let Some(rest) = msg.strip_prefix("invalid length ") {

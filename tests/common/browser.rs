@@ -168,9 +168,10 @@ impl Browser {
     /// `<test>-<name>-<width>.png`; checks the page for script errors too.
     pub async fn shot(&self, name: &str) {
         self.shot_at(name, &[PHONE, DESKTOP]).await;
+        self.assert_no_js_errors().await;
     }
 
-    /// [`Browser::shot`] at the given widths.
+    /// Screenshots like [`Browser::shot`] at the given widths, without the check for errors.
     pub async fn shot_at(&self, name: &str, widths: &[u32]) {
         let dir = screenshot_dir();
         std::fs::create_dir_all(&dir).expect("screenshot dir");
@@ -188,7 +189,6 @@ impl Browser {
             std::fs::write(dir.join(format!("{}-{name}-{width}.png", self.test)), png).expect("write screenshot");
         }
         self.client.set_window_size(DESKTOP, 900).await.expect("resize");
-        self.assert_no_js_errors().await;
     }
 
     /// Signs in through the form; `code` answers the second step when one is asked.
