@@ -73,7 +73,7 @@ async fn render(ctx: &Ctx, raw: Option<&str>) -> Result<Markup, PageError> {
             (timeline_view(&timeline, &sats))
         }
         section.card {
-            h2 { "Recording sessions" }
+            h2 { "Sessions" }
             @if sessions.is_empty() {
                 (layout::empty("No recording sessions yet", html! {
                     "A session starts when a satellite sends its first audio chunk. "
