@@ -3,30 +3,73 @@
 (function () {
   const meta = (n) => (document.querySelector(`meta[name="${n}"]`) || {}).content || "";
 
+  // A 401 means "signed out" only when it is about the session itself; any other 401 (a wrong
+  // two-factor code, a used backup code) is an answer like any other error.
+  const SIGNED_OUT = ["unauthenticated", "session_expired", "invalid_credentials"];
+  const signedOut = (status, path, data) =>
+    status === 401 && !path.startsWith("/auth/login") && (!data || !data.code || SIGNED_OUT.includes(data.code));
+  const toSignIn = () => location.assign("/signin?next=" + encodeURIComponent(location.pathname + location.search));
+
+  // Double submits: the form whose submit event is being handled right now (set by a capture
+  // listener below, cleared once every handler has run). A bh.api call made during it belongs to
+  // that form: it sends the form's Idempotency-Key (one per form until a success, so the hub
+  // answers a repeat with the first answer) and the form's buttons stay disabled until it is back.
+  let submitting = null;
+  const newKey = () => (window.crypto && crypto.randomUUID ? crypto.randomUUID()
+    : Date.now().toString(36) + Math.random().toString(36).slice(2));
+  function setPending(form, on) {
+    form.querySelectorAll("button, input[type=submit]").forEach((b) => {
+      if (on) { if (!b.disabled) { b.disabled = true; b.dataset.bhPending = "1"; } }
+      else if (b.dataset.bhPending) { b.disabled = false; delete b.dataset.bhPending; }
+    });
+    if (on) form.setAttribute("aria-busy", "true"); else form.removeAttribute("aria-busy");
+  }
+  document.addEventListener("submit", (ev) => {
+    const form = ev.target;
+    if (form.__bhInFlight) { ev.preventDefault(); ev.stopImmediatePropagation(); return; }
+    submitting = form;
+    setTimeout(() => { if (submitting === form) submitting = null; }, 0);
+  }, true);
+
   // Calls the hub's /api with the session cookie, the team and the CSRF token. A lost session
   // goes to sign-in and back; other errors come back as {ok: false, status, data: {code, message}}.
   async function api(method, path, body) {
     const headers = { "X-CSRF-Token": meta("csrf-token") };
     const team = meta("bh-team");
     if (team) headers["X-Tenant-Id"] = team;
+    const form = submitting;
+    if (form) {
+      form.__bhKey = form.__bhKey || newKey();
+      headers["Idempotency-Key"] = form.__bhKey;
+      form.__bhInFlight = (form.__bhInFlight || 0) + 1;
+      setPending(form, true);
+    }
     const init = { method, headers, credentials: "same-origin" };
     if (body !== undefined) {
       headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
     }
+    const done = (ok) => {
+      if (!form) return;
+      form.__bhInFlight -= 1;
+      if (ok) delete form.__bhKey;
+      if (form.__bhInFlight <= 0) { form.__bhInFlight = 0; setPending(form, false); }
+    };
     let resp;
     try {
       resp = await fetch("/api" + path, init);
     } catch (e) {
+      done(false);
       return { ok: false, status: 0, data: { code: "offline", message: "The hub did not answer. Is it running?" } };
     }
-    if (resp.status === 401) {
-      location.assign("/signin?next=" + encodeURIComponent(location.pathname + location.search));
-      return { ok: false, status: 401, data: {} };
-    }
-    const text = await resp.text();
+    const text = await resp.text().catch(() => "");
     let data = null;
     try { data = text ? JSON.parse(text) : null; } catch (_) { data = { message: text }; }
+    done(resp.ok);
+    if (signedOut(resp.status, path, data)) {
+      toSignIn();
+      return { ok: false, status: 401, data: {} };
+    }
     return { ok: resp.ok, status: resp.status, data };
   }
 
@@ -151,8 +194,10 @@
   document.addEventListener("htmx:afterSwap", (ev) => refreshTimes(ev.target));
   document.addEventListener("htmx:responseError", (ev) => {
     const xhr = ev.detail.xhr;
-    if (xhr.status === 401) location.assign("/signin?next=" + encodeURIComponent(location.pathname + location.search));
-    else toast("That did not work (" + xhr.status + ").", "bad");
+    let data = null;
+    try { data = JSON.parse(xhr.responseText); } catch (_) { data = null; }
+    if (signedOut(xhr.status, "", data)) toSignIn();
+    else toast((data && data.message) || "That did not work (" + xhr.status + ").", "bad");
   });
 
   // Declarative API forms and buttons, for settings pages:
@@ -228,7 +273,11 @@
     if (btn.dataset.confirm && !window.confirm(btn.dataset.confirm)) return;
     let body;
     if (btn.dataset.body) { try { body = JSON.parse(btn.dataset.body); } catch (_) { body = undefined; } }
-    run(btn.dataset.api, body, { then: btn.dataset.then || "reload", result: btn.dataset.result, done: btn.dataset.done });
+    // A button is off while its call runs (a double click sends once).
+    if (btn.disabled) return;
+    btn.disabled = true;
+    run(btn.dataset.api, body, { then: btn.dataset.then || "reload", result: btn.dataset.result, done: btn.dataset.done })
+      .finally(() => { btn.disabled = false; });
   });
 
   window.bh = { api, toast, ago, at, day, fmtTime, hour12, refreshTimes, player, meta };

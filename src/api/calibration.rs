@@ -56,11 +56,8 @@ async fn refresh(
     body: axum::body::Bytes,
 ) -> Result<axum::Json<Value>, ApiError> {
     // The body is optional: empty means "my team" (or every team, for a platform admin).
-    let body: RefreshBody = if body.iter().all(u8::is_ascii_whitespace) {
-        RefreshBody::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| ApiError::Unprocessable("invalid_body", e.to_string()))?
-    };
+    let body: RefreshBody =
+        if body.iter().all(u8::is_ascii_whitespace) { RefreshBody::default() } else { super::json_body(&body)? };
     let named = body.tenant_id.or(q.tenant_id);
     let scope = if named.is_none() && ctx.sees_all() {
         None

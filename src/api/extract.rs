@@ -1,6 +1,7 @@
 //! Extractors that answer bad input with our `{code, message}` body instead of axum's plain text:
 //! malformed JSON is 400, wrong types or missing fields 422, an oversize body 413, a body that is
-//! not JSON 415, a bad query string or path parameter 400.
+//! not JSON 415, a bad query string or path parameter 400. The messages name the field in words
+//! (`humane.rs`), never serde's own text.
 
 use axum::{
     extract::{
@@ -12,7 +13,7 @@ use axum::{
 };
 use serde::Serialize;
 
-use super::ApiError;
+use super::{ApiError, humane};
 
 /// `Json<T>` that rejects with [`ApiError`]; also a JSON response.
 #[derive(Debug, Clone, Copy, Default, FromRequest)]
@@ -37,32 +38,35 @@ impl<T: Serialize> IntoResponse for Json<T> {
 
 impl From<JsonRejection> for ApiError {
     fn from(r: JsonRejection) -> Self {
-        match r {
-            JsonRejection::JsonSyntaxError(e) => {
-                ApiError::BadRequest("invalid_json", format!("malformed JSON: {}", e.body_text()))
-            }
-            JsonRejection::JsonDataError(e) => ApiError::Unprocessable("invalid_body", e.body_text()),
+        match &r {
+            JsonRejection::JsonSyntaxError(_) => ApiError::BadRequest("invalid_json", humane::json_syntax(&r)),
+            JsonRejection::JsonDataError(_) => ApiError::Unprocessable("invalid_body", humane::json_data(&r)),
             JsonRejection::MissingJsonContentType(_) => {
                 ApiError::UnsupportedMediaType("send the body as JSON with Content-Type: application/json".into())
             }
             other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => {
                 ApiError::PayloadTooLarge("the request body is larger than this endpoint accepts".into())
             }
-            other => ApiError::BadRequest("invalid_body", other.body_text()),
+            _ => ApiError::BadRequest("invalid_body", "the request body could not be read".into()),
         }
     }
 }
 
 impl From<QueryRejection> for ApiError {
     fn from(r: QueryRejection) -> Self {
-        ApiError::BadRequest("invalid_query", r.body_text())
+        ApiError::BadRequest("invalid_query", humane::query(&r))
     }
 }
 
 impl From<PathRejection> for ApiError {
     fn from(r: PathRejection) -> Self {
-        ApiError::BadRequest("invalid_path", r.body_text())
+        ApiError::BadRequest("invalid_path", humane::path(&r))
     }
+}
+
+/// A JSON body read by hand (routes whose body is optional): the same answers as [`Json`].
+pub fn json_body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    axum::Json::<T>::from_bytes(bytes).map(|j| j.0).map_err(ApiError::from)
 }
 
 #[cfg(test)]
@@ -112,6 +116,9 @@ mod tests {
             let err: ErrorBody = serde_json::from_str(&text).expect("JSON error body");
             assert_eq!(err.code, code);
             assert!(!err.message.is_empty());
+            for serde_words in ["invalid type", "at line", "Failed to deserialize"] {
+                assert!(!err.message.contains(serde_words), "{body}: {}", err.message);
+            }
         }
         let (ok, text) = send("{\"name\":\"x\",\"count\":1,\"extra\":true}", json).await;
         assert_eq!(ok, StatusCode::OK, "unknown fields are ignored");

@@ -276,14 +276,8 @@ async fn set_force(
     Path(id): Path<Uuid>,
     body: Bytes,
 ) -> Result<Json<ReleaseView>, ApiError> {
-    let body: ForceBody = if body.iter().all(u8::is_ascii_whitespace) {
-        ForceBody::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| match e.classify() {
-            serde_json::error::Category::Data => ApiError::Unprocessable("invalid_body", e.to_string()),
-            _ => ApiError::BadRequest("invalid_json", format!("malformed JSON: {e}")),
-        })?
-    };
+    let body: ForceBody =
+        if body.iter().all(u8::is_ascii_whitespace) { ForceBody::default() } else { super::json_body(&body)? };
     let release = releases::set_force_update(&state.store, id.to_string(), body.force_update).await?;
     Audit::new("mobile.release_updated")
         .actor(&ctx)

@@ -19,6 +19,8 @@ mod exports;
 mod extract;
 pub mod files;
 pub mod health;
+mod humane;
+mod idempotency;
 mod invites;
 mod me;
 pub mod metrics;
@@ -66,7 +68,7 @@ use tower_http::{
 use utoipa_axum::router::OpenApiRouter;
 
 pub use error::{ApiError, ErrorBody, not_found};
-pub use extract::{Json, Path, Query};
+pub use extract::{Json, Path, Query, json_body};
 pub use request_log::redact_uri;
 
 use crate::state::AppState;
@@ -126,7 +128,9 @@ pub fn router(state: AppState) -> Router {
     let (routes, _) = routes(state.settings.releases.max_apk_bytes).split_for_parts();
     let api = Router::new().merge(routes).fallback(unknown_route).method_not_allowed_fallback(method_not_allowed);
 
-    api.layer(DefaultBodyLimit::max(state.settings.http.max_body_bytes))
+    // Innermost: a repeated POST with the same Idempotency-Key gets the first answer back.
+    api.layer(axum::middleware::from_fn_with_state(idempotency::Keys::default(), idempotency::layer))
+        .layer(DefaultBodyLimit::max(state.settings.http.max_body_bytes))
         // Audio and APKs are served with byte ranges (seeking, resumed downloads); compressing
         // them would break the ranges. APKs and export bundles are ZIPs, compressed already.
         .layer(

@@ -161,14 +161,7 @@ impl Conditions {
     /// Reads and checks `value` as the conditions of `trigger`. The message names the field.
     pub fn parse(trigger: Trigger, value: serde_json::Value) -> Result<Self, String> {
         fn read<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Result<T, String> {
-            serde_path_to_error::deserialize(v).map_err(|e| {
-                let path = e.path().to_string();
-                if path == "." {
-                    format!("conditions: {}", e.inner())
-                } else {
-                    format!("conditions.{path}: {}", e.inner())
-                }
-            })
+            super::serde_words::from_value(v, "conditions")
         }
         let value = if value.is_null() { serde_json::json!({}) } else { value };
         let c = match trigger {

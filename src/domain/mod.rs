@@ -20,6 +20,7 @@ pub mod role;
 pub mod satellite_config;
 pub mod schedule;
 pub mod season;
+pub mod serde_words;
 pub mod sessions;
 pub mod settings;
 pub mod sort;

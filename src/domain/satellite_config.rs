@@ -109,7 +109,7 @@ impl Overrides {
                 map.insert(k.clone(), v.clone());
             }
         }
-        serde_json::from_value(merged).map_err(|e| e.to_string())
+        super::serde_words::from_value(merged, "")
     }
 
     /// The team's settings with these overrides applied.

@@ -325,13 +325,11 @@ where
             // Each value alone first, so that a wrong type is reported with its setting's name.
             let mut alone = map.clone();
             alone.insert(k.clone(), v.clone());
-            if let Err(e) = serde_json::from_value::<T>(serde_json::Value::Object(alone)) {
-                return Err(format!("{k}: {e}"));
-            }
+            super::serde_words::from_value::<T>(serde_json::Value::Object(alone), "")?;
             map.insert(k.clone(), v.clone());
         }
     }
-    serde_json::from_value(merged).map_err(|e| e.to_string())
+    super::serde_words::from_value(merged, "")
 }
 
 #[cfg(test)]

@@ -412,7 +412,7 @@ async fn filters(
         return Err(ScheduleError::InvalidFilters(format!("unknown filter {unknown:?}; the filters are {names}")));
     }
     let parsed: Filters =
-        serde_json::from_value(Value::Object(given)).map_err(|e| ScheduleError::InvalidFilters(e.to_string()))?;
+        crate::domain::serde_words::from_value(Value::Object(given), "").map_err(ScheduleError::InvalidFilters)?;
     exports::check(store, tenant, &parsed, now.at(), true).await.map_err(|e| match e {
         exports::ExportError::Store(e) => ScheduleError::Store(e),
         other => ScheduleError::InvalidFilters(other.to_string()),

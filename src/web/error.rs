@@ -2,12 +2,16 @@
 //! the page after), a plain "not allowed" or "not found" page, never a stack trace or a blank.
 
 use axum::{
+    body::Body,
+    extract::{FromRequestParts, Request, State},
     http::{StatusCode, Uri, header},
+    middleware::Next,
     response::{IntoResponse, Redirect, Response},
 };
-use maud::html;
+use maud::{Markup, html};
 
-use super::{client::Answer, layout};
+use super::{WebState, client::Answer, csrf, ctx::Ctx, layout};
+use crate::auth::{context::cookie, tokens::SESSION_COOKIE};
 
 /// Why a page could not be rendered.
 #[derive(Debug)]
@@ -74,21 +78,61 @@ impl From<anyhow::Error> for PageError {
     }
 }
 
-/// A small standalone page for an error.
+/// What an error page says, kept on its response so [`with_shell`] can put it in the signed-in
+/// shell.
+#[derive(Debug, Clone)]
+struct Problem {
+    title: String,
+    message: String,
+}
+
+fn problem_body(title: &str, message: &str) -> Markup {
+    html! {
+        section.card.problem {
+            h1 { (title) }
+            p { (if message.is_empty() { "There is nothing to show here." } else { message }) }
+            p { a href="/" { "Back to the dashboard" } }
+        }
+    }
+}
+
+/// A small standalone page for an error (signed-in visitors get it inside the shell: [`with_shell`]).
 pub fn problem(status: StatusCode, title: &str, message: &str) -> Response {
-    let body = layout::bare(
-        title,
-        html! {
-            main.narrow {
-                section.card {
-                    h1 { (title) }
-                    p { (if message.is_empty() { "There is nothing to show here." } else { message }) }
-                    p { a href="/" { "Back to the dashboard" } }
-                }
-            }
-        },
-    );
+    let body = layout::bare(title, html! { main.narrow { (problem_body(title, message)) } });
     let mut r = (status, body).into_response();
     r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+    r.extensions_mut().insert(Problem { title: title.to_owned(), message: message.to_owned() });
     r
+}
+
+/// Error and not-found pages keep the navigation for a signed-in person: an error page made by
+/// [`problem`] is drawn again in the page shell (tabs, account menu, bottom bar) when the request
+/// carries a valid session. Signed-out visitors keep the bare page.
+pub async fn with_shell(State(state): State<WebState>, req: Request, next: Next) -> Response {
+    let signed_in = cookie(req.headers(), SESSION_COOKIE).is_some();
+    let (parts, body) = req.into_parts();
+    let mut saved = parts.clone();
+    let resp = next.run(Request::from_parts(parts, body)).await;
+    let Some(p) = resp.extensions().get::<Problem>().cloned() else { return resp };
+    if !signed_in {
+        return resp;
+    }
+    // The page's CSRF token: the cookie's, or the one this response sets.
+    let token = cookie(&saved.headers, csrf::COOKIE).map(str::to_owned).or_else(|| {
+        resp.headers().get_all(header::SET_COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|c| {
+            c.strip_prefix(csrf::COOKIE)
+                .and_then(|r| r.strip_prefix('='))
+                .and_then(|r| r.split(';').next())
+                .map(str::to_owned)
+        })
+    });
+    let Some(token) = token else { return resp };
+    saved.extensions.insert(csrf::Token(token));
+    let Ok(ctx) = Ctx::from_request_parts(&mut saved, &state).await else { return resp };
+    let page = layout::page(&ctx, &p.title, "", &[], problem_body(&p.title, &p.message));
+    let (mut head, _) = resp.into_parts();
+    head.headers.remove(header::CONTENT_ENCODING);
+    head.headers.remove(header::CONTENT_LENGTH);
+    head.headers.insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/html; charset=utf-8"));
+    Response::from_parts(head, Body::from(page.into_string()))
 }

@@ -5,7 +5,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::{assets, ctx::Ctx, icons};
 
-/// The main tabs, in order; the first five are the phone's bottom bar.
+/// The main tabs, in order; all of them are the phone's bottom bar too.
 pub const TABS: [(&str, &str, &str); 6] = [
     ("live", "Live", "/"),
     ("detections", "Detections", "/detections"),
@@ -82,7 +82,8 @@ pub fn page(ctx: &Ctx, title: &str, tab: &str, scripts: &[&str], body: Markup) -
                             a href="/account" { "My account" }
                             @if ctx.is_admin() { a href="/team" { "Team settings" } }
                             @if ctx.team.is_some() { a href="/team/detection" { "Detection settings" } }
-                            a href="/sessions" { "Sessions" }
+                            a href="/alerts" { "Alerts" }
+                            a href="/sessions" { "Recording sessions" }
                             a href="/quality" { "Detection quality" }
                             a href="/exports" { "Exports" }
                             @if ctx.user.is_platform_admin { a href="/admin" { "Platform admin" } }
@@ -95,8 +96,8 @@ pub fn page(ctx: &Ctx, title: &str, tab: &str, scripts: &[&str], body: Markup) -
                 }
                 main #main { (body) }
                 nav.bottombar aria-label="Main (phone)" {
-                    @for (key, label, href) in TABS.iter().take(5) {
-                        a href=(href) aria-current=[(*key == tab).then_some("page")] { (icons::tab(key)) span { (label) } }
+                    @for (key, label, href) in TABS {
+                        a href=(href) aria-current=[(key == tab).then_some("page")] { (icons::tab(key)) span { (label) } }
                     }
                 }
                 (page_assets(scripts))
@@ -189,6 +190,20 @@ pub fn at(rfc3339: &str) -> Markup {
     html! { time.at datetime=(rfc3339) { (plain) } }
 }
 
+/// A language as people read it in a list: its own name, and the English one when that differs
+/// ("Deutsch (German)", "English", never "English (English)"). `l` is `{code, name, nativeName}`.
+pub fn language_name(l: &serde_json::Value) -> String {
+    let code = l["code"].as_str().unwrap_or_default();
+    let native = l["nativeName"].as_str().filter(|s| !s.is_empty());
+    let english = l["name"].as_str().filter(|s| !s.is_empty());
+    match (native, english) {
+        (Some(n), Some(e)) if !n.eq_ignore_ascii_case(e) => format!("{n} ({e})"),
+        (Some(n), _) => n.to_owned(),
+        (None, Some(e)) => e.to_owned(),
+        (None, None) => code.to_owned(),
+    }
+}
+
 /// A species' names: common (user's language) and scientific in italics.
 pub fn names(common: &str, scientific: &str) -> Markup {
     html! { span.names { strong.common { (common) } " " em.sci { (scientific) } } }
@@ -254,6 +269,14 @@ mod tests {
             let back: Value = serde_json::from_str(&out).expect("still JSON");
             prop_assert_eq!(back, v);
         }
+    }
+
+    #[test]
+    fn languages_are_named_once_when_both_names_agree() {
+        let en = json!({ "code": "en", "name": "English", "nativeName": "English" });
+        let de = json!({ "code": "de", "name": "German", "nativeName": "Deutsch" });
+        assert_eq!((language_name(&en), language_name(&de)), ("English".into(), "Deutsch (German)".into()));
+        assert_eq!(language_name(&json!({ "code": "xx" })), "xx");
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub fn router(app: AppState, api: Router, setup: Arc<setup::SetupCode>) -> Route
         .layer(CompressionLayer::new().gzip(true))
         .route("/assets/{*file}", get(assets::serve))
         .fallback(dispatch)
+        .layer(middleware::from_fn_with_state(state.clone(), error::with_shell))
         .with_state(state)
 }
 

@@ -167,9 +167,15 @@ impl Browser {
     /// Screenshots of the whole current page at phone and desktop widths, named
     /// `<test>-<name>-<width>.png`; checks the page for script errors too.
     pub async fn shot(&self, name: &str) {
+        self.shot_at(name, &[PHONE, DESKTOP]).await;
+        self.assert_no_js_errors().await;
+    }
+
+    /// Screenshots like [`Browser::shot`] at the given widths, without the check for errors.
+    pub async fn shot_at(&self, name: &str, widths: &[u32]) {
         let dir = screenshot_dir();
         std::fs::create_dir_all(&dir).expect("screenshot dir");
-        for width in [PHONE, DESKTOP] {
+        for &width in widths {
             self.client.set_window_size(width, 900).await.expect("resize");
             tokio::time::sleep(Duration::from_millis(300)).await;
             // The window's frame takes some height even headless: size the viewport, not the window.
@@ -183,7 +189,6 @@ impl Browser {
             std::fs::write(dir.join(format!("{}-{name}-{width}.png", self.test)), png).expect("write screenshot");
         }
         self.client.set_window_size(DESKTOP, 900).await.expect("resize");
-        self.assert_no_js_errors().await;
     }
 
     /// Signs in through the form; `code` answers the second step when one is asked.

@@ -113,7 +113,7 @@ async fn render(ctx: &Ctx, raw: Option<&str>) -> Result<Markup, PageError> {
             }
         }
     };
-    Ok(layout::page(ctx, "Sessions", "", &["detections.css"], body))
+    Ok(layout::page(ctx, "Recording sessions", "", &["detections.css"], body))
 }
 
 /// "45 s", "12 min" or "2 h 5 min".

@@ -122,17 +122,7 @@ fn groups() -> Vec<(&'static str, Vec<Field>)> {
 
 /// A species-name language: its own name, and the English one when that differs.
 fn language_words(code: &str, name: &str, native: &str) -> String {
-    match (native.is_empty(), name.is_empty() || name == native) {
-        (true, _) => {
-            if name.is_empty() {
-                code.to_owned()
-            } else {
-                name.to_owned()
-            }
-        }
-        (false, true) => native.to_owned(),
-        (false, false) => format!("{native} ({name})"),
-    }
+    crate::web::layout::language_name(&serde_json::json!({ "code": code, "name": name, "nativeName": native }))
 }
 
 /// `(code, words)` of the languages from `GET /species/languages`, or every language the model
