@@ -21,12 +21,24 @@ async fn eventually<T>(secs: u64, mut f: impl FnMut() -> Option<T>) -> Option<T>
     None
 }
 
+/// An `audio` message recorded in London, where a Tennessee Warbler is not expected.
+fn in_london(message: Vec<u8>) -> Vec<u8> {
+    let mut m: Value = serde_json::from_slice(&message).expect("an audio message");
+    m["latitude"] = json!(51.5);
+    m["longitude"] = json!(-0.12);
+    m.to_string().into_bytes()
+}
+
 #[tokio::test]
 async fn a_real_bird_fires_a_rule_once_per_cooldown_and_reaches_the_signed_receiver() {
     let hub = common::spawn_hub_with(common::with_model).await;
     let owner = hub.user("owner@example.org", false).await;
     let api = hub.login(&owner.email).await;
-    let (status, _) = api.put("/settings/tenant", json!({"secondary_language": "de"})).await;
+    // The station stands in London and hears an American warbler: not expected there, so rare
+    // (docs/detections.md, "New and rare"). The team keeps such detections, flagged, rather
+    // than dropping them (the default; docs/detection-quality.md).
+    let (status, _) =
+        api.put("/settings/tenant", json!({"secondary_language": "de", "not_expected_action": "flag"})).await;
     assert_eq!(status, 200);
     let rx = Receiver::start(Some("birds-are-real")).await;
     let plain = Receiver::start(None).await;
@@ -58,14 +70,19 @@ async fn a_real_bird_fires_a_rule_once_per_cooldown_and_reaches_the_signed_recei
     )
     .await;
 
-    let r = sat::register(&api, json!({"name": "hemlock ridge"})).await;
+    let r = sat::register(&api, json!({"name": "hemlock ridge", "latitude": 51.5, "longitude": -0.12})).await;
     let mut c = sat::connect(&hub, &r).await;
     assert!(c.subscribe(&format!("{}#", r.prefix)).await);
     let wav = sat::warbler_wav();
     let first = uuid::Uuid::new_v4().to_string();
-    c.publish(&r.topic("audio"), sat::audio_message(&r, &first, &wav, 48_000, 3000)).await;
+    c.publish(&r.topic("audio"), in_london(sat::audio_message(&r, &first, &wav, 48_000, 3000))).await;
     let detection = c.message_on(&r.topic("detection"), 60).await.expect("a detection");
     assert_eq!(detection["commonName"], "Tennessee Warbler");
+    assert_eq!(
+        (detection["isRare"].clone(), detection["rareReason"].clone()),
+        (json!(true), json!("not_expected_here")),
+        "{detection}"
+    );
 
     let got = rx.wait_for(1, 30).await;
     let rare = got.iter().find(|g| g.path == "/rare").expect("the rare-species webhook arrived");
@@ -87,7 +104,7 @@ async fn a_real_bird_fires_a_rule_once_per_cooldown_and_reaches_the_signed_recei
     // 19 more of the same bird from the same satellite: the 60-minute cooldown keeps it to one.
     for _ in 0..19 {
         let id = uuid::Uuid::new_v4().to_string();
-        c.publish(&r.topic("audio"), sat::audio_message(&r, &id, &wav, 48_000, 3000)).await;
+        c.publish(&r.topic("audio"), in_london(sat::audio_message(&r, &id, &wav, 48_000, 3000))).await;
     }
     let detections = eventually(120, || {
         let n: i64 = hub.sql(|c| {
@@ -108,7 +125,11 @@ async fn a_real_bird_fires_a_rule_once_per_cooldown_and_reaches_the_signed_recei
         "one delivery for 20 warblers: {:?}",
         got.iter().map(|g| &g.path).collect::<Vec<_>>()
     );
-    assert_eq!(got.iter().filter(|g| g.path == "/rare").count(), 1, "only the first record is rare");
+    assert_eq!(
+        got.iter().filter(|g| g.path == "/rare").count(),
+        1,
+        "every warbler is rare here; the cooldown keeps it to one"
+    );
     let alerts: i64 = hub.sql(|c| {
         c.query_row("SELECT count(*) FROM alerts WHERE type IN ('rare_species', 'detection')", [], |r| r.get(0))
             .expect("count")

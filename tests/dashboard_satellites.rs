@@ -201,8 +201,11 @@ async fn alerts_and_exports_pages_show_what_the_team_has() {
     assert!(html.contains("/api/export/detections?format=csv&amp;tenantId="), "{html}");
     assert!(html.contains("from=2026-05-01&amp;to=2026-05-31"), "the range is in the links");
     assert!(html.contains("No scheduled exports"));
-    let (status, _) = page(&hub, &api, "/exports?from=yesterday").await;
-    assert_eq!(status, 422);
+    // A range that cannot be exported keeps the form, as typed, and says why (issue 36).
+    let (status, html) = page(&hub, &api, "/exports?from=yesterday").await;
+    assert_eq!(status, 200);
+    assert!(html.contains("must be a date like 2026-05-31") && html.contains(r#"value="yesterday""#), "{html}");
+    assert!(!html.contains("/api/export/detections"), "no links for a range that cannot be exported");
 
     hub.member_of("viewer@example.com", owner.tenant, Role::Viewer).await;
     let viewer = hub.login("viewer@example.com").await;

@@ -57,8 +57,9 @@ async fn discovery_configs_follow_home_assistants_schema_and_a_real_bird_updates
         }
     }
 
-    // An alert rule, so the bird raises an alert too (a species new to the team is rare).
-    let rule = json!({"name": "Rarities", "trigger": "detection", "conditions": {"special": ["rare"]}});
+    // An alert rule for the warbler, so the bird raises an alert too.
+    let rule =
+        json!({"name": "Warblers", "trigger": "detection", "conditions": {"species": ["leiothlypis_peregrina"]}});
     let (status, body) = api.post("/alert-rules/rules", rule).await;
     assert_eq!(status, 201, "{body}");
 

@@ -68,6 +68,10 @@ pub struct Stored {
     pub calibrated_confidence: Option<f64>,
 }
 
+/// How many columns [`SELECT`] reads; queries that add their own columns after it read them from
+/// here on.
+pub(super) const COLUMNS: usize = 23;
+
 pub(super) const SELECT: &str =
     "SELECT d.id, (SELECT id FROM tenants WHERE pk = d.tenant_pk), s.id, s.name, c.id, d.model_id,
         l.species_code, l.scientific_name, l.common_name, d.confidence, d.detected_at, d.start_ms, d.end_ms, d.is_rare,

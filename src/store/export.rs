@@ -91,21 +91,23 @@ pub fn placed_page(
 ) -> Result<Vec<Placed>> {
     let (sql, args) = query(tenant, f, after, limit, true);
     let mut stmt = conn.prepare_cached(&sql)?;
+    // The place and recording columns come after the detection's own.
+    let k = super::detections::COLUMNS;
     let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-        let session = match r.get::<_, Option<String>>(30)? {
-            Some(id) => Some((id, r.get(31)?, r.get(32)?)),
+        let session = match r.get::<_, Option<String>>(k + 8)? {
+            Some(id) => Some((id, r.get(k + 9)?, r.get(k + 10)?)),
             None => None,
         };
         Ok(Placed {
             detection: from_row(r)?,
-            chunk_latitude: r.get(22)?,
-            chunk_longitude: r.get(23)?,
-            satellite_latitude: r.get(24)?,
-            satellite_longitude: r.get(25)?,
-            recorded_at: r.get(26)?,
-            duration_ms: r.get(27)?,
-            sample_rate: r.get(28)?,
-            size_bytes: r.get(29)?,
+            chunk_latitude: r.get(k)?,
+            chunk_longitude: r.get(k + 1)?,
+            satellite_latitude: r.get(k + 2)?,
+            satellite_longitude: r.get(k + 3)?,
+            recorded_at: r.get(k + 4)?,
+            duration_ms: r.get(k + 5)?,
+            sample_rate: r.get(k + 6)?,
+            size_bytes: r.get(k + 7)?,
             session,
         })
     })?;
@@ -187,6 +189,13 @@ mod tests {
         let created = users::create_with_team(&mut conn, &new, "t").expect("user");
         let sat = testing::satellite(&conn, created.tenant_id).expect("satellite");
         (conn, created.tenant_id, sat)
+    }
+
+    #[test]
+    fn the_detections_own_columns_are_counted_where_the_place_columns_start() {
+        let (conn, _, _) = db();
+        let stmt = conn.prepare(super::super::detections::SELECT).expect("the detection select");
+        assert_eq!(stmt.column_count(), super::super::detections::COLUMNS);
     }
 
     #[test]
