@@ -15,7 +15,6 @@ mod common;
 
 use birdhub::{
     ids::{DetectionId, SatelliteId, TenantId},
-    store,
     usecases::detections,
 };
 use common::{PASSWORD, TestHub, browser::Browser, seed};
@@ -33,21 +32,7 @@ async fn heard(
     expected_here: Option<bool>,
 ) -> DetectionId {
     let chunk = seed::chunk(hub, tenant, sat, at).await;
-    let new = store::detections::NewDetection {
-        tenant_id: tenant,
-        satellite_id: sat,
-        satellite_name: String::new(),
-        audio_chunk_id: chunk,
-        model_id: birdhub::inference::MODEL_ID.into(),
-        species_code: species.0.into(),
-        common_name: species.1.into(),
-        scientific_name: species.2.into(),
-        confidence: 0.9,
-        detected_at: at.parse().expect("time"),
-        start_ms: 500,
-        end_ms: 2500,
-        expected_here,
-    };
+    let new = seed::new_detection((tenant, sat, chunk), at, species, 0.9, expected_here);
     let now = hub.state().clock.stamp();
     hub.state().store.call(move |c| Ok(detections::record(c, &new, now)?.expect("new").id)).await.expect("detection")
 }

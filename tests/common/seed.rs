@@ -65,17 +65,16 @@ pub const WREN: Species = ("troglodytes-aedon", "House Wren", "Troglodytes aedon
 pub const WARBLER: Species = ("leiothlypis-peregrina", "Tennessee Warbler", "Leiothlypis peregrina");
 pub const BLACKBURNIAN: Species = ("setophaga-fusca", "Blackburnian Warbler", "Setophaga fusca");
 
-/// A detection of `species` in `chunk` (recorded at `at`) with `confidence`.
-pub async fn detection(
-    hub: &TestHub,
-    tenant: TenantId,
-    sat: SatelliteId,
-    chunk: ChunkId,
+/// What the workers would record: `species` in `chunk` (recorded at `at`) with `confidence`
+/// over 0-3 s, and the range model's verdict `expected_here`.
+pub fn new_detection(
+    (tenant, sat, chunk): (TenantId, SatelliteId, ChunkId),
     at: &str,
     species: Species,
     confidence: f32,
-) -> DetectionId {
-    let new = store::detections::NewDetection {
+    expected_here: Option<bool>,
+) -> store::detections::NewDetection {
+    store::detections::NewDetection {
         tenant_id: tenant,
         satellite_id: sat,
         satellite_name: String::new(),
@@ -88,8 +87,21 @@ pub async fn detection(
         detected_at: at.parse().expect("time"),
         start_ms: 0,
         end_ms: 3000,
-        expected_here: None,
-    };
+        expected_here,
+    }
+}
+
+/// A detection of `species` in `chunk` (recorded at `at`) with `confidence`.
+pub async fn detection(
+    hub: &TestHub,
+    tenant: TenantId,
+    sat: SatelliteId,
+    chunk: ChunkId,
+    at: &str,
+    species: Species,
+    confidence: f32,
+) -> DetectionId {
+    let new = new_detection((tenant, sat, chunk), at, species, confidence, None);
     let hub_now = hub.state().clock.stamp();
     hub.state()
         .store
@@ -127,21 +139,7 @@ pub const BLACKBIRD: Species = ("turdus_merula", "Eurasian Blackbird", "Turdus m
 pub async fn bird_alert(hub: &TestHub, tenant: TenantId, sat: SatelliteId) -> birdhub::time::Timestamp {
     let at = "2026-11-27T04:10:41.685Z";
     let chunk = chunk(hub, tenant, sat, at).await;
-    let new = birdhub::store::detections::NewDetection {
-        tenant_id: tenant,
-        satellite_id: sat,
-        satellite_name: String::new(),
-        audio_chunk_id: chunk,
-        model_id: birdhub::inference::MODEL_ID.into(),
-        species_code: BLACKBIRD.0.into(),
-        common_name: BLACKBIRD.1.into(),
-        scientific_name: BLACKBIRD.2.into(),
-        confidence: 0.91,
-        detected_at: at.parse().expect("time"),
-        start_ms: 0,
-        end_ms: 3000,
-        expected_here: None,
-    };
+    let new = new_detection((tenant, sat, chunk), at, BLACKBIRD, 0.91, None);
     let s = hub.state();
     let (now, ctx) = (s.clock.stamp(), s.alerts.clone());
     let raised = s
