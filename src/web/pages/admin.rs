@@ -54,7 +54,7 @@ async fn render(ctx: &Ctx, search: &str, audit_filter: &admin_audit::Filter) -> 
                 ul.sat-list {
                     @for (name, v) in &infra {
                         @let ok = v["status"].as_str().is_some_and(|s| s == "ok" || s == "healthy" || s == "up");
-                        li { span.dot.(if ok { "on" } else { "off" }) {} strong { (widgets::label(name)) } span.muted.small { (v["status"].as_str().unwrap_or("")) } }
+                        li { span.dot.(if ok { "on" } else { "off" }) {} strong { (part_name(name)) } span.muted.small { (v["status"].as_str().unwrap_or("")) } }
                     }
                 }
                 @if !services.is_empty() {
@@ -105,4 +105,15 @@ async fn render(ctx: &Ctx, search: &str, audit_filter: &admin_audit::Filter) -> 
         }
     };
     Ok(layout::page(ctx, "Platform admin", "", &["settings.css"], body))
+}
+
+/// A part of the hub as its system status names it, in words ("MQTT broker", not "Mqtt").
+fn part_name(key: &str) -> String {
+    match key {
+        "mqtt" => "MQTT broker".into(),
+        "database" => "Database (SQLite)".into(),
+        "cache" => "Cache".into(),
+        "objectStorage" => "Audio and file storage".into(),
+        other => widgets::label(other),
+    }
 }
