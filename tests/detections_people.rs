@@ -84,6 +84,12 @@ async fn the_species_filter_finds_the_names_people_read() {
         let (_, list) = api.get("/detections?speciesSearch=m%C3%A9sange").await;
         assert_eq!(codes(&list), ["parus_major"], "the team's languages");
     }
+    // The list's export finds what the list found.
+    let (status, rows) = ana_api.get("/export/detections?format=json&speciesSearch=Kohlmeise").await;
+    assert_eq!(status, 200, "{rows}");
+    let exported: Vec<&str> =
+        rows.as_array().expect("rows").iter().filter_map(|r| r["species_code"].as_str()).collect();
+    assert_eq!(exported, ["parus_major"], "the export of a German reader's search");
     // Bob reads English, and the team does not use German: Kohlmeise is nothing to him.
     let (_, list) = bob_api.get("/detections?speciesSearch=Kohlmeise").await;
     assert_eq!(codes(&list), Vec::<String>::new(), "not the other reader's language");
@@ -151,6 +157,26 @@ async fn a_first_record_is_new_for_the_team_and_only_the_unexpected_is_rare() {
     assert!(text.contains("Rare: Eurasian Wren"), "{text}");
     assert!(text.contains("does not expect it") && text.contains("first record"), "why, in words: {text}");
     assert!(!text.contains('_'), "no field names: {text}");
+}
+
+#[tokio::test]
+async fn a_rule_for_species_new_to_the_team_fires_on_first_records_only() {
+    let hub = common::spawn_hub().await;
+    let ana = hub.user("ana@example.org", false).await;
+    let api = hub.login(&ana.email).await;
+    let rule = json!({"name": "New birds", "trigger": "detection", "conditions": {"special": ["first_for_team"]}});
+    let (status, made) = api.post("/alert-rules/rules", rule).await;
+    assert!(status.is_success(), "{made}");
+    let team = (ana.tenant, seed::satellite(&hub, ana.tenant, "London garden").await);
+
+    let (_, alerts) = heard(&hub, team, "2026-05-01T05:00:00.000Z", GREAT_TIT, Some(true)).await;
+    assert_eq!(alerts, 1, "the team's first Great Tit");
+    let (_, alerts) = heard(&hub, team, "2026-05-02T05:00:00.000Z", GREAT_TIT, Some(true)).await;
+    assert_eq!(alerts, 0, "the second is not new");
+    let (_, list) = api.get("/alerts").await;
+    let alert = &list["alerts"][0];
+    assert_eq!(alert["type"], "first_for_team", "{list}");
+    assert!(alert["title"].as_str().is_some_and(|t| t.starts_with("New for the team: Great Tit")), "{alert}");
 }
 
 #[tokio::test]

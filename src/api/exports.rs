@@ -89,6 +89,7 @@ async fn detections_export(
     Query(f): Query<FormatQuery>,
     Query(filters): Query<Filters>,
 ) -> Result<Response, ApiError> {
+    let filters = named(&state, &access, filters).await?;
     let format = match f.format.as_deref().map(str::trim) {
         None | Some("" | "csv") => Format::Csv,
         Some("json") => Format::Json,
@@ -113,6 +114,7 @@ async fn checklist(
     Member(access): Member,
     Query(filters): Query<Filters>,
 ) -> Result<Response, ApiError> {
+    let filters = named(&state, &access, filters).await?;
     let file = exports::checklist::render(&env(&state), access.tenant_id, &filters, state.clock.now()).await?;
     whole(file)
 }
@@ -127,11 +129,23 @@ async fn observation(
     Member(access): Member,
     Query(filters): Query<Filters>,
 ) -> Result<Response, ApiError> {
+    let filters = named(&state, &access, filters).await?;
     let file = exports::observation::render(&env(&state), access.tenant_id, &filters, state.clock.now()).await?;
     whole(file)
 }
 
 /// The person exporting (xeno-canto's recordist): their name, else the team's.
+/// `filters` with its species search also matching common names in the caller's and the team's
+/// languages, as the Detections list does.
+async fn named(state: &AppState, access: &TenantAccess, filters: Filters) -> Result<Filters, ApiError> {
+    if filters.species_search.is_none() {
+        return Ok(filters);
+    }
+    let langs =
+        crate::usecases::species::reading_languages(&state.store, access.tenant_id, access.ctx.user_id()).await?;
+    Ok(exports::name_search(&env(state), filters, langs).await)
+}
+
 async fn recordist(state: &AppState, access: &TenantAccess) -> Result<String, ApiError> {
     let (user, tenant) = (access.ctx.user_id(), access.tenant_id);
     Ok(state
@@ -153,6 +167,7 @@ async fn recording_bundle(
     Member(access): Member,
     Query(filters): Query<Filters>,
 ) -> Result<Response, ApiError> {
+    let filters = named(&state, &access, filters).await?;
     let rec = recordist(&state, &access).await?;
     let bundle =
         recording::prepare(&env(&state), &state.objects, access.tenant_id, &filters, state.clock.now(), &rec).await?;

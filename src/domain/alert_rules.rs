@@ -2,7 +2,7 @@
 //! conditions say, how they are checked on input, and the pure decisions the engine makes with
 //! them: does a detection match, is a silence long enough, is a day's count a trend.
 //!
-//! - `detection`: species (codes or scientific names), special kinds (`rare`, `first_of_day`,
+//! - `detection`: species (codes or scientific names), special kinds (`rare`, `first_for_team`, `first_of_day`,
 //!   `first_of_season`, `not_expected_here`), a minimum confidence, satellites and hours of the day.
 //!   Every condition given must hold; a list matches when any of its entries does.
 //! - `absence`: no detection (or no chunk) from the listed satellites, or the whole team, for
@@ -53,6 +53,8 @@ pub enum Special {
     /// Rare: the range model does not expect it here (`isRare`). A team's first record of a
     /// species is not rare on its own (issue 36).
     Rare,
+    /// The team's first detection of the species ever ("New for the team").
+    FirstForTeam,
     FirstOfDay,
     FirstOfSeason,
     /// Rare because the range model does not expect it at that place and week.
@@ -253,14 +255,15 @@ pub struct DetectionFacts<'a> {
     pub not_expected_here: bool,
     pub is_first_of_day: bool,
     pub is_first_of_season: bool,
+    pub is_first_for_team: bool,
     /// In the hub's local time.
     pub local_hour: u32,
 }
 
 impl DetectionConditions {
     /// The webhook `event` when `d` matches (SPEC 6.3), or `None`. With special kinds asked for,
-    /// the event names the most notable one that holds (`rare_species`, then `first_of_season`,
-    /// then `first_of_day`); without, it is `detection`.
+    /// the event names the most notable one that holds (`rare_species`, then `first_for_team`,
+    /// then `first_of_season`, then `first_of_day`); without, it is `detection`.
     pub fn matches(&self, d: &DetectionFacts<'_>) -> Option<&'static str> {
         if !self.species.is_empty()
             && !self
@@ -285,12 +288,15 @@ impl DetectionConditions {
         let holds = |s: Special| match s {
             Special::Rare => d.is_rare,
             Special::NotExpectedHere => d.not_expected_here,
+            Special::FirstForTeam => d.is_first_for_team,
             Special::FirstOfDay => d.is_first_of_day,
             Special::FirstOfSeason => d.is_first_of_season,
         };
         let asked = |s: Special| self.special.contains(&s) && holds(s);
         if asked(Special::Rare) || asked(Special::NotExpectedHere) {
             Some("rare_species")
+        } else if asked(Special::FirstForTeam) {
+            Some("first_for_team")
         } else if asked(Special::FirstOfSeason) {
             Some("first_of_season")
         } else if asked(Special::FirstOfDay) {
@@ -353,6 +359,7 @@ mod tests {
             is_rare: false,
             not_expected_here: false,
             is_first_of_day: false,
+            is_first_for_team: false,
             is_first_of_season: false,
             local_hour: 6,
         }
@@ -385,6 +392,10 @@ mod tests {
         assert_eq!(c.matches(&DetectionFacts { is_first_of_day: true, ..facts() }), Some("first_of_day"));
         let all = DetectionFacts { is_first_of_day: true, is_first_of_season: true, is_rare: true, ..facts() };
         assert_eq!(c.matches(&all), Some("rare_species"));
+        let first = detection(json!({"special": ["first_for_team", "first_of_season"]}));
+        let new_here = DetectionFacts { is_first_for_team: true, is_first_of_season: true, ..facts() };
+        assert_eq!(first.matches(&new_here), Some("first_for_team"), "a first record names itself");
+        assert_eq!(first.matches(&DetectionFacts { is_rare: true, ..facts() }), None, "rare is not new");
         let only_expected = detection(json!({"special": ["not_expected_here"]}));
         assert_eq!(only_expected.matches(&DetectionFacts { is_rare: true, ..facts() }), None);
         let nowhere = DetectionFacts { is_rare: true, not_expected_here: true, ..facts() };

@@ -182,7 +182,7 @@ pub fn embed(n: &Notice) -> Value {
 pub fn color(event: &str) -> u32 {
     match event {
         text::RARE_SPECIES => 0x8E24AA,
-        "first_of_day" | "first_of_season" => 0x43A047,
+        "first_of_day" | "first_of_season" | "first_for_team" => 0x43A047,
         "detection" => 0x1E88E5,
         "absence" | "trend" => 0xFB8C00,
         "satellite_offline" => 0xE53935,
@@ -196,6 +196,7 @@ pub fn event_label(event: &str) -> String {
         "test" => "Test notification".to_owned(),
         "first_of_day" => "First of the day".to_owned(),
         "first_of_season" => "First of the season".to_owned(),
+        "first_for_team" => "New for the team".to_owned(),
         other => {
             let words = one_line(&other.replace('_', " "));
             let mut chars = words.chars();

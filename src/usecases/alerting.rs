@@ -150,6 +150,7 @@ pub fn on_detections(
             not_expected_here: d.rare_reason.as_deref() == Some("not_expected_here") || d.expected_here == Some(false),
             is_first_of_day: d.is_first_of_day,
             is_first_of_season: d.is_first_of_season,
+            is_first_for_team: d.is_first_for_team,
             local_hour: d.detected_at.at().with_timezone(&Local).hour(),
         };
         let mut settings: Option<TenantSettings> = None;
@@ -193,6 +194,7 @@ fn detection_notice(
     let percent = (d.confidence * 100.0).round();
     let (title, why) = match event {
         "rare_species" => (format!("Rare: {common} at {}", d.satellite_name), rare_why(d)),
+        "first_for_team" => (format!("New for the team: {common} at {}", d.satellite_name), String::new()),
         "first_of_season" => (format!("First {common} of the season at {}", d.satellite_name), String::new()),
         "first_of_day" => (format!("First {common} today at {}", d.satellite_name), String::new()),
         _ => (format!("{common} at {}", d.satellite_name), String::new()),

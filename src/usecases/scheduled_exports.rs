@@ -302,6 +302,8 @@ async fn run_one(env: &exports::Env, s: &ScheduledExport, now: Timestamp) -> Res
         .map_err(|e| format!("the stored filters no longer read: {e}"))?;
     let made = async {
         let lang = exports::language(&env.store, s.tenant_id, None, filters.lang.as_deref()).await?;
+        let langs = super::species::reading_languages(&env.store, s.tenant_id, None).await?;
+        let filters = exports::name_search(env, filters, langs).await;
         exports::render(env, s.tenant_id, &lang, format, &filters, now.at()).await
     };
     let file = made.await.map_err(|e| format!("the export could not be made: {e}"))?;

@@ -190,6 +190,11 @@ pub fn at(rfc3339: &str) -> Markup {
     html! { time.at datetime=(rfc3339) { (plain) } }
 }
 
+/// A day (`2026-11-27`), written by the browser as people write dates ("27 Nov 2026").
+pub fn day(date: &str) -> Markup {
+    html! { time.day datetime=(date) { (date) } }
+}
+
 /// A language as people read it in a list: its own name, and the English one when that differs
 /// ("Deutsch (German)", "English", never "English (English)"). `l` is `{code, name, nativeName}`.
 pub fn language_name(l: &serde_json::Value) -> String {

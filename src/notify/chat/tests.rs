@@ -238,7 +238,16 @@ fn embed_has_the_documented_discord_shape() {
 
 #[test]
 fn embed_colours_rare_species_apart_and_omits_what_is_missing() {
-    let others = ["detection", "first_of_day", "first_of_season", "absence", "trend", "satellite_offline", "test"];
+    let others = [
+        "detection",
+        "first_of_day",
+        "first_of_season",
+        "first_for_team",
+        "absence",
+        "trend",
+        "satellite_offline",
+        "test",
+    ];
     assert!(others.iter().all(|e| color(e) != color("rare_species")));
     let mut n = fixture();
     n.event = "satellite_offline".to_owned();

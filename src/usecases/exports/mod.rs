@@ -51,6 +51,10 @@ pub struct Filters {
     pub species: Option<String>,
     /// Case-insensitive search on common or scientific name.
     pub species_search: Option<String>,
+    /// The species whose common name in the reader's or the team's languages holds
+    /// `species_search` ([`name_search`]); not a query parameter.
+    #[serde(skip)]
+    pub named: Vec<String>,
     pub min_confidence: Option<f64>,
     /// `pending_review`, `confirmed`, `rejected` or `unverified`.
     pub verification_status: Option<String>,
@@ -169,6 +173,21 @@ impl Checked {
 /// Days a range may span at most (ten years: exports are archives, not charts).
 pub const MAX_DAYS: i64 = 3660;
 
+/// Fills `f.named` for a species search: the model's species whose common name in `langs` (the
+/// reader's and the team's languages) or in the export's own `lang` holds it, so "Kohlmeise"
+/// exports what a German reader found on the Detections page.
+pub async fn name_search(env: &Env, mut f: Filters, mut langs: Vec<String>) -> Filters {
+    let Some(needle) = f.species_search.clone().filter(|s| !s.trim().is_empty() && s.chars().count() <= 100) else {
+        return f;
+    };
+    langs.extend(f.lang.clone());
+    let names = env.names.clone();
+    f.named = tokio::task::spawn_blocking(move || super::species::codes_named(&names, &needle, &langs))
+        .await
+        .unwrap_or_default();
+    f
+}
+
 fn local_midnight(d: NaiveDate) -> Timestamp {
     let naive = d.and_hms_opt(0, 0, 0).unwrap_or_default();
     Timestamp(Local.from_local_datetime(&naive).earliest().map_or_else(|| naive.and_utc(), |t| t.with_timezone(&Utc)))
@@ -228,6 +247,7 @@ pub async fn check(
     }
     let code = f.species.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
     let satellite = f.satellite_id;
+    let named = f.named.clone();
     let species = store
         .call(move |c| {
             if let Some(id) = satellite
@@ -240,7 +260,9 @@ pub async fn check(
                 .into_iter()
                 .filter(|s| code.as_ref().is_none_or(|c| *c == s.species_code))
                 .filter(|s| {
-                    s.common_name.to_lowercase().contains(&needle) || s.scientific_name.to_lowercase().contains(&needle)
+                    s.common_name.to_lowercase().contains(&needle)
+                        || s.scientific_name.to_lowercase().contains(&needle)
+                        || named.contains(&s.species_code)
                 })
                 .map(|s| s.species_code)
                 .collect();

@@ -10,8 +10,9 @@ use super::{alert_forms::Rule, species_pick};
 use crate::web::ctx::Ctx;
 
 /// The special kinds a detection rule can ask for, with a person's label.
-pub const SPECIAL: [(&str, &str); 4] = [
+pub const SPECIAL: [(&str, &str); 5] = [
     ("rare", "Rare"),
+    ("first_for_team", "New for the team"),
     ("first_of_day", "First of the day"),
     ("first_of_season", "First of the season"),
     ("not_expected_here", "Not expected here"),

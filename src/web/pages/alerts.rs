@@ -63,6 +63,7 @@ fn kind_label(kind: &str) -> &str {
         "rare_species" => "Rare",
         "first_of_day" => "First today",
         "first_of_season" => "First of the season",
+        "first_for_team" => "New for the team",
         "detection" => "Detection",
         "absence" => "Silence",
         "trend" => "Trend",

@@ -127,7 +127,7 @@ fn today_html(team: &Team, v: &Today, tiles: Option<map_tiles::Tiles>) -> Markup
     let body = html! {
         section.public-hero {
             h1 { "Birds heard at " (v.team_name) }
-            p.muted { "Today, " (v.date) ". This page updates itself; nothing here needs an account." }
+            p.muted { "Today, " (layout::day(&v.date)) ". This page updates itself; nothing here needs an account." }
         }
         section.numbers.three {
             div.number { span.n { (v.species.len()) } span.l { "species today" } }
