@@ -140,13 +140,21 @@ async fn detections_stream_as_csv_and_json_with_every_field_the_filters_and_only
     let d = get(&w, "/export/detections?format=json&from=2026-05-01&to=2026-05-01").await;
     assert!(d.disposition.contains("birdhub-detections-2026-05-01-2026-05-01.json"), "{}", d.disposition);
     let first = &d.json()[0];
-    for key in ["id", "confidence", "calibrated_confidence", "verification_status", "storage_key", "is_first_of_day"] {
+    for key in [
+        "id",
+        "confidence",
+        "calibrated_confidence",
+        "verification_status",
+        "storage_key",
+        "is_first_of_day",
+        "is_first_for_team",
+    ] {
         assert!(first.get(key).is_some(), "{key} in {first}");
     }
     let empty = get(&w, "/export/detections?format=json&species=none").await;
     assert_eq!(empty.json(), serde_json::json!([]));
     let empty_csv = get(&w, "/export/detections?species=none").await;
-    assert_eq!(csv_rows(&empty_csv.body, true).0.len(), 24, "an empty CSV still has its header");
+    assert_eq!(csv_rows(&empty_csv.body, true).0.len(), 25, "an empty CSV still has its header");
 }
 
 #[tokio::test]

@@ -45,6 +45,8 @@ pub struct Row<'a> {
     rare_reason: Option<&'a str>,
     is_first_of_day: bool,
     is_first_of_season: bool,
+    /// The team's first detection of the species ever ("New for the team").
+    is_first_for_team: bool,
     expected_here: Option<bool>,
     storage_key: &'a str,
     tenant_id: String,
@@ -76,6 +78,7 @@ impl<'a> Row<'a> {
             rare_reason: d.rare_reason.as_deref(),
             is_first_of_day: d.is_first_of_day,
             is_first_of_season: d.is_first_of_season,
+            is_first_for_team: d.is_first_for_team,
             expected_here: d.expected_here,
             storage_key: &d.storage_key,
             tenant_id: d.tenant_id.to_string(),
@@ -136,7 +139,7 @@ impl Encoder {
 }
 
 /// The CSV header (the keys of [`Row`], in order).
-pub const HEADER: [&str; 24] = [
+pub const HEADER: [&str; 25] = [
     "id",
     "detected_at",
     "species_code",
@@ -157,6 +160,7 @@ pub const HEADER: [&str; 24] = [
     "rare_reason",
     "is_first_of_day",
     "is_first_of_season",
+    "is_first_for_team",
     "expected_here",
     "storage_key",
     "tenant_id",
