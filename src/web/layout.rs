@@ -196,11 +196,10 @@ pub fn day(date: &str) -> Markup {
 }
 
 /// A language as people read it in a list: its own name, and the English one when that differs
-/// ("Deutsch (German)", "English", never "English (English)"). `l` is `{code, name, nativeName}`.
-pub fn language_name(l: &serde_json::Value) -> String {
-    let code = l["code"].as_str().unwrap_or_default();
-    let native = l["nativeName"].as_str().filter(|s| !s.is_empty());
-    let english = l["name"].as_str().filter(|s| !s.is_empty());
+/// ("Deutsch (German)", "English", never "English (English)"); the code when it has no names.
+pub fn language_name(code: &str, english: &str, native: &str) -> String {
+    let native = Some(native).filter(|s| !s.is_empty());
+    let english = Some(english).filter(|s| !s.is_empty());
     match (native, english) {
         (Some(n), Some(e)) if !n.eq_ignore_ascii_case(e) => format!("{n} ({e})"),
         (Some(n), _) => n.to_owned(),
@@ -278,10 +277,9 @@ mod tests {
 
     #[test]
     fn languages_are_named_once_when_both_names_agree() {
-        let en = json!({ "code": "en", "name": "English", "nativeName": "English" });
-        let de = json!({ "code": "de", "name": "German", "nativeName": "Deutsch" });
-        assert_eq!((language_name(&en), language_name(&de)), ("English".into(), "Deutsch (German)".into()));
-        assert_eq!(language_name(&json!({ "code": "xx" })), "xx");
+        let (en, de) = (language_name("en", "English", "English"), language_name("de", "German", "Deutsch"));
+        assert_eq!((en, de), ("English".into(), "Deutsch (German)".into()));
+        assert_eq!(language_name("xx", "", ""), "xx");
     }
 
     #[test]

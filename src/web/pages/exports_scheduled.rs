@@ -5,6 +5,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::alert_forms::{Channel, Channels};
 use crate::web::{ctx::Ctx, error::PageError, layout};
 
 /// The longest range a schedule may cover, as the export checks it (`usecases::exports::MAX_DAYS`).
@@ -31,20 +32,6 @@ struct Scheduled {
 #[serde(rename_all = "camelCase")]
 struct ScheduledList {
     scheduled_exports: Vec<Scheduled>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Channel {
-    id: String,
-    name: String,
-    #[serde(rename = "type")]
-    kind: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct Channels {
-    channels: Vec<Channel>,
 }
 
 const FORMATS: [(&str, &str); 4] = [

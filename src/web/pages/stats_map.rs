@@ -50,11 +50,6 @@ fn project(lat: f64, lon: f64, b: (f64, f64, f64, f64)) -> (f64, f64) {
 const LINE: f64 = 16.0;
 const CHAR_W: f64 = 7.8;
 
-/// The zip of three equally long lists.
-fn zip3<'a, A, B, C>(a: &'a [A], b: &'a [B], c: &'a [C]) -> impl Iterator<Item = (&'a A, &'a B, &'a C)> {
-    a.iter().zip(b).zip(c).map(|((a, b), c)| (a, b, c))
-}
-
 /// The baseline of each station's name: above its marker, or, where that would overlap a name
 /// already placed (stations at one place), below it, then further above and below in turn, so no
 /// two names are drawn over each other.
@@ -133,7 +128,7 @@ pub fn draw(placed: &[Pin], decimals: usize, tiles: Option<Tiles>, max_zoom: u8)
                     line.map-grid x1="0" y1=(H * f64::from(i) / 10.0) x2=(W) y2=(H * f64::from(i) / 10.0) {}
                 }
             }
-            @for (p, (x, y, r), label_y) in zip3(placed, &marks, &label_ys) {
+            @for ((p, (x, y, r)), label_y) in placed.iter().zip(&marks).zip(&label_ys) {
                 g.map-marker {
                     title { (p.name) ": " (p.detections) " detections, " (p.species) " species (" (format!("{:.d$}, {:.d$}", p.lat, p.lon)) ")" }
                     circle cx=(format!("{x:.1}")) cy=(format!("{y:.1}")) r=(format!("{r:.1}")) {}

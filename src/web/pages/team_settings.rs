@@ -120,11 +120,6 @@ fn groups() -> Vec<(&'static str, Vec<Field>)> {
     ]
 }
 
-/// A species-name language: its own name, and the English one when that differs.
-fn language_words(code: &str, name: &str, native: &str) -> String {
-    crate::web::layout::language_name(&serde_json::json!({ "code": code, "name": name, "nativeName": native }))
-}
-
 /// `(code, words)` of the languages from `GET /species/languages`, or every language the model
 /// ships when that list is empty (the label files are not installed).
 pub fn language_choices(listed: &[Value]) -> Vec<(String, String)> {
@@ -132,10 +127,13 @@ pub fn language_choices(listed: &[Value]) -> Vec<(String, String)> {
     if listed.is_empty() {
         return crate::domain::languages::KNOWN
             .iter()
-            .map(|l| (l.code.to_owned(), language_words(l.code, l.name, l.native_name)))
+            .map(|l| (l.code.to_owned(), crate::web::layout::language_name(l.code, l.name, l.native_name)))
             .collect();
     }
-    listed.iter().map(|l| (s(l, "code"), language_words(&s(l, "code"), &s(l, "name"), &s(l, "nativeName")))).collect()
+    listed
+        .iter()
+        .map(|l| (s(l, "code"), crate::web::layout::language_name(&s(l, "code"), &s(l, "name"), &s(l, "nativeName"))))
+        .collect()
 }
 
 /// A `<select>` of languages. With `none`, values are JSON (`null` or `"de"`, `data-type="json"`)
