@@ -139,6 +139,11 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         tasks.spawn(async move { ("satellite-monitor", jobs::satellite_monitor::run(st, stop).await) });
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(async move { ("alert-watch", jobs::alert_watch::run(st, stop).await) });
+        // One zone mover per data dir: it decides satellites' zones and moves their statistics.
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move {
+            ("zone-mover", crate::usecases::zones::run_mover(st.store.clone(), st.clock.clone(), stop).await)
+        });
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(async move { ("alert-sender", jobs::alert_sender::run(st, stop).await) });
         // Beside the outbox sender it queues into; one scheduler per data dir, like the monitor.

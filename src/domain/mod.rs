@@ -29,6 +29,7 @@ pub mod sun;
 pub mod user_agent;
 pub mod validate;
 pub mod versions;
+pub mod zone;
 
 pub use device::DeviceKind;
 pub use role::Role;

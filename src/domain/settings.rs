@@ -121,6 +121,10 @@ pub struct TenantSettings {
     /// The public page's title ("Birds heard at <title>"); `None` takes the team's name. Separate
     /// from the name so a team called after its owner need not show a person's name to strangers.
     pub public_page_title: Option<String>,
+    /// The team's IANA time zone (`Europe/Berlin`): "today", default ranges and scheduled
+    /// exports, and the zone of its satellites with no position and no zone of their own. A new
+    /// team takes the hub's zone (`store::zones::default_team_zone`).
+    pub time_zone: String,
     // What is kept as a detection ([`super::detection_settings`], docs/detection-quality.md).
     /// Lowest confidence kept; `None` takes the hub's `inference.threshold`.
     pub min_confidence: Option<f64>,
@@ -190,6 +194,7 @@ impl Default for TenantSettings {
             public_page_audio: false,
             public_page_exact_locations: false,
             public_page_title: None,
+            time_zone: crate::time::hub_zone().name().to_owned(),
             min_confidence: None,
             sensitivity: None,
             species_min_confidence: BTreeMap::new(),
@@ -252,6 +257,7 @@ impl TenantSettings {
                 "public_page_title must be at most 100 characters",
             )?;
         }
+        super::zone::parse(&self.time_zone).map_err(|e| format!("time_zone: {e}"))?;
         super::detection_settings::validate(self)
     }
 }

@@ -150,6 +150,19 @@ fn after(version: u32, tx: &Connection) -> Result<()> {
         // The statistics rollups start out holding the data already stored.
         super::stats::rollups::fill(tx)?;
     }
+    if version == 24 {
+        // The rollups were counted in the machine's zone ('localtime'): that is the zone every
+        // satellite's rows are in now, and each team's zone from here on. The zone mover moves
+        // satellites whose own zone differs once the hub runs (`usecases::zones`).
+        let hub = crate::time::hub_zone();
+        let pk = super::zones::ensure(tx, hub)?;
+        tx.execute("UPDATE satellites SET zone_pk = ?1", [pk])?;
+        let teams: Vec<crate::ids::TenantId> =
+            tx.prepare("SELECT id FROM tenants")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        for team in teams {
+            super::zones::default_team_zone(tx, &team, hub, crate::time::Timestamp(chrono::Utc::now()))?;
+        }
+    }
     Ok(())
 }
 

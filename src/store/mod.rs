@@ -52,6 +52,7 @@ pub mod timeline;
 pub mod users;
 pub mod votes;
 pub mod weather;
+pub mod zones;
 
 use std::{path::Path, time::Duration};
 
@@ -161,6 +162,16 @@ impl Store {
     pub fn call_blocking<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
         let mut conn = self.pool.get()?;
         f(&mut conn)
+    }
+
+    /// A satellite's effective time zone ([`zones::satellite_zone`]).
+    pub async fn satellite_zone(&self, id: crate::ids::SatelliteId) -> Result<chrono_tz::Tz> {
+        self.call(move |c| zones::satellite_zone(c, &id)).await
+    }
+
+    /// A team's time zone ([`zones::team_zone`]).
+    pub async fn team_zone(&self, id: crate::ids::TenantId) -> Result<chrono_tz::Tz> {
+        self.call(move |c| zones::team_zone(c, &id)).await
     }
 
     /// A cheap round trip, for health checks.

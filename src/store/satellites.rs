@@ -296,7 +296,13 @@ pub fn set_profile(conn: &Connection, tenant: TenantId, id: SatelliteId, json: &
 
 pub fn set_location(conn: &Connection, tenant: TenantId, id: SatelliteId, lat: f64, lon: f64) -> Result<()> {
     let n = conn.execute(
-        "UPDATE satellites SET latitude = ?2, longitude = ?3 WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
+        // A move of more than about 5 km asks the zone mover to decide the satellite's zone
+        // again (`usecases::zones`); the CASE reads the position as it was.
+        "UPDATE satellites SET latitude = ?2, longitude = ?3,
+             zone_source = CASE WHEN zone_source = 'override' THEN zone_source
+                                WHEN latitude IS NULL OR longitude IS NULL OR abs(latitude - ?2) > 0.05 OR abs(longitude - ?3) > 0.05
+                                THEN NULL ELSE zone_source END
+         WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
         params![id, lat, lon, tenant],
     )?;
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }

@@ -87,3 +87,4 @@ pub mod team_credentials;
 pub mod verification;
 pub mod weather;
 pub mod workers;
+pub mod zones;

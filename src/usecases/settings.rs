@@ -18,7 +18,14 @@ pub async fn save_tenant(
     settings: TenantSettings,
 ) -> Result<(), store::Error> {
     let (scope, now) = (tenant.to_string(), clock.stamp());
+    let zone_before = store.team_zone(tenant).await?;
+    let zone_changed = zone_before.name() != settings.time_zone.trim();
     store.call(move |c| store::settings::save(c, &scope, &settings, now)).await?;
+    if zone_changed {
+        // Its satellites that follow the team's zone take the new one, and their statistics
+        // move over in the background.
+        super::zones::team_zone_saved(store, clock, tenant).await?;
+    }
     bus.publish(Event::ConfigChanged { tenant_id: tenant, satellite_id: None });
     Ok(())
 }

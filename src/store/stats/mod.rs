@@ -9,6 +9,7 @@
 pub mod queries;
 pub mod rollups;
 pub mod series;
+pub mod zoned;
 
 use chrono::{Datelike, Days, NaiveDate};
 use rusqlite::types::Value;

@@ -1,6 +1,9 @@
 //! Filling the statistics rollups from scratch (migration 0009 and `birdhub admin rebuild-stats`).
-//! Triggers keep them right from then on (see `migrations/0009_stats_rollups.sql`); the
-//! expressions here are the triggers' own, so a rebuild gives the rows the triggers would.
+//! Triggers keep them right from then on (see `migrations/0009_stats_rollups.sql`, and
+//! `0024_time_zones.sql` for the local days of each station); the expressions here are the
+//! triggers' own, so a rebuild gives the rows the triggers would. Migration 0009 filled them in
+//! the machine's zone ([`fill`]); since 0024 days and hours are each station's
+//! ([`super::zoned`]).
 
 use rusqlite::Connection;
 
@@ -56,9 +59,9 @@ fn sources(conn: &Connection) -> Result<(&'static str, &'static str)> {
     })
 }
 
-/// The rollups as aggregates of the source tables: `(table, SELECT producing its rows)`. Also what
-/// the property test compares the trigger-kept tables with.
-pub fn aggregates(conn: &Connection) -> Result<Vec<(&'static str, String)>> {
+/// The rollups as migration 0009 counted them, in the machine's zone: `(table, SELECT producing
+/// its rows)`. Only [`fill`] at that migration uses them.
+fn legacy_aggregates(conn: &Connection) -> Result<Vec<(&'static str, String)>> {
     let (detections, chunks) = sources(conn)?;
     let thresholds: Vec<String> = threshold_columns().map(|(b, _)| format!("sum({BAND} >= {b})")).collect();
     let counting = |keys: &[&str]| {
@@ -110,24 +113,36 @@ pub fn aggregates(conn: &Connection) -> Result<Vec<(&'static str, String)>> {
 /// What a rebuild wrote: rows per table.
 pub type Filled = Vec<(&'static str, i64)>;
 
-/// Fills empty rollups from the source tables. The caller holds the transaction.
+/// Fills empty rollups from the source tables as migration 0009 did, in the machine's zone (what
+/// 0024 then takes for each satellite's zone). The caller holds the transaction.
 pub fn fill(conn: &Connection) -> Result<Filled> {
     let mut filled = Vec::with_capacity(TABLES.len());
-    for (table, select) in aggregates(conn)? {
+    for (table, select) in legacy_aggregates(conn)? {
         let rows = conn.execute(&format!("INSERT INTO {table} {select}"), [])?;
         filled.push((table, rows as i64));
     }
     Ok(filled)
 }
 
-/// Empties the rollups and fills them again, in one IMMEDIATE transaction: readers see the old
-/// numbers or the new ones, never a half-built table.
+/// The rollups as aggregates of the source tables, each row in its station's zone: `(table,
+/// SELECT producing its rows)`. Also what the property test compares the trigger-kept tables
+/// with.
+pub fn aggregates(_conn: &Connection) -> Result<Vec<(&'static str, String)>> {
+    Ok(super::zoned::aggregates(super::zoned::Rows::All).into_iter().map(|a| (a.table, a.select)).collect())
+}
+
+/// Empties the rollups and fills them again, each satellite in its effective zone (a zone move
+/// under way is finished by it), in one IMMEDIATE transaction: readers see the old numbers or the
+/// new ones, never a half-built table.
 pub fn rebuild(conn: &mut Connection) -> Result<Filled> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    for table in TABLES {
+    super::super::zones::settle_all(&tx)?;
+    let mut filled = Vec::with_capacity(TABLES.len());
+    for (table, select) in aggregates(&tx)? {
         tx.execute(&format!("DELETE FROM {table}"), [])?;
+        let rows = tx.execute(&format!("INSERT INTO {table} {select}"), [])?;
+        filled.push((table, rows as i64));
     }
-    let filled = fill(&tx)?;
     tx.commit()?;
     Ok(filled)
 }
@@ -139,6 +154,7 @@ pub fn drift(conn: &Connection) -> Result<Vec<(&'static str, i64)>> {
     let mut out = Vec::with_capacity(TABLES.len());
     for (table, fresh) in aggregates(conn)? {
         let kept = format!("SELECT * FROM {table}");
+        let fresh = format!("SELECT * FROM ({fresh})");
         let n: i64 = conn.query_row(
             &format!(
                 "SELECT (SELECT count(*) FROM ({kept} EXCEPT {fresh})) + (SELECT count(*) FROM ({fresh} EXCEPT {kept}))"

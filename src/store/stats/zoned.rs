@@ -1,0 +1,189 @@
+//! The rollups as aggregates of the detections, chunks and votes in their stations' local time
+//! (migration 0024): what `birdhub admin rebuild-stats` fills, what the drift check compares
+//! with, and the batches that count a satellite's rows over from one zone to another.
+//!
+//! A row's local time is its UTC instant plus the offset its zone had then, looked up in
+//! `zone_offsets`; the triggers use the same lookup, so both give the same days and hours.
+
+use rusqlite::Connection;
+
+use super::{super::Result, rollups::threshold_columns};
+
+/// Local Unix seconds of the millisecond instant `t` in zone `zone` (both SQL expressions).
+fn local(zone: &str, t: &str) -> String {
+    format!(
+        "({t} / 1000 + coalesce((SELECT o.offset_s FROM zone_offsets o WHERE o.zone_pk = {zone} AND o.start_ms <= {t}
+                                  ORDER BY o.start_ms DESC LIMIT 1), 0))"
+    )
+}
+
+/// Milliseconds of a stored RFC 3339 text time.
+fn millis(text: &str) -> String {
+    format!("CAST(round((julianday({text}) - 2440587.5) * 86400000) AS INTEGER)")
+}
+
+/// Which rows an aggregate reads: all of them in their satellites' zones, or one satellite's
+/// rows with pk in `(:lo, :hi]` in the zone `:zone`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rows {
+    All,
+    Batch,
+}
+
+impl Rows {
+    fn zone(self) -> &'static str {
+        match self {
+            Self::All => "s.zone_pk",
+            Self::Batch => ":zone",
+        }
+    }
+
+    fn filter(self, x: &str) -> String {
+        match self {
+            Self::All => "1".to_owned(),
+            // `+` keeps SQLite on the primary key's range, not the satellite's time index.
+            Self::Batch => format!("{x}.pk > :lo AND {x}.pk <= :hi AND +{x}.satellite_pk = :sat"),
+        }
+    }
+}
+
+/// The detections as the aggregates read them, with `lt`, their local Unix seconds.
+fn detections(rows: Rows) -> String {
+    format!(
+        "SELECT x.pk, x.id, t.id AS tenant_id, s.id AS satellite_id, l.species_code, x.confidence,
+                x.verification_status, {zone} AS zone_pk, {lt} AS lt
+         FROM detections x JOIN tenants t ON t.pk = x.tenant_pk JOIN satellites s ON s.pk = x.satellite_pk
+              JOIN species_labels l ON l.pk = x.species_pk
+         WHERE {filter}",
+        zone = rows.zone(),
+        lt = local(rows.zone(), "x.detected_at"),
+        filter = rows.filter("x"),
+    )
+}
+
+const BAND: &str = "CAST(d.confidence * 20 AS INTEGER)";
+const DAY: &str = "date(d.lt, 'unixepoch')";
+const HOUR: &str = "CAST(strftime('%H', d.lt, 'unixepoch') AS INTEGER)";
+const MONTH: &str = "strftime('%Y-%m', d.lt, 'unixepoch')";
+
+/// A rollup: its table, its key columns, and the SELECT of its rows (keys named as the table's
+/// columns, then the counts, multiplied by `:sign` for batches).
+pub struct Aggregate {
+    pub table: &'static str,
+    pub keys: Vec<&'static str>,
+    pub select: String,
+}
+
+/// Every rollup's aggregate.
+pub fn aggregates(rows: Rows) -> Vec<Aggregate> {
+    let sign = if rows == Rows::Batch { ":sign * " } else { "" };
+    let dets = format!("WITH d AS MATERIALIZED ({})", detections(rows));
+    let thresholds: Vec<String> = threshold_columns().map(|(b, _)| format!("{sign}sum({BAND} >= {b})")).collect();
+    let named = |keys: &[(&'static str, &str)]| {
+        keys.iter().map(|(name, expr)| format!("{expr} AS {name}")).collect::<Vec<_>>().join(", ")
+    };
+    let group = |n: usize| (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+    let aggregate = |table: &'static str, keys: &[(&'static str, &str)], select: String| Aggregate {
+        table,
+        keys: keys.iter().map(|k| k.0).collect(),
+        select,
+    };
+    let counting = |table: &'static str, keys: &[(&'static str, &str)]| {
+        let select = format!(
+            "{dets} SELECT {}, {sign}count(*), {} FROM d WHERE 1 GROUP BY {}",
+            named(keys),
+            thresholds.join(", "),
+            group(keys.len())
+        );
+        aggregate(table, keys, select)
+    };
+    let counted = |table: &'static str, source: &str, keys: &[(&'static str, &str)], from: &str| {
+        let select =
+            format!("{source} SELECT {}, {sign}count(*) FROM {from} GROUP BY {}", named(keys), group(keys.len()));
+        aggregate(table, keys, select)
+    };
+    let chunks = format!(
+        "WITH d AS MATERIALIZED (SELECT t.id AS tenant_id, s.id AS satellite_id, {lt} AS lt
+         FROM audio_chunks x JOIN tenants t ON t.pk = x.tenant_pk JOIN satellites s ON s.pk = x.satellite_pk WHERE {filter})",
+        lt = local(rows.zone(), "x.recorded_at"),
+        filter = rows.filter("x"),
+    );
+    let vote_day = format!("date({}, 'unixepoch')", local("d.zone_pk", &millis("v.created_at")));
+    let verdicts = "d WHERE d.verification_status <> 'unverified'";
+    let (tenant, sat, species, status) = (
+        ("tenant_id", "d.tenant_id"),
+        ("satellite_id", "d.satellite_id"),
+        ("species_code", "d.species_code"),
+        ("status", "d.verification_status"),
+    );
+    let (day, hour, month, band) = (("day", DAY), ("hour", HOUR), ("month", MONTH), ("band", BAND));
+    vec![
+        counting("stats_daily", &[tenant, day, sat, species]),
+        counting("stats_monthly", &[tenant, month, sat, species]),
+        counting("stats_hourly", &[tenant, day, hour, sat]),
+        counting("stats_day_species", &[tenant, day, species]),
+        counting("stats_species_hourly", &[tenant, species, day, hour]),
+        counted("stats_verdicts", &dets, &[tenant, day, hour, sat, species, band, status], verdicts),
+        counted("stats_verdicts_monthly", &dets, &[tenant, month, sat, species, band, status], verdicts),
+        counted("stats_chunks", &chunks, &[tenant, day, sat], "d WHERE 1"),
+        counted(
+            "stats_votes",
+            &dets,
+            &[tenant, ("day", vote_day.as_str()), ("user_id", "v.user_id"), ("vote", "v.vote")],
+            "verification_votes v JOIN d ON d.id = v.detection_id WHERE 1",
+        ),
+    ]
+}
+
+/// Which of a batch's rows a table's aggregate reads: detections or chunks.
+fn reads_chunks(table: &str) -> bool {
+    table == "stats_chunks"
+}
+
+/// The `ON CONFLICT` clause adding a batch's signed counts to a table's rows.
+fn upsert(table: &str) -> String {
+    let mut sets = vec!["n = n + excluded.n".to_owned()];
+    if matches!(table, "stats_daily" | "stats_monthly" | "stats_hourly" | "stats_day_species") {
+        sets.extend(threshold_columns().map(|(_, c)| format!("{c} = {c} + excluded.{c}")));
+    }
+    format!("ON CONFLICT DO UPDATE SET {}", sets.join(", "))
+}
+
+/// One batch of a satellite's move: its detections with pk in `(det_lo, det_hi]` and chunks
+/// with pk in `(chunk_lo, chunk_hi]` are taken out of the rollups as counted in zone `from` and
+/// put back as counted in zone `to`; rows left at zero go. The caller holds the transaction and
+/// advances the satellite's move pointers in it.
+pub struct Batch {
+    pub satellite_pk: i64,
+    pub from: i64,
+    pub to: i64,
+    pub det: (i64, i64),
+    pub chunk: (i64, i64),
+}
+
+pub fn move_batch(conn: &Connection, b: &Batch) -> Result<()> {
+    for a in aggregates(Rows::Batch) {
+        let (lo, hi) = if reads_chunks(a.table) { b.chunk } else { b.det };
+        if lo >= hi {
+            continue;
+        }
+        let (table, keys) = (a.table, a.keys.join(", "));
+        let add = format!("INSERT INTO {table} {} {}", a.select, upsert(table));
+        let mut add = conn.prepare_cached(&add)?;
+        let params = |zone: i64, sign: i64| {
+            [(":zone", zone), (":sat", b.satellite_pk), (":lo", lo), (":hi", hi), (":sign", sign)]
+        };
+        let bind = |stmt: &mut rusqlite::CachedStatement<'_>, ps: [(&str, i64); 5]| -> Result<()> {
+            let named: Vec<(&str, &dyn rusqlite::ToSql)> =
+                ps.iter().map(|(k, v)| (*k, v as &dyn rusqlite::ToSql)).collect();
+            stmt.execute(named.as_slice())?;
+            Ok(())
+        };
+        bind(&mut add, params(b.from, -1))?;
+        // The rows the old zone's counts lived in, where nothing is left.
+        let emptied = format!("DELETE FROM {table} WHERE n <= 0 AND ({keys}) IN (SELECT {keys} FROM ({}))", a.select);
+        bind(&mut conn.prepare_cached(&emptied)?, params(b.from, 1))?;
+        bind(&mut add, params(b.to, 1))?;
+    }
+    Ok(())
+}
