@@ -1,4 +1,5 @@
-//! `migrate`, `admin create-user`, `admin welcome`, `admin rebuild-stats` and `healthcheck`.
+//! `migrate`, `admin create-user`, `admin welcome`, `admin rebuild-stats`, `admin
+//! recompute-flags` and `healthcheck`.
 
 use std::{process::ExitCode, time::Duration};
 
@@ -53,12 +54,39 @@ pub async fn welcome(settings: &Settings, wait_secs: u64) -> anyhow::Result<Exit
 pub async fn rebuild_stats(settings: &Settings) -> anyhow::Result<ExitCode> {
     let (store, _) = crate::app::open_store(&settings.data_dir).await?;
     let started = std::time::Instant::now();
+    // Satellites whose zone the hub has not decided yet (it runs no mover here) get it first.
+    crate::usecases::zones::resolve_pending(&store, &crate::clock::Clock::default()).await?;
     let before = store.call(|c| store::stats::rollups::drift(c)).await?;
     let filled = store.call(store::stats::rollups::rebuild).await?;
     for ((table, rows), (_, drifted)) in filled.iter().zip(&before) {
         println!("{table:<22} {rows:>9} rows  (before: {drifted} rows differed from a fresh count, both ways)");
     }
     println!("statistics rebuilt in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn recompute_flags(settings: &Settings, dry_run: bool) -> anyhow::Result<ExitCode> {
+    let (store, _) = crate::app::open_store(&settings.data_dir).await?;
+    crate::usecases::zones::resolve_pending(&store, &crate::clock::Clock::default()).await?;
+    let started = std::time::Instant::now();
+    let found = store.call(move |c| store::first_flags::recompute(c, dry_run)).await?;
+    let verb = if dry_run { "would change" } else { "changed" };
+    println!("{} detections read in {:.1} s", found.detections, started.elapsed().as_secs_f64());
+    println!(
+        "first of the day:    {verb} {} ({} set, {} cleared)",
+        found.day_set + found.day_cleared,
+        found.day_set,
+        found.day_cleared
+    );
+    println!(
+        "first of the season: {verb} {} ({} set, {} cleared)",
+        found.season_set + found.season_cleared,
+        found.season_set,
+        found.season_cleared
+    );
+    if dry_run && found.changes() > 0 {
+        println!("run it again without --dry-run to write them");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -147,6 +147,14 @@ pub enum AdminCommand {
     /// Recompute the statistics rollups from the detections, chunks and votes (after restoring
     /// an old backup by hand, or after changing the system time zone: days and hours are local).
     RebuildStats,
+    /// Recompute every detection's "first of the day" and "first of the season" flags by its
+    /// station's local calendar (detections stored before birdhub judged days in each station's
+    /// zone keep their flags until this is run). With --dry-run, only count what would change.
+    RecomputeFlags {
+        /// Count the flags that would change and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Write a backup (database snapshot, audio and picture files, secrets, manifest with
     /// checksums) to a .tar.zst file. The hub may keep running.
     Backup {
@@ -264,6 +272,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         }
         Command::Admin(AdminCommand::Welcome { wait }) => admin::welcome(&settings, wait).await,
         Command::Admin(AdminCommand::RebuildStats) => admin::rebuild_stats(&settings).await,
+        Command::Admin(AdminCommand::RecomputeFlags { dry_run }) => admin::recompute_flags(&settings, dry_run).await,
         Command::Admin(AdminCommand::Backup { to }) => backup::backup(&settings, to).await,
         Command::Admin(AdminCommand::Restore { file, force }) => backup::restore(&settings, file, force).await,
         Command::Healthcheck { url } => admin::healthcheck(&settings, url).await,

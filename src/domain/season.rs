@@ -1,5 +1,6 @@
-//! Days and seasons for "first of day" and "first of season" flags: UTC calendar days, and
-//! meteorological seasons (winter Dec-Feb, spring Mar-May, summer Jun-Aug, autumn Sep-Nov).
+//! UTC days and seasons (meteorological: winter Dec-Feb, spring Mar-May, summer Jun-Aug, autumn
+//! Sep-Nov), for figures that have no station. The "first of day" and "first of season" flags
+//! use the detecting station's own calendar ([`super::zone::day_bounds_in`]).
 
 use chrono::{DateTime, Datelike, NaiveDate, TimeZone, Utc};
 

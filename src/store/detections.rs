@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use crate::{
     domain::{
         detection_flags::{Flags, RareReason, SpeciesHistory},
-        season,
+        zone,
     },
     ids::{ChunkId, DetectionId, SatelliteId, TenantId},
     time::Timestamp,
@@ -130,8 +130,15 @@ fn any_in(
         .is_some())
 }
 
-/// What the team has of `species` before a detection at `at`: ever, that UTC day, that season.
-pub fn history(conn: &Connection, tenant: TenantId, species: &str, at: DateTime<Utc>) -> Result<SpeciesHistory> {
+/// What the team has of `species` before a detection at `at`: ever, that local day and that
+/// season, the day and season being those of `tz`, the detecting station's zone.
+pub fn history(
+    conn: &Connection,
+    tenant: TenantId,
+    species: &str,
+    at: DateTime<Utc>,
+    tz: chrono_tz::Tz,
+) -> Result<SpeciesHistory> {
     let seen_before = conn
         .prepare_cached("SELECT 1 FROM tenant_species WHERE tenant_id = ?1 AND species_code = ?2")?
         .query_row(params![tenant, species], |_| Ok(()))
@@ -139,8 +146,8 @@ pub fn history(conn: &Connection, tenant: TenantId, species: &str, at: DateTime<
         .is_some();
     Ok(SpeciesHistory {
         seen_before,
-        seen_today: any_in(conn, tenant, species, season::day_bounds(at))?,
-        seen_this_season: any_in(conn, tenant, species, season::season_bounds(at))?,
+        seen_today: any_in(conn, tenant, species, zone::day_bounds_in(at, tz))?,
+        seen_this_season: any_in(conn, tenant, species, zone::season_bounds_in(at, tz))?,
     })
 }
 

@@ -25,6 +25,7 @@ pub mod comments;
 pub mod detection_list;
 pub mod detections;
 pub mod export;
+pub mod first_flags;
 pub mod held;
 pub mod home_feed;
 pub mod invites;

@@ -102,6 +102,9 @@ pub fn insert(conn: &Connection, n: &NewSatellite<'_>) -> Result<SatelliteId> {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![id, n.tenant_id, n.name, n.device_id, n.kind, n.registered_by, n.mqtt_password_hash, n.latitude, n.longitude],
     )?;
+    // Its zone: from its position, else its team's.
+    let pk: i64 = conn.query_row("SELECT pk FROM satellites WHERE id = ?1", [id], |r| r.get(0))?;
+    super::zones::refresh_now(conn, pk)?;
     Ok(id)
 }
 
@@ -296,8 +299,8 @@ pub fn set_profile(conn: &Connection, tenant: TenantId, id: SatelliteId, json: &
 
 pub fn set_location(conn: &Connection, tenant: TenantId, id: SatelliteId, lat: f64, lon: f64) -> Result<()> {
     let n = conn.execute(
-        // A move of more than about 5 km asks the zone mover to decide the satellite's zone
-        // again (`usecases::zones`); the CASE reads the position as it was.
+        // A move of more than about 5 km decides the satellite's zone again (below); the CASE
+        // reads the position as it was.
         "UPDATE satellites SET latitude = ?2, longitude = ?3,
              zone_source = CASE WHEN zone_source = 'override' THEN zone_source
                                 WHEN latitude IS NULL OR longitude IS NULL OR abs(latitude - ?2) > 0.05 OR abs(longitude - ?3) > 0.05
@@ -305,7 +308,16 @@ pub fn set_location(conn: &Connection, tenant: TenantId, id: SatelliteId, lat: f
          WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
         params![id, lat, lon, tenant],
     )?;
-    if n == 0 { Err(Error::NotFound) } else { Ok(()) }
+    if n == 0 {
+        return Err(Error::NotFound);
+    }
+    let moved: Option<i64> = conn
+        .query_row("SELECT pk FROM satellites WHERE id = ?1 AND zone_source IS NULL", [id], |r| r.get(0))
+        .optional()?;
+    if let Some(pk) = moved {
+        super::zones::refresh_now(conn, pk)?;
+    }
+    Ok(())
 }
 
 /// Soft deletion: the row stays for its history (chunks, detections), the device can no longer log in.

@@ -17,8 +17,36 @@ use crate::{
     time::Timestamp,
 };
 
-/// The key of `tz` in `zones`, adding the zone and its offsets on first use.
+/// Runs `f` as one unit inside a savepoint (a transaction of its own when the caller holds
+/// none): another connection never sees half of it.
+fn atomic<T>(conn: &Connection, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    // Outside a transaction, an IMMEDIATE one: it takes the write lock first (waiting its
+    // turn), so it never fails half-way on another writer's snapshot as a deferred one can.
+    let (begin, end, undo) = if conn.is_autocommit() {
+        ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK")
+    } else {
+        ("SAVEPOINT zones", "RELEASE zones", "ROLLBACK TO zones; RELEASE zones")
+    };
+    conn.execute_batch(begin)?;
+    match f() {
+        Ok(v) => {
+            conn.execute_batch(end)?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch(undo);
+            Err(e)
+        }
+    }
+}
+
+/// The key of `tz` in `zones`, adding the zone and its offsets on first use (all at once: a
+/// zone is never seen without its offsets).
 pub fn ensure(conn: &Connection, tz: Tz) -> Result<i64> {
+    atomic(conn, || ensure_in(conn, tz))
+}
+
+fn ensure_in(conn: &Connection, tz: Tz) -> Result<i64> {
     let name = tz.name();
     if let Some(pk) =
         conn.prepare_cached("SELECT pk FROM zones WHERE name = ?1")?.query_row([name], |r| r.get(0)).optional()?
@@ -128,6 +156,15 @@ pub fn refresh_satellite(
     find: &mut dyn FnMut(f64, f64) -> Option<Tz>,
     now: Timestamp,
 ) -> Result<(Tz, bool)> {
+    atomic(conn, || refresh_in(conn, pk, find, now))
+}
+
+fn refresh_in(
+    conn: &Connection,
+    pk: i64,
+    find: &mut dyn FnMut(f64, f64) -> Option<Tz>,
+    now: Timestamp,
+) -> Result<(Tz, bool)> {
     let (tenant, over, lat, lon, current): (TenantId, Option<String>, Option<f64>, Option<f64>, Option<String>) = conn
         .prepare_cached(
             "SELECT tenant_id, zone_override, latitude, longitude, time_zone FROM satellites WHERE pk = ?1",
@@ -146,6 +183,14 @@ pub fn refresh_satellite(
     let changed = current.as_deref() != Some(tz.name());
     start_move(conn, pk, now)?;
     Ok((tz, changed))
+}
+
+/// [`refresh_satellite`] with the position finder loaded only when the satellite has a position
+/// (about 0.07 s): how a new satellite, or one that moved, gets its zone at once.
+pub fn refresh_now(conn: &Connection, pk: i64) -> Result<Tz> {
+    let mut finder: Option<zone::Finder> = None;
+    let mut find = |lat: f64, lon: f64| finder.get_or_insert_with(zone::Finder::load).at(lat, lon);
+    Ok(refresh_satellite(conn, pk, &mut find, Timestamp(chrono::Utc::now()))?.0)
 }
 
 /// Satellites whose zone is to be decided: new rows, every row after migration 0024, and those
@@ -191,17 +236,25 @@ pub fn start_move(conn: &Connection, pk: i64, now: Timestamp) -> Result<bool> {
     let Some((name, from)) = wanted else { return Ok(false) };
     let Ok(tz) = zone::parse(&name) else { return Ok(false) };
     let to = ensure(conn, tz)?;
+    let rows: i64 = conn
+        .prepare_cached(
+            "SELECT (SELECT count(*) FROM detections WHERE satellite_pk = ?1) + (SELECT count(*) FROM audio_chunks WHERE satellite_pk = ?1)",
+        )?
+        .query_row([pk], |r| r.get(0))?;
+    if rows == 0 {
+        // Nothing counted yet: nothing to move.
+        conn.prepare_cached("UPDATE satellites SET zone_pk = ?2 WHERE pk = ?1")?.execute(params![pk, to])?;
+        return Ok(false);
+    }
     conn.prepare_cached(
         "UPDATE satellites SET zone_move_from = ?2, zone_pk = ?3, zone_move_started_at = ?4,
              zone_move_det_done = 0, zone_move_chunk_done = 0,
              zone_move_det_last = coalesce((SELECT max(pk) FROM detections WHERE satellite_pk = ?1), 0),
              zone_move_chunk_last = coalesce((SELECT max(pk) FROM audio_chunks WHERE satellite_pk = ?1), 0),
-             zone_move_total = (SELECT count(*) FROM detections WHERE satellite_pk = ?1)
-                             + (SELECT count(*) FROM audio_chunks WHERE satellite_pk = ?1),
-             zone_move_moved = 0
+             zone_move_total = ?5, zone_move_moved = 0
          WHERE pk = ?1",
     )?
-    .execute(params![pk, from, to, now])?;
+    .execute(params![pk, from, to, now, rows])?;
     Ok(true)
 }
 

@@ -112,6 +112,8 @@ pub fn record_second_looks(
 /// Writes one detection with the flags its species' history decides, inside the caller's
 /// transaction. `None` when the chunk already has this species.
 pub fn record(conn: &rusqlite::Connection, d: &NewDetection, now: Timestamp) -> store::Result<Option<Stored>> {
-    let history = store::detections::history(conn, d.tenant_id, &d.species_code, d.detected_at.at())?;
+    // First of the day and of the season by the detecting station's own calendar.
+    let tz = store::zones::satellite_zone(conn, &d.satellite_id)?;
+    let history = store::detections::history(conn, d.tenant_id, &d.species_code, d.detected_at.at(), tz)?;
     store::detections::insert(conn, d, detection_flags::judge(history, d.expected_here), now)
 }

@@ -145,6 +145,8 @@ pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result
             other => other.into(),
         })?;
     let (satellite, created, claimed) = outcome?;
+    // Its zone (from its position, else its team's) is decided by the zone mover.
+    super::zones::wake();
     Ok(Registered { satellite, created, claimed, mqtt_password: password, api_key })
 }
 

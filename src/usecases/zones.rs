@@ -140,6 +140,18 @@ pub async fn progress(store: &Store, tenant: TenantId) -> store::Result<Progress
     })
 }
 
+/// Decides the zones of satellites that have none yet (what the mover does first; for commands
+/// that run without it).
+pub async fn resolve_pending(store: &Store, clock: &Clock) -> store::Result<()> {
+    let now = clock.stamp();
+    store
+        .call(move |c| {
+            let pks = store::zones::unresolved(c)?;
+            refresh(c, &pks, now).map(|_| ())
+        })
+        .await
+}
+
 /// One round of the mover: decides the zones of satellites that need it, starts the moves that
 /// are due, and carries every running move one batch further. Returns whether work is left.
 pub async fn step(store: &Store, clock: &Clock) -> store::Result<bool> {

@@ -129,6 +129,7 @@ pub async fn heard(
 /// Gives satellite `sat` a position.
 pub async fn place(hub: &TestHub, tenant: TenantId, sat: SatelliteId, lat: f64, lon: f64) {
     hub.state().store.call(move |c| store::satellites::set_location(c, tenant, sat, lat, lon)).await.expect("located");
+    birdhub::usecases::zones::wake();
 }
 
 /// A real species of the model: (code, common name, scientific name).

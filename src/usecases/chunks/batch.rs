@@ -46,7 +46,12 @@ pub async fn store_batch(
             .collect();
     }
     let (objects, now) = (objects.clone(), clock.stamp());
+    let located = batch.iter().any(Checked::located);
     let written = store.call(move |c| Ok(write(c, &objects, now, &batch, &held))).await;
+    if located {
+        // A satellite that moved far gets its zone decided again (`usecases::zones`).
+        crate::usecases::zones::wake();
+    }
     written.unwrap_or_else(|e| (0..n).map(|_| Err(ChunkError::NotStored(e.to_string()))).collect())
 }
 
