@@ -67,6 +67,7 @@ pub fn create(conn: &Connection, name: &str, owner: UserId) -> Result<TenantId> 
     )?;
     // Every team has the system rule from the start, so it can be wired before the first outage.
     super::alert_rules::offline_rule(conn, id)?;
+    super::alert_rules::clock_rule(conn, id)?;
     Ok(id)
 }
 
