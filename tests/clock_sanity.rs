@@ -3,7 +3,8 @@
 //! its health says the clock is wrong and one alert reaches the team's channel; its chunk stamped
 //! 1970-01-01T00:00:05Z is acked `stored` and filed near now, flagged, the stamp it carried kept.
 //! Without a recent offset an implausible chunk is stamped from its arrival; a plausible one is
-//! untouched. A clock that comes right again clears the health state.
+//! untouched. A clock that comes right again clears the health state. The reference satellite (a
+//! real `birdhub satellite` process) records nothing until its clock sync probe says yes.
 
 mod common;
 
@@ -11,7 +12,12 @@ use std::time::Duration;
 
 use base64::Engine;
 use birdhub::usecases::monitor;
-use common::{TestHub, receiver::Receiver, sat};
+use common::{
+    TestHub,
+    receiver::Receiver,
+    sat,
+    satellite::{saved_id, station, wait_satellite},
+};
 use serde_json::{Value, json};
 
 fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
@@ -199,4 +205,60 @@ async fn a_clock_that_comes_right_again_clears_the_health_state() {
     assert_eq!(check().await.expect("pass").clock_wrong, 1);
     let (_, alerts) = api.get("/alerts").await;
     assert_eq!(alerts["total"], 1, "a flapping clock alerts once per cooldown: {alerts}");
+}
+
+/// The chunks the hub holds for a satellite.
+fn hub_chunks(hub: &TestHub, id: &str) -> i64 {
+    let id = id.to_owned();
+    hub.sql(move |c| {
+        c.query_row(
+            "SELECT count(*) FROM audio_chunks WHERE satellite_pk = (SELECT pk FROM satellites WHERE id = ?1)",
+            [id],
+            |r| r.get(0),
+        )
+        .expect("count")
+    })
+}
+
+/// Polls `what` for up to `secs` seconds.
+async fn eventually(secs: u64, what: &str, mut ok: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    while !ok() {
+        assert!(tokio::time::Instant::now() < deadline, "{what} never happened");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_satellite_records_nothing_until_its_clock_is_synchronised() {
+    let hub = common::spawn_hub().await;
+    let owner = hub.user("owner@example.org", false).await;
+    let api = hub.login(&owner.email).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = station(dir.path(), "garden", 1);
+    let synced = dir.path().join("ntp-synchronized");
+    std::fs::write(&synced, "no\n").expect("probe file");
+    s.clock_sync_command = format!("cat {}", synced.display());
+    s.register(&hub.base_url, &owner.email, &["--pace", "fast", "--lat", "52.52", "--lon", "13.405"]);
+    s.id = saved_id(&s.config());
+    s.start();
+
+    // Heartbeats go on while it waits: the hub sees it, and measures its clock.
+    let v = wait_satellite(&api, &s.id, 60, "a heartbeat", |v| !v["clock_checked_at"].is_null()).await;
+    assert_eq!(v["clock_wrong"], false, "{v}");
+    let progress = s.data().join("capture").join("dir-progress.json");
+    let log = || std::fs::read_to_string(s.log()).unwrap_or_default();
+    eventually(60, "the first recording captured", || {
+        std::fs::read_to_string(&progress).is_ok_and(|p| p.contains("garden-0.wav"))
+    })
+    .await;
+    eventually(30, "the wait logged", || log().contains("waiting for the system clock to be synchronised")).await;
+    assert_eq!(hub_chunks(&hub, &s.id), 0, "nothing recorded with an unsynchronised clock");
+
+    // NTP answers: what is captured from now on is recorded and sent.
+    std::fs::write(&synced, "yes\n").expect("probe file");
+    eventually(30, "the sync noticed", || log().contains("recording starts")).await;
+    s.drop_recording("garden-1.wav");
+    eventually(90, "chunks on the hub", || hub_chunks(&hub, &s.id) > 0).await;
+    assert_eq!(log().matches("waiting for the system clock").count(), 1, "the wait is logged once");
 }

@@ -5,7 +5,8 @@
 //! telemetry go on, so the hub sees the device and its clock offset meanwhile).
 //!
 //! The probe is `timedatectl show -p NTPSynchronized --value` (`yes`/`no`), or the shell command
-//! of the setting `clock_sync_command` (tests, machines with another time daemon). A probe that
+//! of the setting `clock_sync_command` (machines with another time daemon), or of the variable
+//! `BIRDHUB_CLOCK_SYNC_COMMAND` (tests). A probe that
 //! cannot answer (no systemd, no `timedatectl`) does not hold the satellite back: it says so in
 //! the log and records with the system clock as it is. `require_clock_sync = false` skips the
 //! check (a desktop test box without NTP, whose clock is right anyway).
@@ -18,6 +19,17 @@ use tokio_util::sync::CancellationToken;
 pub const PROBE_EVERY: Duration = Duration::from_secs(5);
 /// The probe when `clock_sync_command` is empty.
 pub const DEFAULT_COMMAND: &str = "timedatectl show -p NTPSynchronized --value";
+/// Overrides `clock_sync_command` when set and not empty (tests, a one-off run).
+pub const COMMAND_ENV: &str = "BIRDHUB_CLOCK_SYNC_COMMAND";
+
+/// The probe command in force: [`COMMAND_ENV`], else the setting, else [`DEFAULT_COMMAND`].
+pub fn command(setting: &str) -> String {
+    match std::env::var(COMMAND_ENV) {
+        Ok(c) if !c.trim().is_empty() => c,
+        _ if !setting.trim().is_empty() => setting.to_owned(),
+        _ => DEFAULT_COMMAND.to_owned(),
+    }
+}
 
 /// What the probe said.
 #[derive(Debug, Clone, PartialEq, Eq)]

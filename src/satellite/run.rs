@@ -225,7 +225,7 @@ async fn await_clock_sync(shared: Arc<Shared>, shutdown: CancellationToken) {
     if shared.clock_synced.load(Ordering::Relaxed) {
         return; // require_clock_sync = false
     }
-    let command = shared.settings.clock_sync_command.clone();
+    let command = clock_sync::command(&shared.settings.clock_sync_command);
     let probe = || clock_sync::run_command(&command);
     if clock_sync::wait_for_sync(probe, clock_sync::PROBE_EVERY, &shutdown).await != clock_sync::Waited::Stopped {
         shared.clock_synced.store(true, Ordering::Relaxed);
