@@ -16,7 +16,7 @@ use common::{
     TestHub,
     receiver::Receiver,
     sat,
-    satellite::{saved_id, station, wait_satellite},
+    satellite::{saved_id, stat, station, wait_satellite},
 };
 use serde_json::{Value, json};
 
@@ -241,6 +241,10 @@ async fn the_reference_satellite_records_nothing_until_its_clock_is_synchronised
     s.clock_sync_command = format!("cat {}", synced.display());
     s.register(&hub.base_url, &owner.email, &["--pace", "fast", "--lat", "52.52", "--lon", "13.405"]);
     s.id = saved_id(&s.config());
+    // Heartbeats every 5 s (the minimum), so its filter counts reach the hub soon.
+    let (status, body) =
+        api.put(&format!("/satellites/{}/config", s.id), json!({"overrides": {"heartbeat_interval_sec": 5}})).await;
+    assert_eq!(status, 200, "{body}");
     s.start();
 
     // Heartbeats go on while it waits: the hub sees it, and measures its clock.
@@ -259,6 +263,17 @@ async fn the_reference_satellite_records_nothing_until_its_clock_is_synchronised
     std::fs::write(&synced, "yes\n").expect("probe file");
     eventually(30, "the sync noticed", || log().contains("recording starts")).await;
     s.drop_recording("garden-1.wav");
-    eventually(90, "chunks on the hub", || hub_chunks(&hub, &s.id) > 0).await;
+    eventually(60, "the second recording captured", || {
+        std::fs::read_to_string(&progress).is_ok_and(|p| p.contains("garden-1.wav"))
+    })
+    .await;
+    let v = wait_satellite(&api, &s.id, 90, "the second recording sent and stored", |v| {
+        let sent = stat(v, "filter_stats", "totalSent");
+        sent >= 4 && stat(v, "outbox_stats", "unackedCount") == 0 && hub_chunks(&hub, &s.id) == sent
+    })
+    .await;
+    // The 10 s fixture makes four 3 s chunks (the last 1 s padded): those of the second file only.
+    assert_eq!(stat(&v, "filter_stats", "totalProcessed"), 4, "the first file was never recorded: {v}");
+    assert_eq!(hub_chunks(&hub, &s.id), 4);
     assert_eq!(log().matches("waiting for the system clock").count(), 1, "the wait is logged once");
 }
