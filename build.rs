@@ -1,5 +1,8 @@
 //! Embeds every `migrations/NNNN_name.sql` file into the binary, in order.
 //! Adding a migration is dropping a file into `migrations/`; nothing else to edit.
+//! Also sets `BIRDHUB_BUILD_EPOCH` (Unix seconds): `SOURCE_DATE_EPOCH` when set (reproducible
+//! builds, Debian), else the date of the latest git commit, else a fixed date. The hub reads it
+//! as the earliest plausible chunk stamp (`domain::clock_sanity`).
 
 use std::{env, fs, path::PathBuf};
 
@@ -32,4 +35,23 @@ fn main() {
     out.push_str("];\n");
     let dest = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("migrations.rs");
     fs::write(dest, out).expect("write migrations.rs");
+    println!("cargo:rustc-env=BIRDHUB_BUILD_EPOCH={}", build_epoch());
+}
+
+/// 2026-11-01T00:00:00Z: the build date when neither `SOURCE_DATE_EPOCH` nor git says one.
+const FALLBACK_BUILD_EPOCH: i64 = 1_793_491_200;
+
+fn build_epoch() -> i64 {
+    println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
+    if let Some(secs) = env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse().ok()) {
+        return secs;
+    }
+    std::process::Command::new("git")
+        .args(["log", "-1", "--format=%ct"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(FALLBACK_BUILD_EPOCH)
 }

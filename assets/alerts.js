@@ -194,7 +194,9 @@
       s.hidden = system || !s.dataset.when.split(" ").includes(trigger);
     });
     ruleForm.querySelector(".rule-head").hidden = system;
-    $("rule-cooldown-box").hidden = system || trigger !== "detection";
+    // The clock rule's cooldown spaces the alerts of a clock that flaps; the offline rule has none.
+    const clockRule = ruleForm.dataset.systemKey === "satellite_clock";
+    $("rule-cooldown-box").hidden = system ? !clockRule : trigger !== "detection";
     $("rule-system-note").hidden = !system;
   }
   function clearSpecies() {
@@ -209,6 +211,7 @@
     ruleForm.reset();
     ruleForm.dataset.id = r.id;
     ruleForm.dataset.system = r.systemKey ? "true" : "false";
+    ruleForm.dataset.systemKey = r.systemKey || "";
     $("rule-name").value = r.name;
     $("rule-trigger").value = r.trigger;
     $("rule-cooldown").value = r.cooldownMinutes;
@@ -277,6 +280,7 @@
     ruleForm.addEventListener("reset", () => {
       ruleForm.dataset.id = "";
       ruleForm.dataset.system = "false";
+      ruleForm.dataset.systemKey = "";
       clearSpecies();
       $("rule-summary").textContent = "Add a rule";
       $("rule-submit").textContent = "Save rule";
@@ -299,6 +303,10 @@
             if (cool.error) throw new Error(cool.error);
             if (cool.value !== null) body.cooldownMinutes = cool.value;
           }
+        } else if (ruleForm.dataset.systemKey === "satellite_clock") {
+          const cool = numberIn("rule-cooldown");
+          if (cool.error) throw new Error(cool.error);
+          if (cool.value !== null) body.cooldownMinutes = cool.value;
         }
       } catch (e) {
         show($("rule-error"), e.message);

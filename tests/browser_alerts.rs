@@ -104,11 +104,11 @@ async fn rules_and_channels_are_made_with_fields_and_read_in_words() {
     b.fill("#rule-cooldown", "45").await;
     b.click("#rule-submit").await;
     assert!(
-        b.wait_until("return [...document.querySelectorAll('#rules tbody tr')].length === 2;", 10).await,
-        "the new rule is listed"
+        b.wait_until("return [...document.querySelectorAll('#rules tbody tr')].length === 3;", 10).await,
+        "the new rule is listed after the two system rules"
     );
     let (_, rules) = api.get("/alert-rules/rules").await;
-    let rule = rules["rules"][1].clone();
+    let rule = rules["rules"][2].clone();
     assert_eq!(
         rule["conditions"],
         json!({"species": [code], "special": ["rare"], "minConfidence": 0.8, "satelliteIds": [sat.to_string()],
@@ -135,7 +135,7 @@ async fn rules_and_channels_are_made_with_fields_and_read_in_words() {
     );
     b.click("input[name=rule-special][value=first_of_season]").await;
     b.click("#rule-submit").await;
-    assert!(b.wait_until("return document.querySelector('#rules tbody tr:nth-child(2) .when-text')?.textContent.includes('first of the season');", 10).await);
+    assert!(b.wait_until("return document.querySelector('#rules tbody tr:nth-child(3) .when-text')?.textContent.includes('first of the season');", 10).await);
     fits_phones(&b, "/alerts").await;
     b.shot("rules").await;
 

@@ -14,9 +14,11 @@ use tokio_tungstenite::tungstenite::Message;
 
 type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-async fn heartbeat(c: &sat::Client, r: &sat::Registered) {
+/// A heartbeat stamped with the hub's (moved) clock: the satellite's clock is right, so only
+/// silence changes its state here (a wrong clock is `tests/clock_sanity.rs`).
+async fn heartbeat(c: &sat::Client, r: &sat::Registered, clock: &birdhub::clock::Clock) {
     let hb = json!({"satelliteId": r.id, "tenantId": r.tenant, "uptimeSeconds": 60, "state": "recording",
-                    "timestamp": "2026-05-15T06:30:00Z"});
+                    "timestamp": clock.now().to_rfc3339()});
     c.publish(&r.topic("heartbeat"), hb.to_string()).await;
 }
 
@@ -68,7 +70,7 @@ async fn a_silent_satellite_goes_offline_once_and_comes_back_on_its_next_heartbe
     let s = hub.state();
     let check = || monitor::check(&s.store, &s.bus, &s.clock, &s.alerts);
 
-    heartbeat(&c, &r).await;
+    heartbeat(&c, &r, &s.clock).await;
     let first = seen_after(&api, &r.id, &Value::Null).await;
     assert_eq!(check().await.expect("pass"), monitor::Pass::default(), "heard from just now");
 
@@ -115,7 +117,7 @@ async fn a_silent_satellite_goes_offline_once_and_comes_back_on_its_next_heartbe
     );
 
     // The next heartbeat brings it back, once.
-    heartbeat(&c, &r).await;
+    heartbeat(&c, &r, &s.clock).await;
     seen_after(&api, &r.id, &first).await;
     assert_eq!(check().await.expect("pass").came_back, 1);
     assert_eq!(satellite_frame(&mut ws).await.expect("an online frame")["status"], "online");
@@ -139,7 +141,7 @@ async fn the_teams_threshold_decides_and_other_teams_hear_nothing() {
             .await
             .expect("ws");
     let s = hub.state();
-    heartbeat(&c, &r).await;
+    heartbeat(&c, &r, &s.clock).await;
     seen_after(&api, &r.id, &Value::Null).await;
     s.clock.advance(Duration::from_secs(6 * 60));
     assert_eq!(

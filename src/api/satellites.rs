@@ -15,7 +15,7 @@ use crate::{
         device_rule::{self, DeviceAction},
         guard,
     },
-    domain::{DeviceKind, Role, settings::TenantSettings, sort},
+    domain::{DeviceKind, Role, clock_sanity, settings::TenantSettings, sort},
     events::Event,
     ids::{SatelliteId, TenantId, UserId},
     state::AppState,
@@ -73,6 +73,17 @@ pub struct SatelliteView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub hub_filter_stats: Option<std::collections::BTreeMap<String, u64>>,
+    /// The satellite's clock minus the hub's (ms), from its last heartbeat with a `timestamp`;
+    /// null before one (docs/satellites.md, "The satellite's clock").
+    pub clock_offset_ms: Option<i64>,
+    /// When that offset was measured.
+    pub clock_checked_at: Option<Timestamp>,
+    /// The offset is more than 2 minutes either way: the satellite's health says its clock is wrong.
+    pub clock_wrong: bool,
+    /// The offset in words: "Clock 3 s ahead", "Clock wrong: 56 years behind the hub"; null before a measurement.
+    pub clock_text: Option<String>,
+    /// How many of its chunks the hub re-stamped because their `recordedAt` was implausible.
+    pub clock_corrected_chunks: i64,
     pub created_at: Timestamp,
 }
 
@@ -108,6 +119,11 @@ pub fn view(state: &AppState, s: &Satellite, rel: device_rule::Relation, setting
         filter_stats: s.filter_stats_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),
         outbox_stats: s.outbox_stats_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),
         hub_filter_stats: None,
+        clock_offset_ms: s.clock_offset_ms,
+        clock_checked_at: s.clock_checked_at,
+        clock_wrong: s.clock_offset_ms.is_some_and(clock_sanity::is_wrong),
+        clock_text: s.clock_offset_ms.map(clock_sanity::describe),
+        clock_corrected_chunks: s.clock_corrected_chunks,
         created_at: s.created_at,
     }
 }

@@ -102,7 +102,7 @@ fn instant(raw: Option<&str>, name: &str) -> Result<Option<DateTime<Utc>>, ApiEr
 
 #[utoipa::path(
     get, path = "/sessions/timeline", tag = tags::SESSIONS,
-    description = "Viewer+. Chunks and detections for a time range (`satelliteId`, `from`, `to`).",
+    description = "Viewer+. Chunks and detections for a time range (`satelliteId`, `from`, `to`). Each chunk has `reported_recorded_at` and `clock_corrected`: a chunk whose `recordedAt` was implausible (its satellite's clock was wrong) is filed at a corrected `recorded_at`, the stamp it carried kept in `reported_recorded_at`.",
     responses((status = 200, description = "the timeline", body = Object), err::BadRequest, err::Auth)
 )]
 async fn timeline(

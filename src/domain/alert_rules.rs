@@ -18,6 +18,10 @@ use uuid::Uuid;
 pub const OFFLINE_RULE_KEY: &str = "satellite_offline";
 /// The system rule's name.
 pub const OFFLINE_RULE_NAME: &str = "Satellite offline";
+/// The key of the second system rule: a satellite's clock found wrong (`domain::clock_sanity`).
+pub const CLOCK_RULE_KEY: &str = "satellite_clock";
+/// Its name (listed after "Satellite offline").
+pub const CLOCK_RULE_NAME: &str = "Wrong satellite clock";
 
 /// The longest silence an absence rule may wait for, and the longest cooldown: 30 days.
 pub const MAX_MINUTES: u32 = 30 * 24 * 60;

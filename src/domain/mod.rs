@@ -4,6 +4,7 @@ pub mod alert_rules;
 pub mod biodiversity;
 pub mod calibration;
 pub mod channels;
+pub mod clock_sanity;
 pub mod consensus;
 pub mod correlation;
 pub mod cron_schedule;

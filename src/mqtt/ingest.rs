@@ -164,8 +164,12 @@ impl Ingest {
         satellite: SatelliteId,
         payload: &[u8],
     ) -> Result<String, AudioRefused> {
-        let checked = checked_audio(tenant, satellite, payload)?;
+        let mut checked = checked_audio(tenant, satellite, payload)?;
         let chunk = checked.chunk();
+        // A stamp the hub cannot check is filed as sent: the audio is never lost over it.
+        if let Err(e) = chunks::clock::correct(&self.state.store, &self.state.clock, &mut checked).await {
+            tracing::error!(%satellite, %chunk, error = %e, "could not check the chunk's stamp");
+        }
         match self
             .writer
             .store(checked)
@@ -218,9 +222,22 @@ impl Ingest {
         let now = self.state.clock.stamp();
         let timeout = self.state.settings.releases.update_timeout_minutes;
         let deadline = Timestamp(now.0 - chrono::Duration::minutes(timeout as i64));
+        // The satellite's clock against the hub's (a heartbeat is sent at once); an unreadable
+        // timestamp only costs the measurement.
+        let offset = msg
+            .timestamp
+            .as_deref()
+            .and_then(|t| t.parse::<chrono::DateTime<chrono::Utc>>().ok())
+            .map(|sent| crate::domain::clock_sanity::offset_ms(sent, now.at()));
         self.state
             .store
-            .call(move |c| store::satellites::record_heartbeat(c, tenant, satellite, &hb, now, deadline))
+            .call(move |c| {
+                store::satellites::record_heartbeat(c, tenant, satellite, &hb, now, deadline)?;
+                match offset {
+                    Some(ms) => store::clock::record_offset(c, tenant, satellite, ms, now),
+                    None => Ok(()),
+                }
+            })
             .await?;
         self.state.bus.publish(Event::SatelliteReported { tenant_id: tenant, satellite_id: satellite });
         Ok(())

@@ -184,7 +184,7 @@ pub fn color(event: &str) -> u32 {
         text::RARE_SPECIES => 0x8E24AA,
         "first_of_day" | "first_of_season" | "first_for_team" => 0x43A047,
         "detection" => 0x1E88E5,
-        "absence" | "trend" => 0xFB8C00,
+        "absence" | "trend" | "satellite_clock" => 0xFB8C00,
         "satellite_offline" => 0xE53935,
         _ => 0x607D8B,
     }

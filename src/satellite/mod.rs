@@ -9,6 +9,7 @@
 //! - [`chunk`]: a captured chunk (48 kHz mono 16-bit PCM) and its WAV encoding.
 //! - [`capture`]: sources (`dir:PATH`, `alsa:DEVICE`, `rtsp:URL`), decoding and chunking.
 //! - [`gate`]: the RMS and classifier gates and the `filterStats` counters.
+//! - [`clock_sync`]: nothing is recorded before the system clock is synchronised (NTP).
 //! - [`outbox`]: the SQLite outbox, its caps and stats, the persisted filter counters and config.
 //! - [`run`]: starts the tasks below and holds what they share.
 //! - [`pipeline`], [`sender`], [`link`] (the MQTT connection), [`remote`] (what the hub sends),
@@ -18,6 +19,7 @@
 
 pub mod capture;
 pub mod chunk;
+pub mod clock_sync;
 pub mod gate;
 pub mod link;
 pub mod live;

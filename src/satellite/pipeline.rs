@@ -1,7 +1,8 @@
 //! What happens to each captured chunk: the live session hears it first (everything, unfiltered),
 //! then the schedule decides whether the satellite records now, the gate judges it, and what
 //! passes is stored in the outbox and the sender is woken. `filterStats` are saved with each
-//! chunk so they survive restarts.
+//! chunk so they survive restarts. Until the system clock is synchronised nothing is recorded
+//! (`clock_sync`).
 
 use std::sync::Arc;
 
@@ -33,6 +34,9 @@ pub async fn run(
             *n = Some(rms);
         }
         shared.live.relay(&shared, &chunk).await;
+        if !shared.clock_synced.load(std::sync::atomic::Ordering::Relaxed) {
+            continue; // stamped by a clock not yet synchronised (`clock_sync`): not recorded
+        }
         let config = shared.config.borrow().clone();
         let on = schedule::active_at(
             &config.recording_profile.schedule,

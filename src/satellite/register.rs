@@ -315,5 +315,7 @@ pub fn fresh(instance: Option<&str>) -> SatelliteSettings {
         resend_per_sec: d.resend_per_sec,
         max_attempts: d.max_attempts,
         topic_root: "birdhub".into(),
+        require_clock_sync: true,
+        clock_sync_command: String::new(),
     }
 }

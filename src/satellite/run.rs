@@ -7,7 +7,10 @@
 //! the [`status`](super::status) reporter (heartbeat and telemetry).
 
 use std::{
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Instant,
 };
 
@@ -18,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     capture::{self, CaptureOptions, CaptureProfile, CaptureStatus},
+    clock_sync,
     gate::{FilterConfig, Gate},
     link, live, outbox, pipeline, remote, sender,
     settings::SatelliteSettings,
@@ -53,6 +57,9 @@ pub struct Shared {
     pub last_update: Mutex<Option<serde_json::Value>>,
     pub live: live::Live,
     pub started: Instant,
+    /// False until the system clock is synchronised ([`clock_sync`]): the pipeline drops what
+    /// capture hands it meanwhile, so no chunk carries a boot-time stamp.
+    pub clock_synced: AtomicBool,
 }
 
 impl Shared {
@@ -165,6 +172,7 @@ pub async fn run(mut settings: SatelliteSettings, shutdown: CancellationToken) -
         last_update: Mutex::new(None),
         live: live::Live::default(),
         started: Instant::now(),
+        clock_synced: AtomicBool::new(!settings.require_clock_sync),
         settings,
     });
 
@@ -199,6 +207,7 @@ pub async fn run(mut settings: SatelliteSettings, shutdown: CancellationToken) -
         tokio::spawn(link::run(shared.clone(), eventloop, shutdown.clone())),
         tokio::spawn(status::run(shared.clone(), shutdown.clone())),
         tokio::spawn(live::refresh(shared.clone(), shutdown.clone())),
+        tokio::spawn(await_clock_sync(shared.clone(), shutdown.clone())),
     ];
     shutdown.cancelled().await;
     tracing::info!("stopping: the outbox keeps every chunk that was not acknowledged");
@@ -209,4 +218,16 @@ pub async fn run(mut settings: SatelliteSettings, shutdown: CancellationToken) -
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), capture_task).await;
     profiles.abort();
     Ok(())
+}
+
+/// Lets the pipeline record once the clock is synchronised (or the probe cannot tell).
+async fn await_clock_sync(shared: Arc<Shared>, shutdown: CancellationToken) {
+    if shared.clock_synced.load(Ordering::Relaxed) {
+        return; // require_clock_sync = false
+    }
+    let command = clock_sync::command(&shared.settings.clock_sync_command);
+    let probe = || clock_sync::run_command(&command);
+    if clock_sync::wait_for_sync(probe, clock_sync::PROBE_EVERY, &shutdown).await != clock_sync::Waited::Stopped {
+        shared.clock_synced.store(true, Ordering::Relaxed);
+    }
 }

@@ -153,6 +153,18 @@ pub struct SatelliteSettings {
     /// The hub's `mqtt.topic_root` (the first topic level).
     #[serde(default = "default_topic_root")]
     pub topic_root: String,
+    /// Record only once the system clock is synchronised (NTP), so no chunk carries a boot-time
+    /// stamp (`clock_sync`). Turn it off on a machine that has no time synchronisation at all.
+    #[serde(default = "default_true")]
+    pub require_clock_sync: bool,
+    /// A shell command that prints `yes` once the clock is synchronised (`no` while it is not);
+    /// empty: `timedatectl show -p NTPSynchronized --value`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub clock_sync_command: String,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_topic_root() -> String {
@@ -290,6 +302,8 @@ mod tests {
             resend_per_sec: d.resend_per_sec,
             max_attempts: d.max_attempts,
             topic_root: "bh".into(),
+            require_clock_sync: true,
+            clock_sync_command: String::new(),
         }
     }
 

@@ -5,7 +5,9 @@ use serde::Serialize;
 
 use super::{Error, Result};
 use crate::{
-    domain::alert_rules::{DEFAULT_COOLDOWN_MINUTES, OFFLINE_RULE_KEY, OFFLINE_RULE_NAME},
+    domain::alert_rules::{
+        CLOCK_RULE_KEY, CLOCK_RULE_NAME, DEFAULT_COOLDOWN_MINUTES, OFFLINE_RULE_KEY, OFFLINE_RULE_NAME,
+    },
     ids::TenantId,
     time::Timestamp,
 };
@@ -158,20 +160,24 @@ pub fn enabled_everywhere(conn: &Connection, trigger: &str) -> Result<Vec<Rule>>
 /// The team's system rule `satellite_offline`, created with the team (and by migration 0008 for
 /// older teams); created here too if it is somehow missing.
 pub fn offline_rule(conn: &Connection, tenant: TenantId) -> Result<Rule> {
+    system_rule(conn, tenant, OFFLINE_RULE_KEY, OFFLINE_RULE_NAME)
+}
+
+/// The team's system rule `satellite_clock` (a satellite's clock found wrong), created with the
+/// team (and by migration 0024 for older teams); created here too if it is somehow missing.
+pub fn clock_rule(conn: &Connection, tenant: TenantId) -> Result<Rule> {
+    system_rule(conn, tenant, CLOCK_RULE_KEY, CLOCK_RULE_NAME)
+}
+
+fn system_rule(conn: &Connection, tenant: TenantId, key: &str, name: &str) -> Result<Rule> {
     conn.execute(
         "INSERT OR IGNORE INTO alert_rules (id, tenant_id, name, trigger_type, system_key, cooldown_minutes)
          VALUES (?1, ?2, ?3, 'absence', ?4, ?5)",
-        params![
-            uuid::Uuid::new_v4().to_string(),
-            tenant,
-            OFFLINE_RULE_NAME,
-            OFFLINE_RULE_KEY,
-            DEFAULT_COOLDOWN_MINUTES
-        ],
+        params![uuid::Uuid::new_v4().to_string(), tenant, name, key, DEFAULT_COOLDOWN_MINUTES],
     )?;
     Ok(conn.query_row(
         &format!("SELECT {COLS} FROM alert_rules WHERE tenant_id = ?1 AND system_key = ?2"),
-        params![tenant, OFFLINE_RULE_KEY],
+        params![tenant, key],
         from_row,
     )?)
 }

@@ -21,6 +21,7 @@ pub mod audio_retention;
 pub mod audit;
 pub mod calibration;
 pub mod chunks;
+pub mod clock;
 pub mod comments;
 pub mod detection_list;
 pub mod detections;

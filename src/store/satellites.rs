@@ -44,13 +44,22 @@ pub struct Satellite {
     /// Why the last update failed, as the satellite reported it (its command's exit status and
     /// last lines); cleared by the next update request and by reaching the target version.
     pub update_error: Option<String>,
+    /// The satellite's clock minus the hub's at its last timestamped heartbeat (ms), and when
+    /// that was measured (migration 0024).
+    pub clock_offset_ms: Option<i64>,
+    pub clock_checked_at: Option<Timestamp>,
+    /// Since when the monitor has counted the clock as wrong (one alert per episode).
+    pub clock_wrong_since: Option<Timestamp>,
+    /// How many of its chunks the hub re-stamped because their stamp was implausible.
+    pub clock_corrected_chunks: i64,
 }
 
 const SELECT: &str =
     "SELECT s.id, s.tenant_id, s.name, s.device_id, s.kind, s.registered_by, u.name, s.mqtt_password_hash,
         s.latitude, s.longitude, s.last_seen_at, s.heartbeat_state, s.noise_floor_rms, s.version, s.stream,
         s.update_status, s.target_version, s.config_locked, s.overrides_json, s.recording_profile_json,
-        s.uptime_seconds, s.created_at, s.updated_at, s.filter_stats_json, s.outbox_stats_json, s.update_error
+        s.uptime_seconds, s.created_at, s.updated_at, s.filter_stats_json, s.outbox_stats_json, s.update_error,
+        s.clock_offset_ms, s.clock_checked_at, s.clock_wrong_since, s.clock_corrected_chunks
      FROM satellites s LEFT JOIN users u ON u.id = s.registered_by";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Satellite> {
@@ -81,6 +90,10 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Satellite> {
         filter_stats_json: r.get(23)?,
         outbox_stats_json: r.get(24)?,
         update_error: r.get(25)?,
+        clock_offset_ms: r.get(26)?,
+        clock_checked_at: r.get(27)?,
+        clock_wrong_since: r.get(28)?,
+        clock_corrected_chunks: r.get(29)?,
     })
 }
 

@@ -67,6 +67,7 @@ pub fn create(conn: &Connection, name: &str, owner: UserId) -> Result<TenantId> 
     )?;
     // Every team has the system rule from the start, so it can be wired before the first outage.
     super::alert_rules::offline_rule(conn, id)?;
+    super::alert_rules::clock_rule(conn, id)?;
     // Its zone is the hub's of today, kept when the hub's machine moves.
     super::zones::default_team_zone(conn, &id, crate::time::hub_zone(), Timestamp(chrono::Utc::now()))?;
     Ok(id)

@@ -20,6 +20,11 @@ pub struct Chunk {
     pub session_id: Option<String>,
     pub recorded_at: Timestamp,
     pub duration_ms: i64,
+    /// The `recordedAt` the satellite sent when the hub corrected an implausible stamp
+    /// (`recorded_at` is then the corrected time); null otherwise.
+    pub reported_recorded_at: Option<Timestamp>,
+    /// Whether the hub re-stamped this chunk (docs/satellites.md, "The satellite's clock").
+    pub clock_corrected: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -58,7 +63,8 @@ pub fn range(
     let chunks = conn
         .prepare_cached(
             "SELECT id, (SELECT id FROM satellites WHERE pk = satellite_pk),
-                 (SELECT id FROM recording_sessions WHERE pk = session_pk), recorded_at, duration_ms FROM audio_chunks
+                 (SELECT id FROM recording_sessions WHERE pk = session_pk), recorded_at, duration_ms, reported_recorded_at
+             FROM audio_chunks
              WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND (?2 IS NULL OR satellite_pk = (SELECT pk FROM satellites WHERE id = ?2)) AND recorded_at >= ?3 AND recorded_at < ?4
              ORDER BY recorded_at, rowid LIMIT ?5",
         )?
@@ -69,6 +75,8 @@ pub fn range(
                 session_id: r.get(2)?,
                 recorded_at: r.get(3)?,
                 duration_ms: r.get(4)?,
+                reported_recorded_at: r.get(5)?,
+                clock_corrected: r.get::<_, Option<i64>>(5)?.is_some(),
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;

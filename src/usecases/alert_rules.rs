@@ -1,7 +1,8 @@
 //! Managing alert rules (SPEC 4.6): create, change, delete and list a team's rules. Every
 //! channel and satellite a rule names must be the team's own. The system rule
-//! `satellite_offline` always exists; its channels, cooldown and enabled flag can change, nothing
-//! else, and it cannot be deleted.
+//! `satellite_offline` always exists, and so does `satellite_clock` (a satellite's clock found
+//! wrong); their channels, cooldown and enabled flag can change, nothing else, and they cannot be
+//! deleted.
 //!
 //! Body (JSON, camelCase): `name`, `trigger` (`detection`, `absence`, `trend`), `conditions` (see
 //! `domain::alert_rules`), `channelIds`, `cooldownMinutes` (default 30), `enabled` (default true).
@@ -40,7 +41,7 @@ pub enum RuleError {
     #[error("the model knows no species {}: choose species from the list", quoted(.0))]
     UnknownSpecies(Vec<String>),
     #[error(
-        "the system rule satellite_offline cannot be deleted, renamed or given conditions; change its channels, cooldown or enabled flag"
+        "the system rules satellite_offline and satellite_clock cannot be deleted, renamed or given conditions; change their channels, cooldown or enabled flag"
     )]
     SystemRule,
     #[error("no such alert rule")]

@@ -7,8 +7,10 @@
 //! - [`check`]: everything that needs no I/O, before a chunk waits for the disk.
 //! - [`batch`]: chunks that arrive together share one set of fsyncs and one commit.
 //! - [`writer`]: the task that gathers them, with back-pressure.
+//! - [`clock`]: a stamp the satellite's clock got implausibly wrong is corrected before writing.
 
 mod batch;
+pub mod clock;
 mod writer;
 
 pub use writer::{ChunkWriter, Handles};
@@ -110,6 +112,8 @@ fn is_stereo(wav: &[u8]) -> bool {
 pub struct Checked {
     up: Upload,
     wav_ms: i64,
+    /// The `recordedAt` the satellite sent, when [`clock::correct`] replaced it.
+    reported_at: Option<Timestamp>,
 }
 
 impl Checked {
@@ -145,7 +149,7 @@ pub fn check(up: Upload) -> Result<Checked, ChunkError> {
     if (wav_ms - up.duration_ms).abs() > DURATION_SLACK_MS {
         return Err(ChunkError::DurationMismatch { announced: up.duration_ms, actual: wav_ms });
     }
-    Ok(Checked { up, wav_ms })
+    Ok(Checked { up, wav_ms, reported_at: None })
 }
 
 /// Checks and stores one chunk. On `Ok` the WAV is on disk and the row and job are committed.

@@ -54,6 +54,7 @@ pub mod audio_retention;
 pub mod backup;
 pub mod calibration;
 pub mod chunks;
+pub mod clock_health;
 pub mod detection_settings;
 pub mod detections;
 pub mod expected_species;

@@ -2,8 +2,10 @@
 //! the team's `satellite_offline_threshold_minutes` (default 5) goes offline, and one heard from
 //! since goes back online. Each change is announced once on the bus (`SatelliteOffline`,
 //! `SatelliteOnline`), and going offline raises one `satellite_offline` alert under the team's
-//! system rule of that name, in the same transaction: one alert per outage, not one per pass. `jobs::satellite_monitor`
-//! runs this every 60 s; it reads the hub's clock, so tests move time instead of waiting.
+//! system rule of that name, in the same transaction: one alert per outage, not one per pass. The
+//! same pass marks satellites whose clock went wrong or came right ([`super::clock_health`]).
+//! `jobs::satellite_monitor` runs this every 60 s; it reads the hub's clock, so tests move time
+//! instead of waiting.
 
 use std::sync::Arc;
 
@@ -26,6 +28,9 @@ use crate::{
 pub struct Pass {
     pub went_offline: usize,
     pub came_back: usize,
+    /// Satellites whose clock was found wrong, or right again, in this pass.
+    pub clock_wrong: usize,
+    pub clock_right: usize,
 }
 
 /// One pass over every team.
@@ -56,16 +61,26 @@ pub async fn check(store: &Store, bus: &Bus, clock: &Clock, ctx: &AlertContext) 
                         )?);
                     }
                 }
-                out.push((team.id, down, up, alerts));
+                let clocks = super::clock_health::check_team(&tx, &ctx, team.id, now)?;
+                alerts.extend(clocks.alerts);
+                out.push((team.id, down, up, alerts, (clocks.wrong, clocks.right)));
             }
             tx.commit()?;
             Ok(out)
         })
         .await?;
     let mut pass = Pass::default();
-    for (tenant, down, up, alerts) in changes {
+    for (tenant, down, up, alerts, (wrong, right)) in changes {
         pass.went_offline += down.len();
         pass.came_back += up.len();
+        pass.clock_wrong += wrong.len();
+        pass.clock_right += right.len();
+        for s in wrong {
+            tracing::warn!(satellite = %s.id, name = %s.name, offset_ms = s.offset_ms, "satellite clock wrong");
+        }
+        for s in right {
+            tracing::info!(satellite = %s.id, name = %s.name, offset_ms = s.offset_ms, "satellite clock right again");
+        }
         for s in down {
             tracing::warn!(satellite = %s.id, name = %s.name, "satellite offline");
             bus.publish(Event::SatelliteOffline(status(tenant, s)));

@@ -23,6 +23,9 @@ pub struct Station {
     pub root: PathBuf,
     pub id: String,
     child: Option<Child>,
+    /// The clock sync probe the satellite runs (`BIRDHUB_CLOCK_SYNC_COMMAND`): synchronised
+    /// unless a test says otherwise, whatever the machine's own NTP state.
+    pub clock_sync_command: String,
 }
 
 impl Station {
@@ -83,6 +86,7 @@ impl Station {
             .args(["satellite", "run", "--instance", &self.instance, "--config"])
             .arg(self.config())
             .env("RUST_LOG", "info,rumqttc=warn")
+            .env("BIRDHUB_CLOCK_SYNC_COMMAND", &self.clock_sync_command)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(log))
@@ -125,7 +129,13 @@ pub fn station(parent: &Path, instance: &str, files: usize) -> Station {
     let root = parent.join(instance);
     std::fs::create_dir_all(root.join("recordings")).expect("dirs");
     std::fs::write(root.join("installed-version"), "birdhub 0.1.0\n").expect("version file");
-    let s = Station { instance: instance.into(), root, id: String::new(), child: None };
+    let s = Station {
+        instance: instance.into(),
+        root,
+        id: String::new(),
+        child: None,
+        clock_sync_command: "echo yes".into(),
+    };
     for i in 0..files {
         s.drop_recording(&format!("{instance}-{i}.wav"));
     }

@@ -141,6 +141,9 @@ fn insert(c: &Connection, now: Timestamp, chunk: &Checked, key: &str, size: u64)
         size_bytes: size as i64,
     };
     let inserted = store::chunks::insert_with_job_in(c, &row, now)?;
+    if let (true, Some(reported)) = (inserted, chunk.reported_at) {
+        store::clock::mark_corrected(c, up.chunk, up.satellite, reported)?;
+    }
     if let (true, Some((lat, lon))) = (inserted, up.location) {
         store::satellites::set_location(c, up.tenant, up.satellite, lat, lon)?;
     }

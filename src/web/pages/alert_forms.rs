@@ -16,7 +16,7 @@ use super::{
     stats::Sat,
 };
 use crate::{
-    domain::alert_rules::{DEFAULT_COOLDOWN_MINUTES, MAX_MINUTES},
+    domain::alert_rules::{DEFAULT_COOLDOWN_MINUTES, MAX_MINUTES, OFFLINE_RULE_KEY},
     web::{ctx::Ctx, layout},
 };
 
@@ -269,7 +269,7 @@ pub fn rules_card(ctx: &Ctx, rules: &[Rule], channels: &[Channel], sats: &[Sat])
                                 td { @if r.channel_ids.is_empty() { span.muted { "none" } } @else {
                                     (r.channel_ids.iter().map(|id| names.get(id.as_str()).copied().unwrap_or("deleted channel")).collect::<Vec<_>>().join(", "))
                                 } }
-                                td.num { @if r.system_key.is_some() { span.muted { "per outage" } } @else { (r.cooldown_minutes) " min" } }
+                                td.num { @if r.system_key.as_deref() == Some(OFFLINE_RULE_KEY) { span.muted { "per outage" } } @else { (r.cooldown_minutes) " min" } }
                                 td.last-fired { @match &r.last_fired_at { Some(t) => (layout::ago(t)), None => span.muted { "never" } } }
                                 @if ctx.is_admin() {
                                     td { div.row.nowrap {
@@ -287,7 +287,7 @@ pub fn rules_card(ctx: &Ctx, rules: &[Rule], channels: &[Channel], sats: &[Sat])
                 details.add #rule-add {
                     summary #rule-summary { "Add a rule" }
                     form.stack #rule-form novalidate data-id="" {
-                        p.small.muted #rule-system-note hidden { "The system rule raises one alert per satellite outage. Choose its channels and whether it is on." }
+                        p.small.muted #rule-system-note hidden { "A system rule raises one alert per satellite outage, or per episode of a wrong clock (at most one per cooldown). Choose its channels and whether it is on." }
                         div.filters.rule-head {
                             label { "Name" input #rule-name required maxlength="100" placeholder="Nightingale heard"; }
                             label { "Fires when"

@@ -46,8 +46,12 @@ fn sat_names(ids: &[String], sats: &HashMap<&str, &str>) -> String {
 
 /// What makes `rule` fire, in words.
 pub fn describe(ctx: &Ctx, lang: &str, rule: &Rule, sats: &HashMap<&str, &str>) -> String {
-    if rule.system_key.is_some() {
-        return "A satellite goes offline (one alert per outage)".into();
+    match rule.system_key.as_deref() {
+        Some(crate::domain::alert_rules::CLOCK_RULE_KEY) => {
+            return "A satellite's clock is more than 2 minutes off the hub's (one alert per episode)".into();
+        }
+        Some(_) => return "A satellite goes offline (one alert per outage)".into(),
+        None => {}
     }
     let c = &rule.conditions;
     let mut parts = Vec::new();

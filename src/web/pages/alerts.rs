@@ -68,6 +68,7 @@ fn kind_label(kind: &str) -> &str {
         "absence" => "Silence",
         "trend" => "Trend",
         "satellite_offline" => "Satellite offline",
+        "satellite_clock" => "Wrong satellite clock",
         "test" => "Test",
         _ => "Alert",
     }

@@ -35,6 +35,16 @@ pub struct Sat {
     #[serde(default, alias = "hubFilterStats")]
     pub hub_filter_stats: Option<Value>,
     pub outbox_stats: Option<Value>,
+    /// The clock offset in words (absent before a timestamped heartbeat), whether it is wrong,
+    /// when it was measured and how many chunks the hub re-stamped (`sat_clock`).
+    #[serde(default)]
+    pub clock_text: Option<String>,
+    #[serde(default)]
+    pub clock_wrong: bool,
+    #[serde(default)]
+    pub clock_checked_at: Option<String>,
+    #[serde(default)]
+    pub clock_corrected_chunks: i64,
 }
 
 /// `GET /api/satellites` answer.
@@ -75,6 +85,9 @@ pub fn state(s: &Sat) -> Markup {
             strong { (label) }
             @if let Some(h) = s.heartbeat_state.as_deref().filter(|_| s.is_online) {
                 span.muted.small { " · " (h.replace('_', " ")) }
+            }
+            @if s.clock_wrong && s.is_online {
+                " " span.badge.no.clock-wrong { "clock wrong" }
             }
         }
     }

@@ -130,6 +130,7 @@ pub fn summary(sat: &Sat, points: &[Point], newest: Option<&str>) -> Markup {
                 div { dt { "Version" } dd #sat-version { (sat_parts::version(sat)) } }
                 div { dt { "Kind" } dd { (if sat.kind == "mobile" { "Android app" } else { "Raspberry Pi" }) } }
                 div { dt { "Uptime" } dd { (sat.uptime_seconds.map(uptime).unwrap_or_else(|| "–".into())) } }
+                div { dt { "Clock" } dd #sat-clock { (super::sat_clock::clock(sat)) } }
                 div { dt { "Position" } dd {
                     @match sat.latitude.zip(sat.longitude) {
                         Some((la, lo)) => span.mono { (format!("{la:.4}, {lo:.4}")) },

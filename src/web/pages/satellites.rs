@@ -139,6 +139,7 @@ fn sat_card(s: &Sat, points: Option<&[sat_parts::Point]>) -> Markup {
                 div { dt { "Last seen" } dd { (sat_parts::last_seen(s)) } }
                 div { dt { "Version" } dd { (sat_parts::version(s)) } }
                 div { dt { "Kind" } dd { (if s.kind == "mobile" { "Android app" } else { "Raspberry Pi" }) } }
+                @if s.clock_text.is_some() { div { dt { "Clock" } dd { (super::sat_clock::clock(s)) } } }
             }
             @if let Some(p) = points { (sat_parts::sparklines(s, p)) }
             div.bars {
