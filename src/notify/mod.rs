@@ -86,6 +86,20 @@ pub struct NoticeData {
     /// Anything else the event carries (absence minutes, trend numbers ...), flattened into `data`.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// The zone the texts write times in: the station's (a detection, a satellite's silence or
+    /// outage), else the team's. Not sent: the timestamps stay UTC, the texts name the zone.
+    #[serde(skip)]
+    pub zone: Option<chrono_tz::Tz>,
+}
+
+impl NoticeData {
+    /// `t` as the notice's texts write it: in its zone, with the zone's abbreviation.
+    pub fn readable(&self, t: Timestamp) -> String {
+        match self.zone {
+            Some(z) => crate::time::readable_in(t, z),
+            None => crate::time::readable(t),
+        }
+    }
 }
 
 /// The species of [`sample`]: a species of the model, under the code real alerts carry.
@@ -126,6 +140,7 @@ pub fn sample(tenant: TenantId) -> Notice {
             detection_id: Some(detection),
             detected_at: Some(now),
             extra: serde_json::Map::new(),
+            zone: None,
         },
     }
 }
