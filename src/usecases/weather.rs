@@ -13,7 +13,7 @@ pub mod provider;
 
 use std::collections::BTreeMap;
 
-use chrono::{Days, Local, NaiveDate};
+use chrono::{Days, NaiveDate};
 use serde::Serialize;
 
 pub use provider::{FetchError, Provider};
@@ -149,7 +149,9 @@ pub enum ReasonCode {
 
 /// The report for `ask`, or why there is none.
 pub async fn correlation(store: &Store, provider: &Provider, clock: &Clock, ask: Ask) -> Result<Answer, WeatherError> {
-    let today = clock.now().with_timezone(&Local).date_naive();
+    // A team figure: "today" and the default range are the team zone's.
+    let zone = store.team_zone(ask.tenant).await?;
+    let today = crate::domain::zone::local_day(clock.now(), zone);
     let (from, to) = range(&ask, today)?;
     // The rollups count confidence in bands of 0.05, as every statistic does.
     let min_band =
