@@ -200,3 +200,64 @@ async fn today_on_the_dashboard_the_home_feed_and_the_public_page_is_the_team_zo
     assert_eq!(species.len(), 1, "{public}");
     assert_eq!(species[0]["scientificName"], "Turdus migratorius");
 }
+
+#[tokio::test]
+async fn silence_and_outage_alerts_write_the_satellites_own_time() {
+    let w = world().await;
+    // Last heard at 07:00 New York time (11:00 UTC), long enough ago for both rules.
+    seed::heard(&w.hub, w.tenant, w.ny, "2026-05-14T11:00:00.000Z", seed::ROBIN, 0.9).await;
+    let ny = w.ny;
+    w.hub.sql(|c| {
+        c.execute("UPDATE satellites SET last_seen_at = '2026-05-14T11:00:00.000Z' WHERE id = ?1", [ny]).expect("seen")
+    });
+    let quiet =
+        json!({"name": "Quiet Brooklyn", "trigger": "absence", "conditions": {"minutes": 60, "satelliteIds": [ny]}});
+    w.api.create("/alert-rules/rules", quiet).await;
+    let s = w.hub.state();
+    s.clock.advance(Duration::from_secs(61 * 60));
+    assert_eq!(
+        birdhub::usecases::alert_watch::watch(&s.store, &s.bus, &s.alerts, s.clock.stamp()).await.expect("pass"),
+        1
+    );
+    birdhub::usecases::monitor::check(&s.store, &s.bus, &s.clock, &s.alerts).await.expect("monitor");
+
+    let (_, alerts) = w.api.get("/alerts").await;
+    let message = |kind: &str| {
+        alerts["alerts"]
+            .as_array()
+            .expect("alerts")
+            .iter()
+            .find(|a| a["type"] == kind)
+            .map(|a| a["message"].to_string())
+    };
+    let silence = message("absence").expect("a silence alert");
+    assert!(silence.contains("since 07:00 EDT on 14 May"), "{silence}");
+    let outage = message("satellite_offline").expect("an outage alert");
+    assert!(outage.contains("since 07:00 EDT on 14 May"), "{outage}");
+}
+
+#[tokio::test]
+async fn a_trend_rule_judges_yesterday_in_the_team_zone() {
+    let w = world().await;
+    let now = late_evening_utc(&w.hub);
+    // At 23:30 UTC it is already tomorrow in Berlin: the team's yesterday is this UTC date.
+    let today_utc = now.date_naive();
+    let noon = |d: chrono::NaiveDate| iso(d.and_hms_opt(12, 0, 0).expect("noon").and_utc());
+    seed::heard(&w.hub, w.tenant, w.berlin, &noon(today_utc.pred_opt().expect("day")), seed::ROBIN, 0.9).await;
+    for _ in 0..3 {
+        seed::heard(&w.hub, w.tenant, w.berlin, &noon(today_utc), seed::ROBIN, 0.9).await;
+    }
+    let busy = json!({"name": "Busy day", "trigger": "trend",
+        "conditions": {"metric": "detections", "direction": "rise", "percent": 100, "baselineDays": 1}});
+    w.api.create("/alert-rules/rules", busy).await;
+    let s = w.hub.state();
+    assert_eq!(
+        birdhub::usecases::alert_watch::watch(&s.store, &s.bus, &s.alerts, s.clock.stamp()).await.expect("pass"),
+        1
+    );
+    let (_, alerts) = w.api.get("/alerts").await;
+    let trend = &alerts["alerts"][0];
+    assert_eq!(trend["type"], "trend", "{alerts}");
+    assert_eq!(trend["data"]["day"], today_utc.to_string(), "{trend}");
+    assert_eq!(trend["data"]["value"], 3.0, "{trend}");
+}

@@ -1,5 +1,5 @@
 //! `GET /satellites/:id/schedule` (SPEC 4.4): the recording schedule resolved to real times for
-//! today and tomorrow in the hub's time zone, with sun times at the satellite's position.
+//! today and tomorrow in the satellite's own zone, with sun times at the satellite's position.
 
 use super::openapi::{err, tags};
 use utoipa_axum::{router::OpenApiRouter, routes};

@@ -109,6 +109,14 @@ pub const SAMPLE_SPECIES_CODE: &str = "cardinalis_cardinalis";
 /// heard by "Backyard", worded and shaped as a detection alert (the same keys, a species code of
 /// the model, a readable time), but with event `test`.
 pub fn sample(tenant: TenantId) -> Notice {
+    // No zone of its own: written in the hub's, as a notice without one is.
+    let mut n = sample_in(tenant, crate::time::hub_zone());
+    n.data.zone = None;
+    n
+}
+
+/// [`sample`] with its times written in `zone` (a test send: the team's zone).
+pub fn sample_in(tenant: TenantId, zone: chrono_tz::Tz) -> Notice {
     // Whole milliseconds, as the SPEC's timestamps carry, so the sample survives a JSON round trip.
     let now = Timestamp::from(Utc::now().trunc_subsecs(3));
     let detection = DetectionId::new();
@@ -126,7 +134,7 @@ pub fn sample(tenant: TenantId) -> Notice {
         message: format!(
             "Northern Cardinal (Cardinalis cardinalis) heard by Backyard at {} with 92% confidence. \
              This is a test notification from birdhub.",
-            crate::time::readable(now)
+            crate::time::readable_in(now, zone)
         ),
         link: None,
         data: NoticeData {
@@ -140,7 +148,7 @@ pub fn sample(tenant: TenantId) -> Notice {
             detection_id: Some(detection),
             detected_at: Some(now),
             extra: serde_json::Map::new(),
-            zone: None,
+            zone: Some(zone),
         },
     }
 }

@@ -3,10 +3,10 @@
 //! provider ([`provider`], Open-Meteo archive shape), kept per place and day in the database so
 //! each day is asked for once, and Pearson's r of each against the detections per day.
 //!
-//! Days are the hub's local calendar days. Today is never asked for (its weather and its count are
-//! both incomplete), nor are days after it. Bad input is an error; everything about the weather
-//! that cannot be had (no provider, no location, a provider that is down, slow or talks nonsense)
-//! is an answer with `available: false` and a reason.
+//! Days are each station's local days; today is the team zone's date. Today is never asked for
+//! (its weather and its count are both incomplete), nor are days after it. Bad input is an
+//! error; everything about the weather that cannot be had (no provider, no location, a provider
+//! that is down, slow or talks nonsense) is an answer with `available: false` and a reason.
 
 pub mod open_meteo;
 pub mod provider;

@@ -7,7 +7,8 @@
 //! - `includeRejected` (default false: detections voted down are left out of every count);
 //! - `minConfidence`: 0 to 1 in steps of 0.05, the rollups' confidence bands.
 //!
-//! Days and hours are the hub's local time (its system time zone).
+//! Days and hours are each station's local time (its effective zone, `store::stats::zoned`);
+//! "today" and default ranges are the team zone's.
 
 pub mod overview;
 pub mod places;
