@@ -13,11 +13,7 @@
     sync();
   }
 
-  const tz = $("sched-tz");
-  if (tz && window.Intl) {
-    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-    if (zone) tz.value = zone;
-  }
+  // An empty time zone is the team's (the hub fills it in).
   const form = $("sched-form");
   let editing = null;
   const submit = $("sched-submit"), cancel = $("sched-cancel"), title = $("sched-title");
@@ -53,7 +49,7 @@
       format: $("sched-format").value,
       filters: { days },
       cron: $("sched-cron").value.trim(),
-      timezone: $("sched-tz").value.trim(),
+      timezone: $("sched-tz").value.trim() || undefined,
       channelId: $("sched-channel").value,
       enabled: $("sched-enabled").checked,
     };

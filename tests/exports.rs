@@ -29,8 +29,11 @@ async fn world() -> World {
     let t = owner.tenant;
     let garden = seed::satellite(&hub, t, "garden").await;
     let field = seed::satellite(&hub, t, "=field").await;
+    let finder = birdhub::domain::zone::Finder::load();
     for (sat, lat, lon) in [(garden, 45.5, -73.6), (field, 46.0, -74.0)] {
         hub.state().store.call(move |c| store::satellites::set_location(c, t, sat, lat, lon)).await.expect("place");
+        // Exports write each station's local times: wait for its zone (from its position).
+        seed::zone_settles(&hub, sat, finder.at(lat, lon).expect("a zone").name()).await;
     }
     seed::heard(&hub, t, garden, "2026-05-01T05:00:00.000Z", seed::ROBIN, 0.91).await;
     seed::heard(&hub, t, garden, "2026-05-01T06:00:00.000Z", seed::WREN, 0.72).await;
@@ -42,6 +45,11 @@ async fn world() -> World {
     seed::heard(&hub, other.tenant, theirs, "2026-05-01T05:00:00.000Z", seed::ROBIN, 0.99).await;
     let token = hub.token(&owner.email).await;
     World { hub, token, tenant: t, garden, field }
+}
+
+/// The zone of the garden satellite's position.
+fn montreal() -> chrono_tz::Tz {
+    birdhub::domain::zone::Finder::load().at(45.5, -73.6).expect("a zone")
 }
 
 struct Download {
@@ -171,7 +179,7 @@ async fn checklists_are_ebirds_19_columns_without_a_header_and_leave_out_rejecte
     let robin = &rows[0];
     assert_eq!(&robin[..4], ["American Robin", "Turdus", "migratorius", "X"]);
     assert_eq!((robin[5].as_str(), robin[6].as_str(), robin[7].as_str()), ("garden", "45.500000", "-73.600000"));
-    let local = chrono::DateTime::parse_from_rfc3339("2026-05-01T05:00:00Z").expect("t").with_timezone(&chrono::Local);
+    let local = chrono::DateTime::parse_from_rfc3339("2026-05-01T05:00:00Z").expect("t").with_timezone(&montreal());
     assert_eq!(robin[8], local.format("%m/%d/%Y").to_string());
     assert_eq!(robin[9], local.format("%H:%M").to_string());
     assert_eq!((robin[12].as_str(), robin[13].as_str(), robin[15].as_str()), ("Stationary", "1", "N"));
@@ -263,7 +271,9 @@ async fn observations_have_inaturalists_header_and_a_file_it_would_refuse_is_a_4
     assert_eq!(rows.len(), 4);
     let robin = &rows[0];
     assert_eq!(robin[0], "Turdus migratorius");
-    assert!(chrono::NaiveDateTime::parse_from_str(&robin[1], "%Y-%m-%d %H:%M").is_ok(), "{}", robin[1]);
+    // The station's local time with its offset.
+    let local = chrono::DateTime::parse_from_rfc3339("2026-05-01T05:00:00Z").expect("t").with_timezone(&montreal());
+    assert_eq!(robin[1], local.format("%Y-%m-%d %H:%M %:z").to_string());
     assert!(robin[2].contains("no public link"), "the test hub has no public address: {}", robin[2]);
     assert_eq!((robin[3].as_str(), robin[4].as_str(), robin[5].as_str()), ("garden", "45.500000", "-73.600000"));
     assert_eq!((robin[6].as_str(), robin[7].as_str()), ("birdhub,audio", "obscured"));

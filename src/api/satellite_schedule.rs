@@ -1,5 +1,5 @@
 //! `GET /satellites/:id/schedule` (SPEC 4.4): the recording schedule resolved to real times for
-//! today and tomorrow in the hub's time zone, with sun times at the satellite's position.
+//! today and tomorrow in the satellite's own zone, with sun times at the satellite's position.
 
 use super::openapi::{err, tags};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -23,7 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 #[utoipa::path(
     get, path = "/satellites/{id}/schedule", tag = tags::SATELLITES,
-    description = "Viewer+. The recording profile's schedule resolved for today and tomorrow (hub time zone): sunrise, solar noon, sunset, polar day/night, the recording windows, entries that cannot be resolved (no position, no sun event) and whether the satellite records now.",
+    description = "Viewer+. The recording profile's schedule resolved for today and tomorrow in the satellite's zone (`timezone`; times carry its offset): sunrise, solar noon, sunset, polar day/night, the recording windows, entries that cannot be resolved (no position, no sun event) and whether the satellite records now.",
     params(("id" = uuid::Uuid, Path, description = "satellite id")),
     responses((status = 200, description = "the resolved schedule", body = Object), err::Auth, err::NotFound)
 )]
@@ -33,5 +33,6 @@ async fn get_schedule(
     Path(id): Path<SatelliteId>,
 ) -> Result<axum::Json<ScheduleView>, ApiError> {
     let (sat, _, _) = device_rule::check(&state, &ctx, id, DeviceAction::View).await?;
-    Ok(axum::Json(satellite_schedule::resolve(&sat, state.clock.now())))
+    let zone = state.store.satellite_zone(id).await?;
+    Ok(axum::Json(satellite_schedule::resolve(&sat, state.clock.now(), zone)))
 }

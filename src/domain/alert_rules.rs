@@ -7,8 +7,9 @@
 //!   Every condition given must hold; a list matches when any of its entries does.
 //! - `absence`: no detection (or no chunk) from the listed satellites, or the whole team, for
 //!   `minutes`. It fires once per silence.
-//! - `trend`: yesterday's detection count or species count against the mean of the `baselineDays`
-//!   before it, rising or falling by at least `percent`. It fires at most once per day.
+//! - `trend`: yesterday's detection count or species count (days of the team's zone) against the
+//!   mean of the `baselineDays` before it, rising or falling by at least `percent`. It fires at
+//!   most once per day.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -65,8 +66,8 @@ pub enum Special {
     NotExpectedHere,
 }
 
-/// Hours of the day, in the hub's local time: `from` inclusive to `to` exclusive, wrapping
-/// past midnight when `from > to` (22 to 5 is the night).
+/// Hours of the day, in the local time of the detecting station (its effective zone): `from`
+/// inclusive to `to` exclusive, wrapping past midnight when `from > to` (22 to 5 is the night).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Hours {
@@ -260,7 +261,7 @@ pub struct DetectionFacts<'a> {
     pub is_first_of_day: bool,
     pub is_first_of_season: bool,
     pub is_first_for_team: bool,
-    /// In the hub's local time.
+    /// In the detecting station's zone.
     pub local_hour: u32,
 }
 

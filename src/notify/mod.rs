@@ -86,6 +86,20 @@ pub struct NoticeData {
     /// Anything else the event carries (absence minutes, trend numbers ...), flattened into `data`.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// The zone the texts write times in: the station's (a detection, a satellite's silence or
+    /// outage), else the team's. Not sent: the timestamps stay UTC, the texts name the zone.
+    #[serde(skip)]
+    pub zone: Option<chrono_tz::Tz>,
+}
+
+impl NoticeData {
+    /// `t` as the notice's texts write it: in its zone, with the zone's abbreviation.
+    pub fn readable(&self, t: Timestamp) -> String {
+        match self.zone {
+            Some(z) => crate::time::readable_in(t, z),
+            None => crate::time::readable(t),
+        }
+    }
 }
 
 /// The species of [`sample`]: a species of the model, under the code real alerts carry.
@@ -95,6 +109,14 @@ pub const SAMPLE_SPECIES_CODE: &str = "cardinalis_cardinalis";
 /// heard by "Backyard", worded and shaped as a detection alert (the same keys, a species code of
 /// the model, a readable time), but with event `test`.
 pub fn sample(tenant: TenantId) -> Notice {
+    // No zone of its own: written in the hub's, as a notice without one is.
+    let mut n = sample_in(tenant, crate::time::hub_zone());
+    n.data.zone = None;
+    n
+}
+
+/// [`sample`] with its times written in `zone` (a test send: the team's zone).
+pub fn sample_in(tenant: TenantId, zone: chrono_tz::Tz) -> Notice {
     // Whole milliseconds, as the SPEC's timestamps carry, so the sample survives a JSON round trip.
     let now = Timestamp::from(Utc::now().trunc_subsecs(3));
     let detection = DetectionId::new();
@@ -112,7 +134,7 @@ pub fn sample(tenant: TenantId) -> Notice {
         message: format!(
             "Northern Cardinal (Cardinalis cardinalis) heard by Backyard at {} with 92% confidence. \
              This is a test notification from birdhub.",
-            crate::time::readable(now)
+            crate::time::readable_in(now, zone)
         ),
         link: None,
         data: NoticeData {
@@ -126,6 +148,7 @@ pub fn sample(tenant: TenantId) -> Notice {
             detection_id: Some(detection),
             detected_at: Some(now),
             extra: serde_json::Map::new(),
+            zone: Some(zone),
         },
     }
 }

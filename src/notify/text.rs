@@ -30,7 +30,7 @@ pub fn facts(n: &Notice) -> Vec<Fact> {
         facts.push(Fact { label: "Satellite", value: one_line(name) });
     }
     let at = d.detected_at.unwrap_or(n.timestamp);
-    facts.push(Fact { label: "Time", value: crate::time::readable(at) });
+    facts.push(Fact { label: "Time", value: d.readable(at) });
     // Chat services refuse empty field values (Discord answers 400).
     facts.retain(|f| !f.value.is_empty());
     facts

@@ -66,6 +66,24 @@ pub fn daily_totals(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The detections (or distinct species when `species` is set) in `[from, to)`, rejected ones
+/// never: one day of a trend rule, whose bounds are local midnights of the team's zone.
+pub fn total_between(
+    conn: &Connection,
+    tenant: TenantId,
+    satellite: Option<SatelliteId>,
+    species: bool,
+    from: Timestamp,
+    to: Timestamp,
+) -> Result<f64> {
+    let what = if species { "count(DISTINCT species_pk)" } else { "count(*)" };
+    let sql = format!(
+        "SELECT {what} FROM detections
+         WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND detected_at >= ?2 AND detected_at < ?3 AND (?4 IS NULL OR satellite_pk = (SELECT pk FROM satellites WHERE id = ?4)) AND verification_status <> 'rejected'"
+    );
+    Ok(conn.prepare_cached(&sql)?.query_row(params![tenant, from.millis(), to.millis(), satellite], |r| r.get(0))?)
+}
+
 /// When the team last detected `species_code` (rejected detections aside), if ever (one index
 /// seek, then a step back per rejected one).
 pub fn last_detected(conn: &Connection, tenant: TenantId, species_code: &str) -> Result<Option<Timestamp>> {

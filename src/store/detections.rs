@@ -340,7 +340,7 @@ mod tests {
 
     /// The facts from the store, the rule from `domain`, as the workers' use case composes them.
     fn judged(c: &Connection, d: &NewDetection, now: Timestamp) -> Result<Option<Stored>> {
-        let history = history(c, d.tenant_id, &d.species_code, d.detected_at.at())?;
+        let history = history(c, d.tenant_id, &d.species_code, d.detected_at.at(), chrono_tz::UTC)?;
         insert(c, d, crate::domain::detection_flags::judge(history, d.expected_here), now)
     }
 

@@ -36,25 +36,34 @@ pub struct LastDetection {
     pub detected_at: Timestamp,
 }
 
-/// Today's totals of the team, on the hub's local calendar.
+/// Today's totals of the team: the team zone's today, each station's detections counted on its
+/// own local days (the rollups').
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TeamToday {
     pub detections: u64,
     pub species: u64,
 }
 
-/// Today's detections per satellite and species (`?1` the team, `?2` now) from the rollup, less
-/// the rejected ones: a detection people voted down is not a bird heard today.
+/// Today's detections per satellite and species (`?1` the team, `?2` today's day key, see
+/// [`today_key`]) from the rollup, less the rejected ones: a detection people voted down is not a
+/// bird heard today.
 const KEPT_TODAY: &str = "SELECT d.satellite_id, d.species_code, d.n - coalesce(r.n, 0) AS n
      FROM stats_daily d LEFT JOIN (
          SELECT satellite_id, species_code, sum(n) AS n FROM stats_verdicts
-         WHERE tenant_id = ?1 AND status = 'rejected' AND day = date(?2, 'localtime')
+         WHERE tenant_id = ?1 AND status = 'rejected' AND day = ?2
          GROUP BY satellite_id, species_code
      ) r ON r.satellite_id = d.satellite_id AND r.species_code = d.species_code
-     WHERE d.tenant_id = ?1 AND d.day = date(?2, 'localtime')";
+     WHERE d.tenant_id = ?1 AND d.day = ?2";
+
+/// The day key of "today" for `tenant` at `now`: the date in the team's zone.
+fn today_key(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result<String> {
+    let zone = super::zones::team_zone(conn, &tenant)?;
+    Ok(super::stats::day_key(crate::domain::zone::local_day(now.at(), zone)))
+}
 
 /// The team's live satellites, by name, with today's figures as of `now`.
 pub fn satellites(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result<Vec<SatelliteFacts>> {
+    let today = today_key(conn, tenant, now)?;
     let mut stmt = conn.prepare_cached(&format!(
         "WITH kept AS ({KEPT_TODAY})
          SELECT s.id, s.name, s.kind, s.version, s.last_seen_at, s.offline_since,
@@ -65,7 +74,7 @@ pub fn satellites(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result
          WHERE s.tenant_id = ?1 AND s.deleted_at IS NULL
          ORDER BY s.name, s.id"
     ))?;
-    let rows = stmt.query_map(params![tenant, now], |r| {
+    let rows = stmt.query_map(params![tenant, today], |r| {
         Ok(SatelliteFacts {
             id: r.get(0)?,
             name: r.get(1)?,
@@ -116,12 +125,13 @@ fn newest_telemetry(conn: &Connection, satellite: SatelliteId) -> Result<Option<
     Ok(stmt.query_row([satellite], |r| Ok((r.get(0)?, r.get(1)?))).optional()?)
 }
 
-/// The team's detections and species today (the rollup's local day of `now`), rejected ones left out.
+/// The team's detections and species today (the team zone's date at `now`), rejected ones left out.
 pub fn team_today(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result<TeamToday> {
+    let today = today_key(conn, tenant, now)?;
     let (n, species): (i64, i64) = conn
         .prepare_cached(&format!(
             "WITH kept AS ({KEPT_TODAY}) SELECT coalesce(sum(n), 0), count(DISTINCT species_code) FROM kept WHERE n > 0"
         ))?
-        .query_row(params![tenant, now], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        .query_row(params![tenant, today], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(TeamToday { detections: n.max(0) as u64, species: species.max(0) as u64 })
 }

@@ -48,6 +48,7 @@ pub mod settings;
 pub mod species_images;
 pub mod stats;
 pub mod system;
+pub mod team_zones;
 pub mod telemetry;
 pub mod tenants;
 pub mod timeline;

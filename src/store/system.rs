@@ -37,7 +37,7 @@ pub fn database(conn: &Connection) -> Result<DatabaseFacts> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Totals {
     pub detections: u64,
-    /// Detections on the hub's local calendar day of `now` (the rollups' day).
+    /// Detections on today's date in the hub's zone (each counted on its station's local day).
     pub detections_today: u64,
     pub tenants: u64,
     pub users: u64,
@@ -49,9 +49,11 @@ pub struct Totals {
 
 pub fn totals(conn: &Connection, now: Timestamp) -> Result<Totals> {
     let count = |sql: &str| -> Result<u64> { Ok(conn.query_row(sql, [], |r| r.get::<_, i64>(0))?.max(0) as u64) };
+    // Hub-wide: no team's zone applies, so the hub's own decides which date is today.
+    let today = super::stats::day_key(crate::domain::zone::local_day(now.at(), crate::time::hub_zone()));
     let detections_today: i64 = conn
-        .prepare_cached("SELECT coalesce(sum(n), 0) FROM stats_daily WHERE day = date(?1, 'localtime')")?
-        .query_row([now], |r| r.get(0))?;
+        .prepare_cached("SELECT coalesce(sum(n), 0) FROM stats_daily WHERE day = ?1")?
+        .query_row([today], |r| r.get(0))?;
     let (audio_chunks, audio_bytes): (i64, i64) =
         conn.query_row("SELECT count(*), coalesce(sum(size_bytes), 0) FROM audio_chunks", [], |r| {
             Ok((r.get(0)?, r.get(1)?))

@@ -190,7 +190,8 @@ impl Outbound {
         let channel = self.store.call(move |c| store::alert_channels::get(c, tenant, &id)).await?;
         let kind = ChannelKind::parse(&channel.kind)
             .ok_or(store::Error::Corrupt { what: "channel type", value: channel.kind.clone() })?;
-        let notice = notify::sample(tenant);
+        // Written in the team's zone, as an alert about the team would be.
+        let notice = notify::sample_in(tenant, self.store.team_zone(tenant).await?);
         let rendered = notify::render::for_channel(kind, &channel.config, channel.payload_template.as_deref(), &notice);
         let mut recipients = None;
         let (content_type, body, outcome) = match rendered {

@@ -2,17 +2,22 @@
 //! clock so tests move time instead of waiting.
 //!
 //! - Absence: each watched scope (a listed satellite, or the whole team) fires once per silence.
-//! - Trend: once per UTC day, yesterday's total against the mean of the days before it. The
-//!   totals are read before the write transaction: over 90 days of a busy station they take a
-//!   while on a Pi, and inference workers must not wait for them.
-
-use std::collections::HashMap;
+//! - Trend: once per day of the team's zone, yesterday's total against the mean of the days
+//!   before it, each day from local midnight to local midnight in that zone. The totals are read
+//!   before the write transaction: over 90 days of a busy station they take a while on a Pi, and
+//!   inference workers must not wait for them.
+//!
+//! Alert texts write times in the zone of the satellite they are about (the team's zone for the
+//! team as a whole).
 
 use rusqlite::Connection;
 
 use super::alerting::{AlertContext, Raised, announce, raise};
 use crate::{
-    domain::alert_rules::{self, AbsenceConditions, Activity, Conditions, Metric, TrendConditions, Trigger},
+    domain::{
+        alert_rules::{self, AbsenceConditions, Activity, Conditions, Metric, TrendConditions, Trigger},
+        zone,
+    },
     events::Bus,
     ids::SatelliteId,
     notify::{Notice, NoticeData},
@@ -99,7 +104,13 @@ fn check_absence(
             Activity::Detection => "no bird detected",
             Activity::Chunk => "no audio received",
         };
-        let since = last.map_or_else(|| "the rule was set up".to_owned(), crate::time::readable);
+        let tz = match scope {
+            Some(s) => {
+                store::zones::satellite_zone(conn, &s).or_else(|_| store::zones::team_zone(conn, &rule.tenant_id))?
+            }
+            None => store::zones::team_zone(conn, &rule.tenant_id)?,
+        };
+        let since = last.map_or_else(|| "the rule was set up".to_owned(), |t| crate::time::readable_in(t, tz));
         let mut extra = serde_json::Map::new();
         extra.insert("minutes".into(), c.minutes.into());
         extra.insert("activity".into(), serde_json::to_value(c.of).unwrap_or_default());
@@ -117,6 +128,7 @@ fn check_absence(
                 satellite_id: scope,
                 satellite_name: scope.map(|_| name.clone()),
                 extra,
+                zone: Some(tz),
                 ..Default::default()
             },
         };
@@ -140,27 +152,29 @@ fn trend_numbers(
     c: &TrendConditions,
     now: Timestamp,
 ) -> store::Result<Option<TrendNumbers>> {
-    let today = now.at().date_naive();
+    let tz = store::zones::team_zone(conn, &rule.tenant_id)?;
+    let today = zone::local_day(now.at(), tz);
     let Some(yesterday) = today.pred_opt() else { return Ok(None) };
     let day = yesterday.to_string();
     if store::alert_rules::last_fired(conn, &rule.id, &day)?.is_some() {
         return Ok(None);
     }
-    let day_start = |d: chrono::NaiveDate| Timestamp(d.and_time(chrono::NaiveTime::MIN).and_utc());
-    let first = yesterday - chrono::Duration::days(i64::from(c.baseline_days));
-    let totals = store::activity::daily_totals(
-        conn,
-        rule.tenant_id,
-        c.satellite_id.map(SatelliteId),
-        c.metric == Metric::Species,
-        day_start(first),
-        day_start(today),
-    )?;
-    let by_day: HashMap<String, f64> = totals.into_iter().collect();
-    let value = by_day.get(&day).copied().unwrap_or(0.0);
+    // Each day from its local midnight to the next (23 or 25 hours across a clock change).
+    let total = |d: chrono::NaiveDate| {
+        let next = d.succ_opt().unwrap_or(d);
+        store::activity::total_between(
+            conn,
+            rule.tenant_id,
+            c.satellite_id.map(SatelliteId),
+            c.metric == Metric::Species,
+            Timestamp(zone::day_start(d, tz)),
+            Timestamp(zone::day_start(next, tz)),
+        )
+    };
+    let value = total(yesterday)?;
     let baseline = (1..=i64::from(c.baseline_days))
-        .map(|n| by_day.get(&(yesterday - chrono::Duration::days(n)).to_string()).copied().unwrap_or(0.0))
-        .collect();
+        .map(|n| total(yesterday - chrono::Duration::days(n)))
+        .collect::<store::Result<Vec<f64>>>()?;
     Ok(Some(TrendNumbers { day, spoken_day: crate::time::readable_day(yesterday), value, baseline }))
 }
 

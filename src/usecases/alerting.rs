@@ -12,7 +12,7 @@
 
 use std::{collections::HashMap, sync::Arc};
 
-use chrono::{Local, Timelike};
+use chrono_tz::Tz;
 use rusqlite::Connection;
 
 use crate::{
@@ -21,9 +21,10 @@ use crate::{
         alert_rules::{self, Conditions, DetectionConditions, DetectionFacts, Trigger},
         channels::ChannelKind,
         settings::TenantSettings,
+        zone,
     },
     events::{Bus, Event},
-    ids::TenantId,
+    ids::{SatelliteId, TenantId},
     inference::translations::Translations,
     links::Links,
     notify::{self, Notice, NoticeData},
@@ -125,6 +126,7 @@ pub fn on_detections(
     now: Timestamp,
 ) -> store::Result<Vec<Raised>> {
     let mut rules: HashMap<TenantId, Vec<(Rule, DetectionConditions)>> = HashMap::new();
+    let mut zones: HashMap<SatelliteId, Tz> = HashMap::new();
     let mut raised = Vec::new();
     for d in stored {
         if let std::collections::hash_map::Entry::Vacant(slot) = rules.entry(d.tenant_id) {
@@ -141,6 +143,15 @@ pub fn on_detections(
         if team_rules.is_empty() {
             continue;
         }
+        // A rule's hours and the alert's text are the detecting station's local time.
+        let tz = match zones.get(&d.satellite_id) {
+            Some(tz) => *tz,
+            None => {
+                let tz = store::zones::satellite_zone(conn, &d.satellite_id)?;
+                zones.insert(d.satellite_id, tz);
+                tz
+            }
+        };
         let facts = DetectionFacts {
             species_code: &d.species_code,
             scientific_name: &d.scientific_name,
@@ -151,7 +162,7 @@ pub fn on_detections(
             is_first_of_day: d.is_first_of_day,
             is_first_of_season: d.is_first_of_season,
             is_first_for_team: d.is_first_for_team,
-            local_hour: d.detected_at.at().with_timezone(&Local).hour(),
+            local_hour: zone::local_hour(d.detected_at.at(), tz),
         };
         let mut settings: Option<TenantSettings> = None;
         for (rule, conditions) in team_rules {
@@ -165,7 +176,7 @@ pub fn on_detections(
             if settings.is_none() {
                 settings = Some(store::settings::load(conn, &d.tenant_id.to_string())?);
             }
-            let notice = detection_notice(d, event, rule, settings.as_ref(), ctx, now);
+            let notice = detection_notice(d, event, rule, (settings.as_ref(), tz), ctx, now);
             raised.push(raise(conn, rule, notice, now)?);
         }
     }
@@ -176,7 +187,7 @@ fn detection_notice(
     d: &Stored,
     event: &str,
     rule: &Rule,
-    settings: Option<&TenantSettings>,
+    (settings, tz): (Option<&TenantSettings>, Tz),
     ctx: &AlertContext,
     now: Timestamp,
 ) -> Notice {
@@ -203,7 +214,7 @@ fn detection_notice(
         "{common} ({}) heard by {} at {} with {percent}% confidence.{why}",
         d.scientific_name,
         d.satellite_name,
-        crate::time::readable(d.detected_at)
+        crate::time::readable_in(d.detected_at, tz)
     );
     Notice {
         event: event.to_owned(),
@@ -225,6 +236,7 @@ fn detection_notice(
             detection_id: Some(d.id),
             detected_at: Some(d.detected_at),
             extra: Default::default(),
+            zone: Some(tz),
         },
     }
 }

@@ -53,10 +53,11 @@ pub async fn check(store: &Store, bus: &Bus, clock: &Clock, ctx: &AlertContext) 
                     for s in down.iter().filter(|_| rule.enabled) {
                         // Recorded on the rule, so its "Last fired" shows the outage.
                         store::alert_rules::fired(&tx, &rule.id, &s.id.to_string(), Timestamp(now))?;
+                        let zone = store::zones::satellite_zone(&tx, &s.id)?;
                         alerts.push(alerting::raise(
                             &tx,
                             &rule,
-                            offline_notice(&ctx, team.id, s, minutes, now),
+                            offline_notice(&ctx, team.id, (s, zone), minutes, now),
                             Timestamp(now),
                         )?);
                     }
@@ -98,11 +99,12 @@ pub async fn check(store: &Store, bus: &Bus, clock: &Clock, ctx: &AlertContext) 
 fn offline_notice(
     ctx: &AlertContext,
     tenant: TenantId,
-    s: &Changed,
+    (s, zone): (&Changed, chrono_tz::Tz),
     minutes: i64,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Notice {
-    let since = s.last_seen_at.map_or_else(|| "a while".to_owned(), crate::time::readable);
+    // In the satellite's own zone, as everything about one station.
+    let since = s.last_seen_at.map_or_else(|| "a while".to_owned(), |t| crate::time::readable_in(t, zone));
     let mut extra = serde_json::Map::new();
     extra.insert("lastSeenAt".into(), serde_json::to_value(s.last_seen_at).unwrap_or_default());
     extra.insert("thresholdMinutes".into(), minutes.into());
@@ -122,6 +124,7 @@ fn offline_notice(
             satellite_id: Some(s.id),
             satellite_name: Some(s.name.clone()),
             extra,
+            zone: Some(zone),
             ..Default::default()
         },
     }

@@ -205,7 +205,7 @@ pub struct Station {
 #[serde(rename_all = "camelCase")]
 pub struct Today {
     pub team_name: String,
-    /// The hub's local date.
+    /// Today's date in the team's zone.
     pub date: String,
     pub detections: i64,
     /// Species heard today, the most detected first.

@@ -3,7 +3,8 @@
 //!
 //! Body: `name`, `format` (`csv`, `json`, `checklist`, `observation`), `filters` (the export's
 //! query names as an object, e.g. `{"days": 7, "minConfidence": 0.8}`), `cron`, `timezone` (IANA,
-//! default the hub's zone), `channelId` (an email or webhook channel of the team), `enabled`
+//! default the team's zone; it decides both the cron's wall clock and the "today" a run's `days`
+//! count back from), `channelId` (an email or webhook channel of the team), `enabled`
 //! (default true). On `PUT`, fields left out keep their values; the next run is worked out again
 //! from now.
 //!
@@ -138,7 +139,7 @@ pub async fn create(
     )?;
     let zone = match input.timezone.as_deref() {
         Some(z) => zone(z)?,
-        None => hub_zone(),
+        None => store.team_zone(tenant).await?,
     };
     let filters = filters(store, tenant, input.filters.unwrap_or_else(|| Value::Object(Map::new())), now).await?;
     let channel_id = input.channel_id.ok_or_else(|| ScheduleError::Invalid("channelId is required".into()))?;
@@ -298,8 +299,10 @@ async fn run_one(env: &exports::Env, s: &ScheduledExport, now: Timestamp) -> Res
         return Err("the export's channel was deleted; choose another channel".into());
     };
     let format = format(&s.format).map_err(|e| e.to_string())?;
-    let filters: Filters = serde_json::from_value(Value::Object(s.filters.clone()))
+    let mut filters: Filters = serde_json::from_value(Value::Object(s.filters.clone()))
         .map_err(|e| format!("the stored filters no longer read: {e}"))?;
+    // The run's days are the schedule's: "the last 7 days" ends on today in its zone.
+    filters.zone = Tz::from_str(&s.timezone).ok();
     let made = async {
         let lang = exports::language(&env.store, s.tenant_id, None, filters.lang.as_deref()).await?;
         let langs = super::species::reading_languages(&env.store, s.tenant_id, None).await?;
@@ -381,11 +384,6 @@ fn format_str(f: Format) -> &'static str {
 
 fn zone(raw: &str) -> Result<Tz, ScheduleError> {
     Tz::from_str(raw.trim()).map_err(|_| ScheduleError::InvalidTimezone(raw.to_owned()))
-}
-
-/// The hub's own zone: `TZ` when it names an IANA zone, else the system's, else UTC.
-pub fn hub_zone() -> Tz {
-    crate::time::hub_zone()
 }
 
 fn next_run(cron: &CronSchedule, zone: Tz, now: Timestamp) -> Result<Timestamp, ScheduleError> {

@@ -7,7 +7,7 @@
 //!   own broker, or in mode `api` the figures of the dispatcher's registry entry, marked
 //!   `"source": "remote"`), and object storage (free space of the data dir's filesystem and the
 //!   bytes of audio and pictures as recorded in the database).
-//! - `data`: detection counts (total, today on the hub's local calendar), the inference queue,
+//! - `data`: detection counts (total, today on the hub zone's calendar: hub-wide, no team's zone applies), the inference queue,
 //!   species picture totals, and the numbers of teams, accounts and satellites.
 //!
 //! A part that cannot be read says `"status": "error"` with the reason; only a database that does

@@ -3,17 +3,17 @@
 //! provider ([`provider`], Open-Meteo archive shape), kept per place and day in the database so
 //! each day is asked for once, and Pearson's r of each against the detections per day.
 //!
-//! Days are the hub's local calendar days. Today is never asked for (its weather and its count are
-//! both incomplete), nor are days after it. Bad input is an error; everything about the weather
-//! that cannot be had (no provider, no location, a provider that is down, slow or talks nonsense)
-//! is an answer with `available: false` and a reason.
+//! Days are each station's local days; today is the team zone's date. Today is never asked for
+//! (its weather and its count are both incomplete), nor are days after it. Bad input is an
+//! error; everything about the weather that cannot be had (no provider, no location, a provider
+//! that is down, slow or talks nonsense) is an answer with `available: false` and a reason.
 
 pub mod open_meteo;
 pub mod provider;
 
 use std::collections::BTreeMap;
 
-use chrono::{Days, Local, NaiveDate};
+use chrono::{Days, NaiveDate};
 use serde::Serialize;
 
 pub use provider::{FetchError, Provider};
@@ -149,7 +149,9 @@ pub enum ReasonCode {
 
 /// The report for `ask`, or why there is none.
 pub async fn correlation(store: &Store, provider: &Provider, clock: &Clock, ask: Ask) -> Result<Answer, WeatherError> {
-    let today = clock.now().with_timezone(&Local).date_naive();
+    // A team figure: "today" and the default range are the team zone's.
+    let zone = store.team_zone(ask.tenant).await?;
+    let today = crate::domain::zone::local_day(clock.now(), zone);
     let (from, to) = range(&ask, today)?;
     // The rollups count confidence in bands of 0.05, as every statistic does.
     let min_band =

@@ -155,3 +155,28 @@ pub async fn bird_alert(hub: &TestHub, tenant: TenantId, sat: SatelliteId) -> bi
     birdhub::usecases::alerting::announce(&s.bus, raised);
     at.parse().expect("time")
 }
+
+/// Waits (polling, at most 20 s) until the zone mover has given `sat` the effective zone `want`
+/// and counts its rollups in it.
+pub async fn zone_settles(hub: &TestHub, sat: SatelliteId, want: &str) {
+    let settled = |hub: &TestHub| -> bool {
+        hub.sql(|c| {
+            c.query_row(
+                "SELECT time_zone = ?2 AND zone_move_from IS NULL AND (SELECT name FROM zones WHERE pk = zone_pk) = ?2
+                 FROM satellites WHERE id = ?1",
+                rusqlite::params![sat, want],
+                |r| r.get::<_, Option<bool>>(0),
+            )
+            .expect("satellite")
+            .unwrap_or(false)
+        })
+    };
+    for _ in 0..200 {
+        birdhub::usecases::zones::wake();
+        if settled(hub) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("satellite {sat} never settled in {want}");
+}

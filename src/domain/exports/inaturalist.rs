@@ -6,7 +6,7 @@
 //! detection): iNaturalist asks for one observation per encounter, and a robin singing all
 //! morning is one encounter, not 400. The observation is its best-confidence detection.
 
-use std::collections::HashMap;
+use std::{collections::HashMap, str::FromStr};
 
 use chrono::NaiveDateTime;
 use serde::{Deserialize, Serialize};
@@ -111,7 +111,7 @@ pub fn row(o: &Observation, audio: Option<&str>, geoprivacy: Geoprivacy) -> [Str
     let coordinate = |v: Option<f64>| v.map(|v| format!("{v:.6}")).unwrap_or_default();
     [
         unquoted(h.scientific_name.trim()),
-        h.start.format("%Y-%m-%d %H:%M").to_string(),
+        observed_on(h),
         unquoted(&description),
         unquoted(&h.satellite_name),
         coordinate(h.latitude),
@@ -119,6 +119,17 @@ pub fn row(o: &Observation, audio: Option<&str>, geoprivacy: Geoprivacy) -> [Str
         "birdhub,audio".into(),
         geoprivacy.cell().into(),
     ]
+}
+
+/// Column 2: the station's local date and time, with its UTC offset when known
+/// (`2026-05-14 23:30 -04:00`), so iNaturalist files it at the right instant whatever zone the
+/// uploader's account is in.
+fn observed_on(h: &Heard) -> String {
+    let local = h.start.format("%Y-%m-%d %H:%M").to_string();
+    match h.offset {
+        Some(o) => format!("{local} {o}"),
+        None => local,
+    }
 }
 
 /// A row iNaturalist would refuse: its line in the file (the header is line 1) and why.
@@ -160,8 +171,11 @@ fn check_row(r: &[String; 8]) -> Option<String> {
     if r[0].is_empty() {
         return Some("no taxon name".into());
     }
-    if r[1].len() != 16 || NaiveDateTime::parse_from_str(&r[1], "%Y-%m-%d %H:%M").is_err() {
-        return Some(format!("date {:?} is not YYYY-MM-DD HH:MM", r[1]));
+    let (local, offset) = (r[1].get(..16).unwrap_or(&r[1]), r[1].get(16..).unwrap_or_default());
+    let offset_ok = offset.is_empty()
+        || (offset.len() == 7 && offset.starts_with(' ') && chrono::FixedOffset::from_str(&offset[1..]).is_ok());
+    if local.len() != 16 || NaiveDateTime::parse_from_str(local, "%Y-%m-%d %H:%M").is_err() || !offset_ok {
+        return Some(format!("date {:?} is not YYYY-MM-DD HH:MM, optionally with an offset ±HH:MM", r[1]));
     }
     let number = |s: &str, max: f64, what: &str| match s.parse::<f64>() {
         _ if s.is_empty() => Err(format!("no {what} (the satellite has no location)")),
@@ -215,6 +229,20 @@ mod tests {
         assert!(none[2].contains("no public link"));
         assert_eq!(none[7], "");
         assert!(check(&[r, none]).is_empty());
+    }
+
+    #[test]
+    fn the_date_carries_the_stations_offset_when_known() {
+        let mut best = heard("a", "2026-05-14 23:30:10");
+        best.offset = chrono::FixedOffset::west_opt(4 * 3600);
+        let r = row(&Observation { best, detections: 1 }, None, Geoprivacy::Open);
+        assert_eq!(r[1], "2026-05-14 23:30 -04:00");
+        assert!(check(std::slice::from_ref(&r)).is_empty());
+        for bad in ["2026-05-14 23:30 -4", "2026-05-14 23:30 EDT", "2026-05-14 23:30-04:00"] {
+            let mut b = r.clone();
+            b[1] = bad.into();
+            assert_eq!(check(&[b]).len(), 1, "{bad}");
+        }
     }
 
     #[test]

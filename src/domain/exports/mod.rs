@@ -12,9 +12,9 @@ pub mod ebird;
 pub mod inaturalist;
 pub mod xenocanto;
 
-use chrono::NaiveDateTime;
+use chrono::{FixedOffset, NaiveDateTime};
 
-/// One detection as an export format sees it, times in the hub's local time.
+/// One detection as an export format sees it, times local to its station (its effective zone).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Heard {
     /// The satellite (its id as text): detections of two satellites never share a checklist.
@@ -33,6 +33,8 @@ pub struct Heard {
     /// When the call starts and ends (local).
     pub start: NaiveDateTime,
     pub end: NaiveDateTime,
+    /// The station's UTC offset at `start`, for formats that carry the zone (iNaturalist).
+    pub offset: Option<FixedOffset>,
     /// The detection's id (links, file names).
     pub detection: String,
 }
@@ -86,6 +88,7 @@ pub(crate) mod testing {
             confidence: 0.9,
             start,
             end: start + chrono::Duration::seconds(3),
+            offset: None,
             detection: format!("d-{sat}-{t}"),
         }
     }

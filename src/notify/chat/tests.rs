@@ -34,6 +34,7 @@ fn fixture() -> Notice {
             detection_id: Some(DetectionId::new()),
             detected_at: Some("2026-11-21T17:05:10.000Z".parse().expect("time")),
             extra: Default::default(),
+            zone: None,
         },
     }
 }

@@ -38,7 +38,7 @@ pub async fn render(
     tokio::task::spawn_blocking(move || {
         let mut lists = Builder::new(by);
         each_placed(&store, tenant, &checked, |p| {
-            lists.add(&heard(p));
+            lists.add(&heard(p, &checked.zones));
             true
         })?;
         let encoded: Vec<String> = lists.finish().iter().map(|l| ebird::encode(l, &opts)).collect();

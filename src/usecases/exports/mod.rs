@@ -16,17 +16,19 @@ pub mod recording;
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, Local, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, NaiveDate, Offset, TimeZone, Utc};
+use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
 use crate::{
     domain::{
         consensus::STATUSES,
         exports::{GroupBy, Heard, inaturalist::Geoprivacy},
+        zone,
     },
     ids::{SatelliteId, TenantId, UserId},
     inference::translations::Translations,
-    store::{self, Store, export},
+    store::{self, Store, export, team_zones::TeamZones},
     time::Timestamp,
 };
 
@@ -58,7 +60,8 @@ pub struct Filters {
     pub min_confidence: Option<f64>,
     /// `pending_review`, `confirmed`, `rejected` or `unverified`.
     pub verification_status: Option<String>,
-    /// First and last local day, inclusive.
+    /// First and last local day, inclusive: days of the team's zone for the detection list (CSV,
+    /// JSON), of each station's own zone for checklists, observations and recordings.
     pub from: Option<NaiveDate>,
     pub to: Option<NaiveDate>,
     /// The last `days` days up to today (instead of `from`/`to`): what a schedule stores.
@@ -73,6 +76,10 @@ pub struct Filters {
     pub all_reported: bool,
     /// Observation: column 8.
     pub geoprivacy: Geoprivacy,
+    /// The zone whose "today" `days` counts back from: a scheduled export's own zone; none: the
+    /// team's. Not a query parameter.
+    #[serde(skip)]
+    pub zone: Option<Tz>,
 }
 
 /// A whole export file.
@@ -154,12 +161,14 @@ impl std::fmt::Debug for Env {
     }
 }
 
-/// Filters checked against the team: what the store reads, and the range for file names.
+/// Filters checked against the team: what the store reads, the range for file names, and the
+/// zones the range and the times are read in.
 #[derive(Debug, Clone)]
 pub struct Checked {
     pub filter: export::Filter,
     pub from: Option<NaiveDate>,
     pub to: NaiveDate,
+    pub zones: TeamZones,
 }
 
 impl Checked {
@@ -188,11 +197,6 @@ pub async fn name_search(env: &Env, mut f: Filters, mut langs: Vec<String>) -> F
     f
 }
 
-fn local_midnight(d: NaiveDate) -> Timestamp {
-    let naive = d.and_hms_opt(0, 0, 0).unwrap_or_default();
-    Timestamp(Local.from_local_datetime(&naive).earliest().map_or_else(|| naive.and_utc(), |t| t.with_timezone(&Utc)))
-}
-
 /// Checks `f` for `tenant`: ranges, values, that the satellite is the team's; resolves a species
 /// search to codes. `citizen_science`: leave rejected detections out (and keep only confirmed
 /// ones when `verifiedOnly`).
@@ -203,7 +207,9 @@ pub async fn check(
     now: DateTime<Utc>,
     citizen_science: bool,
 ) -> Result<Checked, ExportError> {
-    let today = now.with_timezone(&Local).date_naive();
+    let zones = store.call(move |c| store::team_zones::load(c, &tenant)).await?;
+    let days_zone = f.zone.unwrap_or(zones.team);
+    let today = zone::local_day(now, days_zone);
     let (from, to) = match (f.days, f.from, f.to) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
             return Err(ExportError::InvalidRange("give days, or from and to, not both".into()));
@@ -283,11 +289,11 @@ pub async fn check(
         species,
         verification_status,
         min_confidence: f.min_confidence,
-        from: from.map(local_midnight),
-        to: Some(local_midnight(to + chrono::Duration::days(1))),
+        from: from.map(|d| Timestamp(zone::day_start(d, days_zone))),
+        to: Some(Timestamp(zone::day_start(to + chrono::Duration::days(1), days_zone))),
         exclude_rejected: citizen_science,
     };
-    Ok(Checked { filter, from, to })
+    Ok(Checked { filter, from, to, zones })
 }
 
 /// The language an export names species in: `lang` when given, else the person's preference,
@@ -348,9 +354,14 @@ impl NameBook {
 /// Rows per page read from the store.
 pub const PAGE: usize = 2000;
 
+/// How far a station's local day can lie from the range's days in another zone (UTC+14 against
+/// UTC-12, and a day to spare).
+const ZONE_SPREAD: chrono::Duration = chrono::Duration::hours(27);
+
 /// Calls `each` with every placed detection matching `checked` until it returns false, a page
 /// at a time (one pooled connection per page, so a long export never pins one). Blocking: run
-/// off the runtime.
+/// off the runtime. The range is of each station's own local days: the store reads a wider
+/// window and the detections outside their station's days are left out here.
 pub(crate) fn each_placed(
     store: &Store,
     tenant: TenantId,
@@ -358,9 +369,16 @@ pub(crate) fn each_placed(
     mut each: impl FnMut(&export::Placed) -> bool,
 ) -> Result<(), ExportError> {
     let mut after: Option<export::Cursor> = None;
+    let mut wide = checked.filter.clone();
+    wide.from = wide.from.map(|t| Timestamp(t.at() - ZONE_SPREAD));
+    wide.to = wide.to.map(|t| Timestamp(t.at() + ZONE_SPREAD));
+    let in_range = |p: &export::Placed| {
+        let day = zone::local_day(p.detection.detected_at.at(), checked.zones.of(&p.detection.satellite_id));
+        checked.from.is_none_or(|f| day >= f) && day <= checked.to
+    };
     loop {
-        let rows = store.call_blocking(|c| export::placed_page(c, tenant, &checked.filter, after.as_ref(), PAGE))?;
-        for r in &rows {
+        let rows = store.call_blocking(|c| export::placed_page(c, tenant, &wide, after.as_ref(), PAGE))?;
+        for r in rows.iter().filter(|r| in_range(r)) {
             if !each(r) {
                 return Ok(());
             }
@@ -372,9 +390,11 @@ pub(crate) fn each_placed(
     }
 }
 
-/// `p` as an export format sees it: local times, the best known position.
-pub(crate) fn heard(p: &export::Placed) -> Heard {
-    let local = |t: Timestamp| t.at().with_timezone(&Local).naive_local();
+/// `p` as an export format sees it: times local to its station (its effective zone), the best
+/// known position.
+pub(crate) fn heard(p: &export::Placed, zones: &TeamZones) -> Heard {
+    let tz = zones.of(&p.detection.satellite_id);
+    let local = |t: Timestamp| t.at().with_timezone(&tz).naive_local();
     let d = &p.detection;
     let start = local(d.detected_at);
     let (latitude, longitude) = match (p.chunk_latitude, p.chunk_longitude) {
@@ -393,6 +413,7 @@ pub(crate) fn heard(p: &export::Placed) -> Heard {
         confidence: d.confidence,
         start,
         end: start + chrono::Duration::milliseconds((d.end_ms - d.start_ms).max(0)),
+        offset: Some(tz.offset_from_utc_datetime(&d.detected_at.at().naive_utc()).fix()),
         detection: d.id.to_string(),
     }
 }

@@ -78,8 +78,8 @@ pub async fn prepare(
             }
             bytes += p.size_bytes;
             by_chunk.insert(chunk, order.len());
-            let h = super::heard(p);
-            let local = p.recorded_at.at().with_timezone(&chrono::Local).naive_local();
+            let h = super::heard(p, &checked.zones);
+            let local = p.recorded_at.at().with_timezone(&checked.zones.of(&d.satellite_id)).naive_local();
             order.push(Entry {
                 recording: Recording {
                     file_name: None,

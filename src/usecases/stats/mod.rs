@@ -7,7 +7,8 @@
 //! - `includeRejected` (default false: detections voted down are left out of every count);
 //! - `minConfidence`: 0 to 1 in steps of 0.05, the rollups' confidence bands.
 //!
-//! Days and hours are the hub's local time (its system time zone).
+//! Days and hours are each station's local time (its effective zone, `store::stats::zoned`);
+//! "today" and default ranges are the team zone's.
 
 pub mod overview;
 pub mod places;
@@ -15,7 +16,7 @@ pub mod profile;
 
 use std::collections::HashMap;
 
-use chrono::{Local, NaiveDate};
+use chrono::NaiveDate;
 use serde::Serialize;
 
 use crate::{
@@ -76,12 +77,13 @@ pub fn day_keys(range: &Range) -> Vec<String> {
     range.from.iter_days().take_while(|d| *d <= range.to).map(crate::store::stats::day_key).collect()
 }
 
-/// Today in the hub's time zone.
-pub fn today(now: chrono::DateTime<chrono::Utc>) -> NaiveDate {
-    now.with_timezone(&Local).date_naive()
+/// Today in `zone`: a team figure's "today" and default ranges are the team zone's (each station's
+/// detections count on its own local day, `store::stats::zoned`).
+pub fn today(now: chrono::DateTime<chrono::Utc>, zone: chrono_tz::Tz) -> NaiveDate {
+    crate::domain::zone::local_day(now, zone)
 }
 
-/// Checks `f` into a scope of `tenant` (`today` is the hub's local date).
+/// Checks `f` into a scope of `tenant` (`today` is the team zone's date).
 pub async fn scope(
     store: &Store,
     tenant: TenantId,

@@ -25,7 +25,12 @@ pub struct Ctx<'a> {
 impl Ctx<'_> {
     /// `f` checked into a scope; `default_days` is the route's range when `f` names none.
     pub async fn scope(&self, f: &Filters, default_days: i64) -> Result<(Scope, Range), StatsError> {
-        scope(self.store, self.tenant, f, default_days, today(self.now)).await
+        scope(self.store, self.tenant, f, default_days, self.today().await?).await
+    }
+
+    /// Today in the team's zone.
+    pub async fn today(&self) -> Result<chrono::NaiveDate, StatsError> {
+        Ok(today(self.now, self.store.team_zone(self.tenant).await?))
     }
 
     pub async fn names(&self, f: &Filters) -> Result<Names, StatsError> {
@@ -65,7 +70,7 @@ pub struct Dashboard {
 /// Species, detections and chunks over the range (default 30 days), today and all time.
 pub async fn dashboard(ctx: &Ctx<'_>, f: &Filters) -> Result<Dashboard, StatsError> {
     let (scope, range) = ctx.scope(f, 30).await?;
-    let day = today(ctx.now);
+    let day = ctx.today().await?;
     let today = Scope { from: day, to: day, ..scope.clone() };
     // All time: from before any hub existed; whole months come from the monthly table.
     let ever =

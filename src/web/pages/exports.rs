@@ -68,7 +68,10 @@ fn enc(s: &str) -> String {
 
 async fn page(ctx: &Ctx, r: &Range) -> Result<Markup, PageError> {
     let team = ctx.team_id()?.to_owned();
-    let today = ctx.app.clock.stamp().at().with_timezone(&chrono::Local).date_naive();
+    // The ranges are days of the team's zone, as the export reads them.
+    let tenant: crate::ids::TenantId = team.parse().map_err(|_| PageError::NotFound("No such team.".into()))?;
+    let zone = ctx.app.store.team_zone(tenant).await.map_err(|e| PageError::Internal(e.into()))?;
+    let today = crate::domain::zone::local_day(ctx.app.clock.now(), zone);
     let checked = range(r, today);
     let (from, to) = checked.clone().unwrap_or_default();
     let (sats, scheduled) =

@@ -143,7 +143,7 @@ fn form(targets: &[&Channel]) -> Markup {
                     }
                     label { "Days covered" input #sched-days type="number" min="1" max=(MAX_DAYS) step="1" value="7"; }
                     label { "Cron (min hour day month weekday)" input #sched-cron value="0 7 * * 1" spellcheck="false"; }
-                    label { "Time zone" input #sched-tz value="UTC" spellcheck="false"; }
+                    label { "Time zone" input #sched-tz value="" placeholder="the team's zone" spellcheck="false"; }
                     label { "Send to"
                         select #sched-channel {
                             @for c in targets { option value=(c.id) { (c.name) " (" (c.kind) ")" } }
