@@ -58,14 +58,14 @@ async fn first_of_the_day_turns_over_at_each_stations_local_midnight() {
     let (_, a) = seed::heard(&w.hub, t, ny, "2026-05-15T03:30:00.000Z", seed::ROBIN, 0.9).await;
     let (_, b) = seed::heard(&w.hub, t, ny, "2026-05-15T04:30:00.000Z", seed::ROBIN, 0.9).await;
     let (_, c) = seed::heard(&w.hub, t, ny, "2026-05-15T05:00:00.000Z", seed::ROBIN, 0.9).await;
-    assert_eq!(flags(&w, a).await.0, true, "the first robin of 14 May in New York");
-    assert_eq!(flags(&w, b).await.0, true, "00:30 in New York is a new day there, though not in UTC");
-    assert_eq!(flags(&w, c).await.0, false, "a second robin that New York morning");
+    assert!(flags(&w, a).await.0, "the first robin of 14 May in New York");
+    assert!(flags(&w, b).await.0, "00:30 in New York is a new day there, though not in UTC");
+    assert!(!flags(&w, c).await.0, "a second robin that New York morning");
     // Berlin: 23:30 on 14 May and 00:30 on 15 May local are both 14 May in UTC.
     let (_, d) = seed::heard(&w.hub, t, berlin, "2026-05-14T21:30:00.000Z", seed::WREN, 0.9).await;
     let (_, e) = seed::heard(&w.hub, t, berlin, "2026-05-14T22:30:00.000Z", seed::WREN, 0.9).await;
-    assert_eq!(flags(&w, d).await.0, true);
-    assert_eq!(flags(&w, e).await.0, true, "00:30 in Berlin starts 15 May there");
+    assert!(flags(&w, d).await.0);
+    assert!(flags(&w, e).await.0, "00:30 in Berlin starts 15 May there");
     // Seasons are local too: 23:00 on 31 May in New York is still spring (1 June in UTC).
     let (_, f) = seed::heard(&w.hub, t, ny, "2026-05-20T12:00:00.000Z", seed::WARBLER, 0.9).await;
     let (_, g) = seed::heard(&w.hub, t, ny, "2026-06-01T03:00:00.000Z", seed::WARBLER, 0.9).await;
@@ -251,7 +251,7 @@ async fn recompute_flags_mends_flags_judged_by_utc_days_with_a_dry_run_first() {
     w.hub.sql(|c| c.execute("UPDATE detections SET is_first_of_day = 0 WHERE id = ?1", [b]).expect("old"));
     let dry = w.hub.state().store.call(|c| store::first_flags::recompute(c, true)).await.expect("dry run");
     assert_eq!((dry.detections, dry.day_set, dry.day_cleared, dry.changes()), (2, 1, 0, 1));
-    assert_eq!(flags(&w, b).await.0, false, "a dry run changes nothing");
+    assert!(!flags(&w, b).await.0, "a dry run changes nothing");
     let done = w.hub.state().store.call(|c| store::first_flags::recompute(c, false)).await.expect("recompute");
     assert_eq!(done, dry);
     assert_eq!((flags(&w, a).await.0, flags(&w, b).await.0), (true, true));

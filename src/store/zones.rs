@@ -371,10 +371,8 @@ pub fn move_step(conn: &mut Connection, pk: i64, size: i64, now: Timestamp) -> R
          WHERE pk = ?1",
     )?
     .execute(params![pk, det_hi, chunk_hi, moved, finished])?;
-    if finished {
-        // A change made while this move ran starts its own.
-        start_move(&tx, pk, now)?;
-    }
+    // A change made while this move ran starts its own, which is work left.
+    let restarted = finished && start_move(&tx, pk, now)?;
     tx.commit()?;
-    Ok(finished)
+    Ok(finished && !restarted)
 }
