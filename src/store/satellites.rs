@@ -44,13 +44,20 @@ pub struct Satellite {
     /// Why the last update failed, as the satellite reported it (its command's exit status and
     /// last lines); cleared by the next update request and by reaching the target version.
     pub update_error: Option<String>,
+    /// The effective IANA zone (`store::zones`); `None` until the zone mover decides it.
+    pub time_zone: Option<String>,
+    /// Where `time_zone` comes from (`override`, `position`, `team`).
+    pub zone_source: Option<String>,
+    /// The zone chosen on the satellite's page, if any.
+    pub zone_override: Option<String>,
 }
 
 const SELECT: &str =
     "SELECT s.id, s.tenant_id, s.name, s.device_id, s.kind, s.registered_by, u.name, s.mqtt_password_hash,
         s.latitude, s.longitude, s.last_seen_at, s.heartbeat_state, s.noise_floor_rms, s.version, s.stream,
         s.update_status, s.target_version, s.config_locked, s.overrides_json, s.recording_profile_json,
-        s.uptime_seconds, s.created_at, s.updated_at, s.filter_stats_json, s.outbox_stats_json, s.update_error
+        s.uptime_seconds, s.created_at, s.updated_at, s.filter_stats_json, s.outbox_stats_json, s.update_error,
+        s.time_zone, s.zone_source, s.zone_override
      FROM satellites s LEFT JOIN users u ON u.id = s.registered_by";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Satellite> {
@@ -81,6 +88,9 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Satellite> {
         filter_stats_json: r.get(23)?,
         outbox_stats_json: r.get(24)?,
         update_error: r.get(25)?,
+        time_zone: r.get(26)?,
+        zone_source: r.get(27)?,
+        zone_override: r.get(28)?,
     })
 }
 

@@ -145,6 +145,9 @@ pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result
             other => other.into(),
         })?;
     let (satellite, created, claimed) = outcome?;
+    // A new satellite (or a new position) has its zone decided now rather than at the mover's
+    // next round.
+    super::zones::wake();
     Ok(Registered { satellite, created, claimed, mqtt_password: password, api_key })
 }
 

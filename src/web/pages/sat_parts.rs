@@ -35,6 +35,14 @@ pub struct Sat {
     #[serde(default, alias = "hubFilterStats")]
     pub hub_filter_stats: Option<Value>,
     pub outbox_stats: Option<Value>,
+    /// The effective IANA zone, where it comes from (`override`, `position`, `team`) and the
+    /// zone chosen for it (issue 37).
+    #[serde(default)]
+    pub time_zone: Option<String>,
+    #[serde(default)]
+    pub time_zone_source: Option<String>,
+    #[serde(default)]
+    pub time_zone_override: Option<String>,
 }
 
 /// `GET /api/satellites` answer.
