@@ -100,7 +100,8 @@
     return d.toLocaleString(undefined, o);
   }
   // A time with a station's zone (data-zone, issue 37) is written in that zone, with its short
-  // name ("07:02 EST"), when the viewer's browser is in another zone; otherwise as usual.
+  // name ("07:02 EST"), when its clock there reads otherwise than the viewer's; as usual when it
+  // reads the same (the viewer's own zone, or an alias of it such as Etc/UTC for UTC).
   const viewerZone = (() => { try { return Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (_) { return ""; } })();
   function zoneOpts(zone) {
     if (!zone || zone === viewerZone) return {};
@@ -112,7 +113,10 @@
     if (isNaN(d)) return iso;
     const thisYear = d.getFullYear() === new Date().getFullYear();
     const o = { year: thisYear ? undefined : "numeric", month: "short", day: "numeric" };
-    return fmtTime(iso, Object.assign(o, zoneOpts(zone)));
+    const plain = fmtTime(iso, o);
+    const z = zoneOpts(zone);
+    if (!z.timeZone || fmtTime(iso, Object.assign({ timeZone: z.timeZone }, o)) === plain) return plain;
+    return fmtTime(iso, Object.assign(o, z));
   }
   function day(date) {
     const d = new Date(date + "T12:00:00");
