@@ -99,11 +99,24 @@
     const o = Object.assign({ hour: "numeric", minute: "2-digit", hour12: hour12() }, opts || {});
     return d.toLocaleString(undefined, o);
   }
-  function at(iso) {
+  // A time with a station's zone (data-zone, issue 37) is written in that zone, with its short
+  // name ("07:02 EST"), when its clock there reads otherwise than the viewer's; as usual when it
+  // reads the same (the viewer's own zone, or an alias of it such as Etc/UTC for UTC).
+  const viewerZone = (() => { try { return Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (_) { return ""; } })();
+  function zoneOpts(zone) {
+    if (!zone || zone === viewerZone) return {};
+    try { new Intl.DateTimeFormat(undefined, { timeZone: zone }); } catch (_) { return {}; }
+    return { timeZone: zone, timeZoneName: "short" };
+  }
+  function at(iso, zone) {
     const d = new Date(iso);
     if (isNaN(d)) return iso;
     const thisYear = d.getFullYear() === new Date().getFullYear();
-    return fmtTime(iso, { year: thisYear ? undefined : "numeric", month: "short", day: "numeric" });
+    const o = { year: thisYear ? undefined : "numeric", month: "short", day: "numeric" };
+    const plain = fmtTime(iso, o);
+    const z = zoneOpts(zone);
+    if (!z.timeZone || fmtTime(iso, Object.assign({ timeZone: z.timeZone }, o)) === plain) return plain;
+    return fmtTime(iso, Object.assign(o, z));
   }
   function day(date) {
     const d = new Date(date + "T12:00:00");
@@ -111,22 +124,22 @@
     return d.toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" });
   }
   // "3 min ago", kept fresh.
-  function ago(iso) {
+  function ago(iso, zone) {
     const s = Math.round((Date.now() - Date.parse(iso)) / 1000);
     if (!isFinite(s)) return iso;
     if (s < 45) return "just now";
     if (s < 3600) return Math.round(s / 60) + " min ago";
     if (s < 86400) return Math.round(s / 3600) + " h ago";
-    return at(iso);
+    return at(iso, zone);
   }
   function refreshTimes(root) {
     const r = root || document;
     r.querySelectorAll("time.ago").forEach((t) => {
       const iso = t.getAttribute("datetime");
-      t.textContent = ago(iso);
-      t.title = at(iso);
+      t.textContent = ago(iso, t.dataset.zone);
+      t.title = at(iso, t.dataset.zone);
     });
-    r.querySelectorAll("time.at").forEach((t) => { t.textContent = at(t.getAttribute("datetime")); });
+    r.querySelectorAll("time.at").forEach((t) => { t.textContent = at(t.getAttribute("datetime"), t.dataset.zone); });
     r.querySelectorAll("time.day").forEach((t) => { t.textContent = day(t.getAttribute("datetime")); });
   }
 
@@ -187,9 +200,28 @@
     document.querySelectorAll("details.account[open]").forEach((d) => { if (!d.contains(ev.target)) d.open = false; });
   });
 
+  // A zone move under way (issue 37): the line polls its progress every 3 s and goes away
+  // when the statistics are all in their new zones.
+  function zoneMoves() {
+    const line = document.querySelector("[data-zone-moves]");
+    if (!line || line.hidden) return;
+    const tick = async () => {
+      const r = await api("GET", "/stats/time-zone-moves");
+      if (r.ok && r.data && !r.data.running) { line.hidden = true; return; }
+      if (r.ok && r.data) {
+        const pct = r.data.total > 0 ? Math.floor((100 * r.data.done) / r.data.total) : 0;
+        const out = line.querySelector("[data-zone-pct]");
+        if (out) out.textContent = pct + " %";
+      }
+      setTimeout(tick, 3000);
+    };
+    setTimeout(tick, 3000);
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     refreshTimes();
     setInterval(refreshTimes, 30000);
+    zoneMoves();
   });
   document.addEventListener("htmx:afterSwap", (ev) => refreshTimes(ev.target));
   document.addEventListener("htmx:responseError", (ev) => {

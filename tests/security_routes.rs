@@ -273,6 +273,7 @@ fn example(route: &str) -> Option<Value> {
         "PUT /api/auth/me/preferences" => json!({}),
         "PUT /api/auth/me/profile" => json!({"name": "Intruder"}),
         "PUT /api/satellites/:id/config" => json!({"overrides": {}}),
+        "PUT /api/satellites/:id/time-zone" => json!({"timeZone": "UTC"}),
         _ => return None,
     })
 }

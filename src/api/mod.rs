@@ -36,6 +36,7 @@ mod satellite_live;
 mod satellite_remote;
 mod satellite_schedule;
 mod satellite_telemetry;
+mod satellite_zone;
 pub mod satellites;
 mod scheduled_exports;
 pub mod security_headers;
@@ -94,6 +95,7 @@ fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
         .merge(satellite_telemetry::router())
         .merge(satellite_remote::router())
         .merge(satellite_live::router())
+        .merge(satellite_zone::router())
         .merge(detections::router())
         .merge(detection_notes::router())
         .merge(share::router())

@@ -19,7 +19,7 @@ use crate::{
     events::Event,
     ids::{SatelliteId, TenantId, UserId},
     state::AppState,
-    store::{self, satellites::Satellite},
+    store::{self, satellites::Satellite, zones::ZoneSource},
     time::Timestamp,
     usecases::satellites,
 };
@@ -84,6 +84,13 @@ pub struct SatelliteView {
     pub clock_text: Option<String>,
     /// How many of its chunks the hub re-stamped because their `recordedAt` was implausible.
     pub clock_corrected_chunks: i64,
+    /// The satellite's effective IANA zone (issue 37): its days and hours are counted in it.
+    pub time_zone: String,
+    /// Where `time_zone` comes from: `override` (chosen for it), `position` (found from its
+    /// coordinates) or `team` (its team's `time_zone`: no position and no override).
+    pub time_zone_source: ZoneSource,
+    /// The zone chosen for it (`PUT /satellites/{id}/time-zone`); null when automatic.
+    pub time_zone_override: Option<String>,
     pub created_at: Timestamp,
 }
 
@@ -124,6 +131,11 @@ pub fn view(state: &AppState, s: &Satellite, rel: device_rule::Relation, setting
         clock_wrong: s.clock_offset_ms.is_some_and(clock_sanity::is_wrong),
         clock_text: s.clock_offset_ms.map(clock_sanity::describe),
         clock_corrected_chunks: s.clock_corrected_chunks,
+        // Not decided yet (a satellite just registered): the team's zone, until the zone mover
+        // has looked at its position.
+        time_zone: s.time_zone.clone().unwrap_or_else(|| settings.time_zone.clone()),
+        time_zone_source: s.zone_source.as_deref().and_then(ZoneSource::parse).unwrap_or(ZoneSource::Team),
+        time_zone_override: s.zone_override.clone(),
         created_at: s.created_at,
     }
 }

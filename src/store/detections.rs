@@ -66,11 +66,14 @@ pub struct Stored {
     /// The team's isotonic calibration of `confidence` for this model (SPEC 4.10); `null` until
     /// a curve has been fitted. Filled per page by [`super::detection_list`], never per row.
     pub calibrated_confidence: Option<f64>,
+    /// The satellite's effective IANA zone (issue 37): the dashboard writes the detection's time
+    /// in it; `null` until the hub has decided the satellite's zone.
+    pub time_zone: Option<String>,
 }
 
 /// How many columns [`SELECT`] reads; queries that add their own columns after it read them from
 /// here on.
-pub(super) const COLUMNS: usize = 23;
+pub(super) const COLUMNS: usize = 24;
 
 pub(super) const SELECT: &str =
     "SELECT d.id, (SELECT id FROM tenants WHERE pk = d.tenant_pk), s.id, s.name, c.id, d.model_id,
@@ -80,7 +83,7 @@ pub(super) const SELECT: &str =
          (SELECT id FROM satellites WHERE pk = c.satellite_pk) || '/' ||
          date(c.recorded_at / 1000, 'unixepoch') || '/' || (SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-' ||
          substr(h, 13, 4) || '-' || substr(h, 17, 4) || '-' || substr(h, 21, 12) FROM (SELECT lower(hex(c.id)) AS h)) ||
-         '.wav' ELSE c.storage_key END), d.created_at, c.audio_expired_at, d.is_first_for_team
+         '.wav' ELSE c.storage_key END), d.created_at, c.audio_expired_at, d.is_first_for_team, s.time_zone
      FROM detections d JOIN satellites s ON s.pk = d.satellite_pk JOIN audio_chunks c ON c.pk = d.chunk_pk
      JOIN species_labels l ON l.pk = d.species_pk";
 
@@ -110,6 +113,7 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
         audio_expired_at: r.get(21)?,
         is_first_for_team: r.get(22)?,
         calibrated_confidence: None,
+        time_zone: r.get(23)?,
     })
 }
 

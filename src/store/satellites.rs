@@ -52,6 +52,12 @@ pub struct Satellite {
     pub clock_wrong_since: Option<Timestamp>,
     /// How many of its chunks the hub re-stamped because their stamp was implausible.
     pub clock_corrected_chunks: i64,
+    /// The effective IANA zone (`store::zones`); `None` until the zone mover decides it.
+    pub time_zone: Option<String>,
+    /// Where `time_zone` comes from (`override`, `position`, `team`).
+    pub zone_source: Option<String>,
+    /// The zone chosen on the satellite's page, if any.
+    pub zone_override: Option<String>,
 }
 
 const SELECT: &str =
@@ -59,7 +65,8 @@ const SELECT: &str =
         s.latitude, s.longitude, s.last_seen_at, s.heartbeat_state, s.noise_floor_rms, s.version, s.stream,
         s.update_status, s.target_version, s.config_locked, s.overrides_json, s.recording_profile_json,
         s.uptime_seconds, s.created_at, s.updated_at, s.filter_stats_json, s.outbox_stats_json, s.update_error,
-        s.clock_offset_ms, s.clock_checked_at, s.clock_wrong_since, s.clock_corrected_chunks
+        s.clock_offset_ms, s.clock_checked_at, s.clock_wrong_since, s.clock_corrected_chunks,
+        s.time_zone, s.zone_source, s.zone_override
      FROM satellites s LEFT JOIN users u ON u.id = s.registered_by";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Satellite> {
@@ -94,6 +101,9 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Satellite> {
         clock_checked_at: r.get(27)?,
         clock_wrong_since: r.get(28)?,
         clock_corrected_chunks: r.get(29)?,
+        time_zone: r.get(30)?,
+        zone_source: r.get(31)?,
+        zone_override: r.get(32)?,
     })
 }
 

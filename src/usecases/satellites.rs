@@ -145,7 +145,7 @@ pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result
             other => other.into(),
         })?;
     let (satellite, created, claimed) = outcome?;
-    // Its zone (from its position, else its team's) is decided by the zone mover.
+    // Its zone is decided at once; a move of its statistics (a new position) starts now.
     super::zones::wake();
     Ok(Registered { satellite, created, claimed, mqtt_password: password, api_key })
 }

@@ -190,6 +190,21 @@ pub fn at(rfc3339: &str) -> Markup {
     html! { time.at datetime=(rfc3339) { (plain) } }
 }
 
+/// [`at`] in a station's zone (an IANA name, issue 37): the browser writes it in that zone with
+/// the zone's short name ("Jan 15, 7:02 AM EST") when the viewer is in another zone, as [`at`]
+/// otherwise. `None` (a zone not decided yet) is [`at`].
+pub fn at_in(rfc3339: &str, zone: Option<&str>) -> Markup {
+    let plain = rfc3339.get(..16).map(|s| format!("{} UTC", s.replace('T', " "))).unwrap_or_else(|| rfc3339.to_owned());
+    html! { time.at datetime=(rfc3339) data-zone=[zone] { (plain) } }
+}
+
+/// [`ago`] in a station's zone: its tooltip (and the exact time it turns into after a day) is
+/// written like [`at_in`].
+pub fn ago_in(rfc3339: &str, zone: Option<&str>) -> Markup {
+    let plain = rfc3339.get(..16).map(|s| format!("{} UTC", s.replace('T', " "))).unwrap_or_else(|| rfc3339.to_owned());
+    html! { time.ago datetime=(rfc3339) data-zone=[zone] { (plain) } }
+}
+
 /// A day (`2026-11-27`), written by the browser as people write dates ("27 Nov 2026").
 pub fn day(date: &str) -> Markup {
     html! { time.day datetime=(date) { (date) } }

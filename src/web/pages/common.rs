@@ -42,6 +42,9 @@ pub struct Detection {
     /// Retention deleted the recording ("audio expired").
     #[serde(default)]
     pub audio_expired_at: Option<String>,
+    /// The satellite's IANA zone: its time is written in it (issue 37).
+    #[serde(default)]
+    pub time_zone: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -137,7 +140,7 @@ pub fn card(ctx: &Ctx, d: &Detection, image: Option<&String>) -> Markup {
                 div.det-meta {
                     (layout::confidence(d.calibrated_confidence.unwrap_or(d.confidence), d.calibrated_confidence.is_some()))
                     span.sat { (d.satellite_name) }
-                    (layout::ago(&d.detected_at))
+                    (layout::ago_in(&d.detected_at, d.time_zone.as_deref()))
                 }
                 div.badges { (badges(d)) }
             }

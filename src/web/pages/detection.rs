@@ -174,7 +174,8 @@ async fn detail(ctx: &Ctx, id: &str) -> Result<Markup, PageError> {
                 div.det-meta {
                     (layout::confidence(d.calibrated_confidence.unwrap_or(d.confidence), d.calibrated_confidence.is_some()))
                     span.sat { (icons::tab("satellites")) " " a href=(format!("/satellites/{}", d.satellite_id)) { (d.satellite_name) } }
-                    (layout::ago(&d.detected_at))
+                    (layout::ago_in(&d.detected_at, d.time_zone.as_deref()))
+                    span.det-when { (layout::at_in(&d.detected_at, d.time_zone.as_deref())) }
                 }
                 div.badges { (common::badges(&d)) }
                 div.det-links {

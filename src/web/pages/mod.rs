@@ -37,6 +37,7 @@ mod stats_species;
 mod team;
 mod team_settings;
 mod widgets;
+mod zones;
 
 use axum::Router;
 

@@ -45,6 +45,14 @@ pub struct Sat {
     pub clock_checked_at: Option<String>,
     #[serde(default)]
     pub clock_corrected_chunks: i64,
+    /// The effective IANA zone, where it comes from (`override`, `position`, `team`) and the
+    /// zone chosen for it (issue 37).
+    #[serde(default)]
+    pub time_zone: Option<String>,
+    #[serde(default)]
+    pub time_zone_source: Option<String>,
+    #[serde(default)]
+    pub time_zone_override: Option<String>,
 }
 
 /// `GET /api/satellites` answer.

@@ -137,6 +137,7 @@ pub fn summary(sat: &Sat, points: &[Point], newest: Option<&str>) -> Markup {
                         None => span.muted { "not set" },
                     }
                 } }
+                div { dt { "Time zone" } dd #sat-zone-fact { (super::zones::words(sat)) } }
                 @if let Some(by) = &sat.registered_by_name { div { dt { "Registered by" } dd { (by) } } }
             }
             (update_row(sat, newest))

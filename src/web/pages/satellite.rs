@@ -122,6 +122,7 @@ async fn detail(ctx: &Ctx, raw_id: &str) -> Result<Markup, PageError> {
     let body = html! {
         (sat_summary::summary(&sat, &points, newest.satellite.as_deref()))
         (actions(ctx, &sat))
+        (super::zones::card(&sat))
         (schedule_card(&schedule))
         (config_card(ctx, &sat, &config, &team.settings))
         (sat_detection::card(ctx, &sat.id, &config.overrides, &team.settings, editable(ctx, &sat, &config)))

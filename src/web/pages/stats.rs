@@ -139,10 +139,12 @@ async fn render(ctx: &Ctx, f: Filters) -> Result<Markup, PageError> {
     ctx.team_id()?;
     // The headline numbers come first and check the filters: a bad `days` is the API's 4xx.
     let dash_path = format!("/stats/dashboard?{}", f.api());
-    let (dash, sats) = tokio::try_join!(ctx.api.get::<Dashboard>(&dash_path), satellites(ctx))?;
+    let (dash, sats, moves) =
+        tokio::try_join!(ctx.api.get::<Dashboard>(&dash_path), satellites(ctx), super::zones::moves(&ctx.api))?;
     let query = f.page();
     let body = html! {
         h1.sr { "Statistics" }
+        (super::zones::moves_line(&moves))
         (selector(&f, &sats))
         section.numbers.stats-numbers aria-label="Totals" {
             div.number { span.n { (dash.range.species) } span.l { "species in " (f.range_words()) } }

@@ -81,12 +81,13 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
     if !ctx.is_admin() {
         return Err(PageError::Forbidden("Team settings are for the team's admins.".into()));
     }
-    let (members, invites, keys, settings, langs) = tokio::try_join!(
+    let (members, invites, keys, settings, langs, moves) = tokio::try_join!(
         ctx.api.get::<Value>("/auth/members"),
         ctx.api.get::<Value>("/auth/invites"),
         ctx.api.get::<Value>("/api-keys"),
         ctx.api.get::<Value>("/settings/tenant"),
         ctx.api.get::<Value>("/species/languages"),
+        super::zones::moves(&ctx.api),
     )?;
     let languages = langs["languages"].as_array().cloned().unwrap_or_default();
     let members = members["members"].as_array().cloned().unwrap_or_default();
@@ -104,6 +105,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
     let name = ctx.team.as_ref().map(|t| t.name.clone()).unwrap_or_default();
     let body = html! {
         h1 { "Team settings: " (name) }
+        (super::zones::moves_line(&moves))
         section.card #team-name {
             h2 { "Team name" }
             form.row data-api=(format!("PUT /tenants/{team}/name")) data-then="reload" {

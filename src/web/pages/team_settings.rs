@@ -16,6 +16,8 @@ enum Kind {
     Choice(&'static [(&'static str, &'static str)]),
     /// A species-name language; `true` when "none" is allowed.
     Language(bool),
+    /// An IANA time zone, typed with the names offered as the person types.
+    Zone,
 }
 
 /// `(key, label, hint, kind)`, per group.
@@ -38,6 +40,17 @@ fn groups() -> Vec<(&'static str, Vec<Field>)> {
                 ),
                 ("device_policy", "Who registers satellites", "", Choice(POLICY)),
             ],
+        ),
+        (
+            "Time zone",
+            vec![(
+                "time_zone",
+                "The team's time zone",
+                "An IANA name such as Europe/Berlin. It decides what \"today\" is on the team's pages, the \
+                 default date ranges and scheduled exports, and the days and hours of satellites without a \
+                 position or a zone of their own. Satellites with a position count in their own zone.",
+                Zone,
+            )],
         ),
         (
             "Languages of species names",
@@ -183,6 +196,14 @@ fn control(key: &str, label: &str, hint: &str, kind: &Kind, v: &Value, langs: &[
         Kind::Language(none) => html! {
             label for=(id) { (label) (hint) (language_select(&id, key, v.as_str(), langs, *none)) }
         },
+        Kind::Zone => html! {
+            label for=(id) {
+                (label) (hint)
+                input #(id) type="text" name=(key) list=(super::zones::NAMES_ID) autocomplete="off" spellcheck="false"
+                    value=(v.as_str().unwrap_or_default());
+            }
+            (super::zones::names())
+        },
     }
 }
 
@@ -236,5 +257,7 @@ mod tests {
         assert!(html.contains(r#"<option value="de">Deutsch (German)</option>"#), "{html}");
         assert!(html.contains(r#"<option value="en" selected>English</option>"#), "{html}");
         assert!(html.contains(r#"<option value="null" selected>None</option>"#));
+        assert!(html.contains("The team's time zone") && html.contains(r#"name="time_zone""#), "{html}");
+        assert!(html.contains(r#"<option value="Europe/Berlin">"#), "the zone field offers IANA names: {html}");
     }
 }
