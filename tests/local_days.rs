@@ -47,7 +47,10 @@ async fn world() -> World {
 async fn flags(w: &World, d: DetectionId) -> (bool, bool) {
     let (status, body) = w.api.get(&format!("/detections/{d}")).await;
     assert_eq!(status, 200, "{body}");
-    (body["is_first_of_day"].as_bool().expect("is_first_of_day"), body["is_first_of_season"].as_bool().expect("is_first_of_season"))
+    (
+        body["is_first_of_day"].as_bool().expect("is_first_of_day"),
+        body["is_first_of_season"].as_bool().expect("is_first_of_season"),
+    )
 }
 
 #[tokio::test]

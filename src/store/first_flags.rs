@@ -89,8 +89,9 @@ pub fn recompute(conn: &mut Connection, dry_run: bool) -> Result<Recomputed> {
         for part in fixes.chunks(5_000) {
             let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             {
-                let mut update =
-                    tx.prepare_cached("UPDATE detections SET is_first_of_day = ?2, is_first_of_season = ?3 WHERE pk = ?1")?;
+                let mut update = tx.prepare_cached(
+                    "UPDATE detections SET is_first_of_day = ?2, is_first_of_season = ?3 WHERE pk = ?1",
+                )?;
                 for (pk, day, season) in part {
                     update.execute(params![pk, day, season])?;
                 }

@@ -143,7 +143,8 @@ fn reads_chunks(table: &str) -> bool {
 /// The `ON CONFLICT` clause adding a batch's signed counts to a table's rows.
 fn upsert(table: &str) -> String {
     let mut sets = vec!["n = n + excluded.n".to_owned()];
-    if matches!(table, "stats_daily" | "stats_monthly" | "stats_hourly" | "stats_day_species" | "stats_species_hourly") {
+    if matches!(table, "stats_daily" | "stats_monthly" | "stats_hourly" | "stats_day_species" | "stats_species_hourly")
+    {
         sets.extend(threshold_columns().map(|(_, c)| format!("{c} = {c} + excluded.{c}")));
     }
     format!("ON CONFLICT DO UPDATE SET {}", sets.join(", "))
