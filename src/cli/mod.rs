@@ -144,8 +144,8 @@ pub enum AdminCommand {
         #[arg(long, value_name = "SECONDS", default_value_t = 0)]
         wait: u64,
     },
-    /// Recompute the statistics rollups from the detections, chunks and votes (after restoring
-    /// an old backup by hand, or after changing the system time zone: days and hours are local).
+    /// Recompute the statistics rollups from the detections, chunks and votes, each satellite in
+    /// its own zone (after editing the database by hand; zone changes need no rebuild).
     RebuildStats,
     /// Recompute every detection's "first of the day" and "first of the season" flags by its
     /// station's local calendar (detections stored before birdhub judged days in each station's
