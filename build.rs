@@ -1,6 +1,6 @@
 //! Embeds every `migrations/NNNN_name.sql` file into the binary, in order.
 //! Adding a migration is dropping a file into `migrations/`; nothing else to edit.
-//! Also sets `BIRDHUB_BUILD_EPOCH` (Unix seconds): `SOURCE_DATE_EPOCH` when set (reproducible
+//! Also sets `COMPILED_BUILD_EPOCH` (Unix seconds): `SOURCE_DATE_EPOCH` when set (reproducible
 //! builds, Debian), else the date of the latest git commit, else a fixed date. The hub reads it
 //! as the earliest plausible chunk stamp (`domain::clock_sanity`).
 
@@ -35,7 +35,7 @@ fn main() {
     out.push_str("];\n");
     let dest = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("migrations.rs");
     fs::write(dest, out).expect("write migrations.rs");
-    println!("cargo:rustc-env=BIRDHUB_BUILD_EPOCH={}", build_epoch());
+    println!("cargo:rustc-env=COMPILED_BUILD_EPOCH={}", build_epoch());
 }
 
 /// 2026-11-01T00:00:00Z: the build date when neither `SOURCE_DATE_EPOCH` nor git says one.

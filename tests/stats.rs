@@ -1,7 +1,8 @@
 //! The statistics routes (SPEC 4.8) on a seeded team, with numbers worked out by hand:
 //!
 //! Team A, June 2026 (all at 12:xx or 13:00 UTC, so the local date is the UTC date anywhere
-//! within ±11 h; hours are compared in the hub's local time):
+//! within ±11 h). Hours are local to each station (issue 37): north stands in Pennsylvania, so
+//! its hours are New York's; south has no position and follows the team's zone, the hub's own:
 //! | id | satellite | time (06-) | species     | conf | verdict            |
 //! | d1 | north     | 10 12:00   | robin       | 0.90 | confirmed (owner)  |
 //! | d2 | north     | 10 12:05   | robin       | 0.80 | rejected (owner)   |
@@ -16,7 +17,7 @@
 
 mod common;
 
-use chrono::{DateTime, Local, Timelike, Utc};
+use chrono::{DateTime, Timelike, Utc};
 use common::{Api, TestHub, assert_error, seed};
 use serde_json::{Value, json};
 
@@ -35,9 +36,20 @@ struct World {
     d: Vec<DetectionId>,
 }
 
-/// The hub's local hour of a UTC time.
+/// The hub's local hour of a UTC time: south's (the team's zone is the hub's).
 fn hour(utc: &str) -> usize {
-    utc.parse::<DateTime<Utc>>().expect("time").with_timezone(&Local).hour() as usize
+    utc.parse::<DateTime<Utc>>().expect("time").with_timezone(&birdhub::time::hub_zone()).hour() as usize
+}
+
+/// North's local hour of a UTC time: its position is in the New York zone.
+fn ny(utc: &str) -> usize {
+    utc.parse::<DateTime<Utc>>().expect("time").with_timezone(&chrono_tz::America::New_York).hour() as usize
+}
+
+/// The busiest hour, the earliest of equals.
+fn peak(hourly: &[i64]) -> usize {
+    let max = hourly.iter().copied().max().unwrap_or(0);
+    hourly.iter().position(|n| *n == max).unwrap_or(0)
 }
 
 async fn world() -> World {
@@ -158,11 +170,12 @@ async fn counts_trends_and_rankings_match_the_hand_worked_numbers() {
     assert_eq!((top2["species"].as_array().map(Vec::len), &top2["total"]), (Some(2), &json!(7)));
 
     let activity = ok(api, &format!("/stats/activity?{JUNE}")).await;
-    let mut hourly = vec![0; 24];
-    hourly[hour("2026-06-10T12:00:00Z")] = 6;
-    hourly[hour("2026-06-10T13:00:00Z")] = 1;
+    let mut hourly = vec![0i64; 24];
+    hourly[ny("2026-06-10T12:00:00Z")] += 3; // north: d1, d4, d5
+    hourly[ny("2026-06-10T13:00:00Z")] += 1; // north: d3
+    hourly[hour("2026-06-10T12:00:00Z")] += 3; // south: d6, d7, d8
     assert_eq!(activity["hourly"], json!(hourly));
-    assert_eq!(activity["peakHour"], json!(hour("2026-06-10T12:00:00Z")));
+    assert_eq!(activity["peakHour"], json!(peak(&hourly)));
 
     let verification = ok(api, &format!("/stats/verification?{JUNE}")).await;
     assert_eq!(
@@ -233,7 +246,10 @@ async fn species_profile_places_and_diversity_match_the_hand_worked_numbers() {
     let robin = ok(api, &format!("/stats/species/{}?from=2026-06-09&to=2026-06-12", seed::ROBIN.0)).await;
     assert_eq!((&robin["detections"], &robin["confirmed"], &robin["rejected"]), (&json!(3), &json!(1), &json!(1)));
     assert_eq!(robin["daily"], json!([["2026-06-09", 0], ["2026-06-10", 2], ["2026-06-11", 1], ["2026-06-12", 0]]));
-    assert_eq!(robin["hourly"][hour("2026-06-10T12:00:00Z")], 3);
+    let mut robin_hours = vec![0i64; 24];
+    robin_hours[ny("2026-06-10T12:00:00Z")] += 2; // north: d1, d4
+    robin_hours[hour("2026-06-10T12:00:00Z")] += 1; // south: d6
+    assert_eq!(robin["hourly"], json!(robin_hours));
     let mut sats: Vec<(String, i64)> = robin["satellites"]
         .as_array()
         .expect("satellites")
@@ -330,13 +346,14 @@ async fn species_profile_places_and_diversity_match_the_hand_worked_numbers() {
     check(&by_name("south"), 3, 3, 1.098612, 1.0, 1.0);
 
     let heat = ok(api, "/stats/activity-heatmap?from=2026-06-10&to=2026-06-11").await;
-    let mut day10 = vec![0; 24];
-    day10[hour("2026-06-10T12:00:00Z")] = 2;
-    day10[hour("2026-06-10T13:00:00Z")] = 1;
-    let mut day11 = vec![0; 24];
-    day11[hour("2026-06-11T12:00:00Z")] = 2;
+    let mut day10 = vec![0i64; 24];
+    day10[ny("2026-06-10T12:00:00Z")] += 1; // north: d1
+    day10[ny("2026-06-10T13:00:00Z")] += 1; // north: d3
+    day10[hour("2026-06-10T12:00:00Z")] += 1; // south: d6
+    let mut day11 = vec![0i64; 24];
+    day11[ny("2026-06-11T12:00:00Z")] = 2; // north: d4, d5
     assert_eq!(heat["days"], json!([["2026-06-10", day10], ["2026-06-11", day11]]));
-    assert_eq!(heat["max"], 2);
+    assert_eq!(heat["max"], day10.iter().chain(&day11).max().copied().unwrap_or(0));
     let heat_south =
         ok(api, &format!("/stats/activity-heatmap?from=2026-06-10&to=2026-06-10&satelliteId={south}")).await;
     assert_eq!(heat_south["days"][0][1][hour("2026-06-10T12:00:00Z")], 1);
@@ -344,7 +361,7 @@ async fn species_profile_places_and_diversity_match_the_hand_worked_numbers() {
     let peaks = ok(api, &format!("/stats/satellite-activity?{JUNE}")).await;
     let n = &peaks["satellites"][0];
     assert_eq!((&n["name"], &n["total"]), (&json!("north"), &json!(4)));
-    assert_eq!(n["peakHours"], json!([hour("2026-06-10T12:00:00Z"), hour("2026-06-10T13:00:00Z")]));
+    assert_eq!(n["peakHours"], json!([ny("2026-06-10T12:00:00Z"), ny("2026-06-10T13:00:00Z")]));
     assert_eq!((&peaks["satellites"][1]["name"], &peaks["satellites"][1]["total"]), (&json!("south"), &json!(3)));
 
     let map = ok(api, &format!("/stats/map?{JUNE}")).await;

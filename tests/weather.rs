@@ -18,9 +18,12 @@ use common::{
 use serde_json::{Value, json};
 
 /// The UTC timestamp of `day` at `hms` on the hub's (this process's) local clock.
+/// A time on the Berlin clock, the zone of the test's satellites (their position, or the team's
+/// zone, which the main test sets to Berlin): days are local to each station.
 fn local(day: &str, hms: &str) -> String {
     let naive = NaiveDateTime::parse_from_str(&format!("{day} {hms}"), "%Y-%m-%d %H:%M:%S").expect("time");
-    let at = Local.from_local_datetime(&naive).earliest().expect("a local time").with_timezone(&Utc);
+    let at =
+        chrono_tz::Europe::Berlin.from_local_datetime(&naive).earliest().expect("a local time").with_timezone(&Utc);
     at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
@@ -71,6 +74,9 @@ async fn detections_per_local_day_correlate_with_the_weather_fetched_once() {
     let owner = hub.user("owner@example.org", false).await;
     let other = hub.user("other@example.org", false).await;
     let api = hub.login(&owner.email).await;
+    // The shed has no position: it follows the team's zone, Berlin like the ridge's.
+    let (status, body) = api.put("/settings/tenant", json!({"time_zone": "Europe/Berlin"})).await;
+    assert_eq!(status, 200, "{body}");
     let ridge = located(&hub, owner.tenant, "ridge", 52.52, 13.41).await;
     let shed = seed::satellite(&hub, owner.tenant, "shed").await;
 
@@ -86,7 +92,7 @@ async fn detections_per_local_day_correlate_with_the_weather_fetched_once() {
     heard_on(&hub, owner.tenant, ridge, "2025-06-04", 4).await;
     heard_on(&hub, owner.tenant, ridge, "2025-06-05", 4).await;
     seed::heard(&hub, owner.tenant, ridge, &local("2025-06-05", "23:59:00"), seed::ROBIN, 0.9).await;
-    // Just outside the range, on the hub's local clock; and another team's birds.
+    // Just outside the range, on the Berlin clock; and another team's birds.
     seed::heard(&hub, owner.tenant, ridge, &local("2025-05-31", "23:59:30"), seed::ROBIN, 0.9).await;
     seed::heard(&hub, owner.tenant, ridge, &local("2025-06-06", "00:00:30"), seed::ROBIN, 0.9).await;
     let theirs = located(&hub, other.tenant, "theirs", 52.52, 13.41).await;

@@ -20,6 +20,7 @@ mod bench_quality;
 mod bench_quality_score;
 mod bench_quality_set;
 mod bench_satellites;
+mod bench_zones;
 mod classify;
 mod integrations;
 mod model;
@@ -109,6 +110,9 @@ pub enum BenchCommand {
     /// Detection settings on real birds mixed with non-bird sound: false positives per hour,
     /// recall and precision per SNR, extra model calls; per precision.
     Quality(bench_quality::QualityArgs),
+    /// Local time's costs: the position-to-zone finder (load, lookups, memory), writes through
+    /// the zone-aware rollup triggers, and a zone move's rate.
+    Zones(bench_zones::ZonesArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -282,6 +286,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Bench(BenchCommand::Auth(args)) => bench_auth::run(args).await,
         Command::Bench(BenchCommand::Pipeline(args)) => bench_pipeline::run(&settings, args).await,
         Command::Bench(BenchCommand::Api(args)) => bench_api::run(&settings, args).await,
+        Command::Bench(BenchCommand::Zones(args)) => bench_zones::run(args).await,
         Command::Bench(BenchCommand::Export(args)) => bench_export::run(&settings, args).await,
         Command::Bench(BenchCommand::Memory(args)) => bench_memory::run(&settings, args).await,
         Command::Bench(BenchCommand::Quality(args)) => bench_quality::run(&settings, args).await,

@@ -25,7 +25,7 @@ pub const SECONDS_PER_QUEUED_CHUNK: i64 = 3;
 pub const LONGEST_OUTBOX_WAIT: Duration = Duration::days(365);
 
 /// When this package was built (Unix seconds, set by `build.rs`).
-pub const BUILD_EPOCH: &str = env!("BIRDHUB_BUILD_EPOCH");
+pub const BUILD_EPOCH: &str = env!("COMPILED_BUILD_EPOCH");
 
 /// This package's build date.
 pub fn build_date() -> DateTime<Utc> {

@@ -185,6 +185,13 @@ fn refresh_in(
     Ok((tz, changed))
 }
 
+/// Whether the database has zones (migration 0024).
+pub fn present(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'zones'")?
+        .query_row([], |r| r.get(0))?)
+}
+
 /// [`refresh_satellite`] with the position finder loaded only when the satellite has a position
 /// (about 0.07 s): how a new satellite, or one that moved, gets its zone at once.
 pub fn refresh_now(conn: &Connection, pk: i64) -> Result<Tz> {

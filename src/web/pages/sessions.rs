@@ -54,6 +54,10 @@ async fn render(ctx: &Ctx, raw: Option<&str>) -> Result<Markup, PageError> {
     )?;
     let sessions = list.get("sessions").and_then(Value::as_array).cloned().unwrap_or_default();
     let sats = sats.get("satellites").and_then(Value::as_array).cloned().unwrap_or_default();
+    // A session's start is written in its station's zone (with the zone's name where the viewer's
+    // differs), as detections are.
+    let zones: std::collections::HashMap<&str, &str> =
+        sats.iter().filter_map(|s| Some((s.get("id")?.as_str()?, s.get("time_zone")?.as_str()?))).collect();
     let body = html! {
         h1 { "Recording sessions" }
         form.filters.card method="get" action="/sessions" {
@@ -88,7 +92,7 @@ async fn render(ctx: &Ctx, raw: Option<&str>) -> Result<Markup, PageError> {
                                 @let n = |k: &str| s.get(k).and_then(Value::as_i64).unwrap_or(0);
                                 tr {
                                     td { (text(s, "satellite_name")) }
-                                    td { (layout::ago(text(s, "started_at"))) }
+                                    td { (layout::ago_in(text(s, "started_at"), zones.get(text(s, "satellite_id")).copied())) }
                                     td { (length(n("duration_ms"))) }
                                     td.num { (n("chunk_count")) }
                                     td.num {
