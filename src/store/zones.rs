@@ -90,13 +90,7 @@ pub fn default_team_zone(conn: &Connection, tenant: &TenantId, tz: Tz, now: Time
 
 /// A satellite's effective zone; one not resolved yet takes its team's.
 pub fn satellite_zone(conn: &Connection, id: &SatelliteId) -> Result<Tz> {
-    let (name, tenant): (Option<String>, TenantId) = conn
-        .prepare_cached("SELECT time_zone, tenant_id FROM satellites WHERE id = ?1")?
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    match named(name) {
-        Some(tz) => Ok(tz),
-        None => team_zone(conn, &tenant),
-    }
+    Ok(satellite_zone_info(conn, id)?.zone)
 }
 
 /// Where a satellite's zone comes from.
@@ -149,27 +143,19 @@ pub fn satellite_zone_info(conn: &Connection, id: &SatelliteId) -> Result<Satell
 /// Decides a satellite's effective zone from its override, position and team, stores it, and
 /// starts moving its rollups when it changed (or marks the move wanted if one is running).
 /// `find` looks a position's zone up (tzf; the caller keeps one finder for many satellites).
-/// Returns the zone and whether it changed.
-pub fn refresh_satellite(
+fn refresh_satellite(
     conn: &Connection,
     pk: i64,
     find: &mut dyn FnMut(f64, f64) -> Option<Tz>,
     now: Timestamp,
-) -> Result<(Tz, bool)> {
+) -> Result<Tz> {
     atomic(conn, || refresh_in(conn, pk, find, now))
 }
 
-fn refresh_in(
-    conn: &Connection,
-    pk: i64,
-    find: &mut dyn FnMut(f64, f64) -> Option<Tz>,
-    now: Timestamp,
-) -> Result<(Tz, bool)> {
-    let (tenant, over, lat, lon, current): (TenantId, Option<String>, Option<f64>, Option<f64>, Option<String>) = conn
-        .prepare_cached(
-            "SELECT tenant_id, zone_override, latitude, longitude, time_zone FROM satellites WHERE pk = ?1",
-        )?
-        .query_row([pk], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
+fn refresh_in(conn: &Connection, pk: i64, find: &mut dyn FnMut(f64, f64) -> Option<Tz>, now: Timestamp) -> Result<Tz> {
+    let (tenant, over, lat, lon): (TenantId, Option<String>, Option<f64>, Option<f64>) = conn
+        .prepare_cached("SELECT tenant_id, zone_override, latitude, longitude FROM satellites WHERE pk = ?1")?
+        .query_row([pk], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
     let (tz, source) = match (named(over), lat.zip(lon).and_then(|(la, lo)| find(la, lo))) {
         (Some(tz), _) => (tz, ZoneSource::Override),
         (None, Some(tz)) => (tz, ZoneSource::Position),
@@ -180,9 +166,19 @@ fn refresh_in(
         tz.name(),
         source.as_str()
     ])?;
-    let changed = current.as_deref() != Some(tz.name());
     start_move(conn, pk, now)?;
-    Ok((tz, changed))
+    Ok(tz)
+}
+
+/// Decides the zones of the satellites `pks` ([`refresh_satellite`]), loading the position
+/// finder (about 0.05 s) only once and only if one of them has a position.
+pub fn refresh_all(conn: &Connection, pks: &[i64], now: Timestamp) -> Result<()> {
+    let mut finder: Option<zone::Finder> = None;
+    let mut find = |lat: f64, lon: f64| finder.get_or_insert_with(zone::Finder::load).at(lat, lon);
+    for &pk in pks {
+        refresh_satellite(conn, pk, &mut find, now)?;
+    }
+    Ok(())
 }
 
 /// Whether the database has zones (migration 0024).
@@ -192,12 +188,9 @@ pub fn present(conn: &Connection) -> Result<bool> {
         .query_row([], |r| r.get(0))?)
 }
 
-/// [`refresh_satellite`] with the position finder loaded only when the satellite has a position
-/// (about 0.07 s): how a new satellite, or one that moved, gets its zone at once.
-pub fn refresh_now(conn: &Connection, pk: i64) -> Result<Tz> {
-    let mut finder: Option<zone::Finder> = None;
-    let mut find = |lat: f64, lon: f64| finder.get_or_insert_with(zone::Finder::load).at(lat, lon);
-    Ok(refresh_satellite(conn, pk, &mut find, Timestamp(chrono::Utc::now()))?.0)
+/// How a new satellite, or one that moved, gets its zone at once ([`refresh_all`]).
+pub fn refresh_now(conn: &Connection, pk: i64) -> Result<()> {
+    refresh_all(conn, &[pk], Timestamp(chrono::Utc::now()))
 }
 
 /// Satellites whose zone is to be decided: new rows, every row after migration 0024, and those

@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 
 use crate::{
     clock::Clock,
-    domain::zone::{self, Finder, ZoneError},
+    domain::zone::{self, ZoneError},
     ids::{SatelliteId, TenantId},
     store::{self, Store, zones::SatelliteZone},
 };
@@ -33,26 +33,13 @@ pub fn wake() {
     signal().notify_one();
 }
 
-/// Decides the zones of `pks`, loading the position finder only if one of them has a position.
-fn refresh(conn: &rusqlite::Connection, pks: &[i64], now: crate::time::Timestamp) -> store::Result<usize> {
-    let mut finder: Option<Finder> = None;
-    let mut find = |lat: f64, lon: f64| finder.get_or_insert_with(Finder::load).at(lat, lon);
-    let mut changed = 0;
-    for &pk in pks {
-        if store::zones::refresh_satellite(conn, pk, &mut find, now)?.1 {
-            changed += 1;
-        }
-    }
-    Ok(changed)
-}
-
 /// After a team's `time_zone` setting was saved: its satellites that follow it take it.
 pub async fn team_zone_saved(store: &Store, clock: &Clock, tenant: TenantId) -> store::Result<()> {
     let now = clock.stamp();
     store
         .call(move |c| {
             let pks = store::zones::following_team(c, &tenant)?;
-            refresh(c, &pks, now)
+            store::zones::refresh_all(c, &pks, now)
         })
         .await?;
     wake();
@@ -85,7 +72,7 @@ pub async fn set_override(
     let info = super::in_tx(store, move |tx| {
         store::satellites::ensure_in_tenant(tx, tenant, id)?;
         let pk = store::zones::set_override(tx, &id, tz)?;
-        refresh(tx, &[pk], now)?;
+        store::zones::refresh_all(tx, &[pk], now)?;
         Ok::<_, OverrideError>(store::zones::satellite_zone_info(tx, &id)?)
     })
     .await?;
@@ -147,7 +134,7 @@ pub async fn resolve_pending(store: &Store, clock: &Clock) -> store::Result<()> 
     store
         .call(move |c| {
             let pks = store::zones::unresolved(c)?;
-            refresh(c, &pks, now).map(|_| ())
+            store::zones::refresh_all(c, &pks, now)
         })
         .await
 }
@@ -158,10 +145,7 @@ pub async fn step(store: &Store, clock: &Clock) -> store::Result<bool> {
     let now = clock.stamp();
     let running = store
         .call(move |c| {
-            let unresolved = store::zones::unresolved(c)?;
-            if !unresolved.is_empty() {
-                refresh(c, &unresolved, now)?;
-            }
+            store::zones::refresh_all(c, &store::zones::unresolved(c)?, now)?;
             for pk in store::zones::pending_moves(c)? {
                 store::zones::start_move(c, pk, now)?;
             }
