@@ -1,0 +1,3 @@
+//! Importing an old BirdNET-Pi or BirdNET-Go station as a satellite of a team (issue 38).
+
+pub mod peer;
