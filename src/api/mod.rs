@@ -37,6 +37,7 @@ mod satellite_remote;
 mod satellite_schedule;
 mod satellite_telemetry;
 mod satellite_zone;
+mod satellite_birdweather;
 pub mod satellites;
 mod scheduled_exports;
 pub mod security_headers;
@@ -96,6 +97,7 @@ fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
         .merge(satellite_remote::router())
         .merge(satellite_live::router())
         .merge(satellite_zone::router())
+        .merge(satellite_birdweather::router())
         .merge(detections::router())
         .merge(detection_notes::router())
         .merge(share::router())
