@@ -153,8 +153,8 @@ pub struct Recent {
 
 pub fn recent(conn: &Connection, sat: SatelliteId, limit: u32) -> Result<Vec<Recent>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT d.id, d.common_name, d.detected_at, o.status, o.attempts, o.http_status, o.reason, o.updated_at
-         FROM birdweather_outbox o JOIN detections d ON d.pk = o.detection_pk
+        "SELECT d.id, l.common_name, d.detected_at, o.status, o.attempts, o.http_status, o.reason, o.updated_at
+         FROM birdweather_outbox o JOIN detections d ON d.pk = o.detection_pk JOIN species_labels l ON l.pk = d.species_pk
          WHERE o.satellite_pk = {SAT} ORDER BY o.updated_at DESC, o.pk DESC LIMIT ?2"
     ))?;
     let rows = stmt.query_map(params![sat, limit], |r| {
@@ -238,12 +238,12 @@ pub fn job(conn: &Connection, pk: i64) -> Result<Option<Job>> {
     let key = super::chunks::key_sql("c");
     Ok(conn
         .prepare_cached(&format!(
-            "SELECT (SELECT id FROM tenants WHERE pk = d.tenant_pk), sat.id, d.id, d.verification_status, d.common_name,
-                    d.scientific_name, d.confidence, d.detected_at, d.start_ms, d.end_ms, c.id, {key}, c.recorded_at,
+            "SELECT (SELECT id FROM tenants WHERE pk = d.tenant_pk), sat.id, d.id, d.verification_status, l.common_name,
+                    l.scientific_name, d.confidence, d.detected_at, d.start_ms, d.end_ms, c.id, {key}, c.recorded_at,
                     c.audio_deleted, c.audio_expired_at IS NOT NULL, coalesce(c.latitude, sat.latitude),
                     coalesce(c.longitude, sat.longitude), o.soundscape_id, s.enabled, s.min_confidence, s.token_sealed
              FROM birdweather_outbox o JOIN detections d ON d.pk = o.detection_pk
-             JOIN audio_chunks c ON c.pk = d.chunk_pk JOIN satellites sat ON sat.pk = o.satellite_pk
+             JOIN species_labels l ON l.pk = d.species_pk JOIN audio_chunks c ON c.pk = d.chunk_pk JOIN satellites sat ON sat.pk = o.satellite_pk
              LEFT JOIN birdweather_stations s ON s.satellite_pk = o.satellite_pk
              WHERE o.pk = ?1"
         ))?
