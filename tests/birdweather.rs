@@ -34,7 +34,7 @@ fn fast(base: &str) -> impl FnOnce(&mut Settings) + use<> {
         s.birdweather.retry_max_secs = 2;
         s.birdweather.pause_after_failures = 3;
         s.birdweather.pause_secs = 1;
-        s.birdweather.timeout_secs = 5;
+        s.birdweather.timeout_secs = 2;
     }
 }
 
@@ -70,7 +70,13 @@ impl World {
 
     /// A 3 s chunk of the project's real recording stored under `key` (the hub's own key
     /// when `None`), with one detection.
-    async fn heard(&self, at: &str, species: seed::Species, confidence: f32, key: Option<&str>) -> (ChunkId, DetectionId) {
+    async fn heard(
+        &self,
+        at: &str,
+        species: seed::Species,
+        confidence: f32,
+        key: Option<&str>,
+    ) -> (ChunkId, DetectionId) {
         let chunk = real_chunk(&self.hub, self.team, self.sat, at, key).await;
         let d = seed::detection(&self.hub, self.team, self.sat, chunk, at, species, confidence).await;
         (chunk, d)
@@ -240,18 +246,21 @@ async fn only_confirmed_birds_at_the_minimum_with_their_audio_go() {
     let seen = bw.wait_for(2, 30).await;
     assert_eq!(seen.len(), 2, "only the good one: {seen:?}");
     assert_eq!(seen[1].json()["timestamp"], "2026-05-01T06:06:00.000+02:00");
-    let s = w.status_until("one sent, three skipped", |s| s["status"]["sent"] == 1 && s["status"]["skipped"] == 3).await;
+    let s =
+        w.status_until("one sent, three skipped", |s| s["status"]["sent"] == 1 && s["status"]["skipped"] == 3).await;
     assert_eq!(s["status"]["queued"], 0);
 
     let rows = w.outbox();
-    let reason = |d: DetectionId| rows.iter().find(|r| r.0 == d).map(|r| (r.1.clone(), r.3.clone().unwrap_or_default()));
+    let reason =
+        |d: DetectionId| rows.iter().find(|r| r.0 == d).map(|r| (r.1.clone(), r.3.clone().unwrap_or_default()));
     assert_eq!(reason(unconfirmed), None, "never queued");
     assert_eq!(reason(rejected), None, "never queued");
     assert_eq!(reason(weak), None, "below 0.7: never queued");
     assert_eq!(reason(private), Some(("skipped".into(), "the privacy filter removed its audio".into())));
     assert_eq!(reason(dog), Some(("skipped".into(), "it is not a bird".into())));
     assert_eq!(reason(imported), Some(("skipped".into(), "imported history is not shared".into())));
-    let words: Vec<&str> = s["status"]["recent"].as_array().expect("recent").iter().filter_map(|r| r["reason"].as_str()).collect();
+    let words: Vec<&str> =
+        s["status"]["recent"].as_array().expect("recent").iter().filter_map(|r| r["reason"].as_str()).collect();
     assert!(words.contains(&"it is not a bird"), "{s}");
 
     // A lower minimum lets a weaker one go.
@@ -344,8 +353,11 @@ async fn a_hub_catches_up_after_birdweather_was_down_across_a_restart() {
     let (_, s) = admin.get(&format!("/satellites/{sat}/birdweather")).await;
     assert_eq!(s["status"]["sent"], 2, "{s}");
     let seen = bw.wait_for(seen.len() + 1, 1).await;
-    let names: Vec<String> =
-        seen.iter().filter(|r| r.is_detection()).map(|r| r.json()["commonName"].as_str().unwrap_or("").to_owned()).collect();
+    let names: Vec<String> = seen
+        .iter()
+        .filter(|r| r.is_detection())
+        .map(|r| r.json()["commonName"].as_str().unwrap_or("").to_owned())
+        .collect();
     assert_eq!(names.len(), 2, "each detection once: {names:?}");
     assert!(names.contains(&"Eurasian Blackbird".to_owned()) && names.contains(&"House Wren".to_owned()));
     assert_eq!(seen.iter().filter(|r| r.is_soundscape()).count(), 2, "each soundscape once");

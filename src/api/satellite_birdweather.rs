@@ -14,7 +14,7 @@ use serde_json::json;
 use super::{ApiError, Json, Path};
 use crate::{
     auth::{
-        Audit, Authenticated, AuthContext, ClientIp,
+        Audit, AuthContext, Authenticated, ClientIp,
         device_rule::{self, DeviceAction},
     },
     domain::Role,

@@ -188,10 +188,7 @@ impl Client {
         Outcome::Done(Stats { detections: n("detections"), species: n("species") })
     }
 
-    async fn answer(
-        &self,
-        sent: Result<reqwest::Response, reqwest::Error>,
-    ) -> Result<(StatusCode, Vec<u8>), Problem> {
+    async fn answer(&self, sent: Result<reqwest::Response, reqwest::Error>) -> Result<(StatusCode, Vec<u8>), Problem> {
         let mut resp = sent.map_err(|e| self.transport(&e))?;
         let status = resp.status();
         let mut body = Vec::new();
@@ -226,11 +223,19 @@ fn classify<T>(status: StatusCode, body: &[u8], token: &str, what: &str) -> Outc
     match code {
         401 | 403 => Outcome::Retry(problem(Some(code), format!("BirdWeather refused the token (HTTP {code})"), true)),
         404 => Outcome::Retry(problem(Some(code), "BirdWeather does not know this station (HTTP 404)".into(), true)),
-        415 => Outcome::Retry(problem(Some(code), format!("BirdWeather refused the audio format of {what} (HTTP 415){why}"), false)),
+        415 => Outcome::Retry(problem(
+            Some(code),
+            format!("BirdWeather refused the audio format of {what} (HTTP 415){why}"),
+            false,
+        )),
         408 | 425 | 429 | 500..=599 => {
             let html = json.is_none() && body.windows(5).any(|w| w.eq_ignore_ascii_case(b"<html"));
             let page = if html { " (an error page, not BirdWeather's API)" } else { "" };
-            Outcome::Retry(problem(Some(code), format!("BirdWeather could not take {what} (HTTP {code}){page}{why}"), false))
+            Outcome::Retry(problem(
+                Some(code),
+                format!("BirdWeather could not take {what} (HTTP {code}){page}{why}"),
+                false,
+            ))
         }
         _ => Outcome::Final(problem(Some(code), format!("BirdWeather refused {what} (HTTP {code}){why}"), false)),
     }
@@ -267,7 +272,8 @@ mod tests {
     #[test]
     fn statuses_are_read_before_bodies() {
         let body = br#"{"success":true,"soundscape":{"id":null},"message":"WAV support has been discontinued"}"#;
-        let Outcome::<()>::Retry(p) = classify(StatusCode::UNSUPPORTED_MEDIA_TYPE, body, "tok", "the soundscape") else {
+        let Outcome::<()>::Retry(p) = classify(StatusCode::UNSUPPORTED_MEDIA_TYPE, body, "tok", "the soundscape")
+        else {
             panic!("a 415 is retried");
         };
         assert_eq!(p.http_status, Some(415));

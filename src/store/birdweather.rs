@@ -111,6 +111,7 @@ pub fn delete_station(conn: &Connection, sat: SatelliteId, now: Timestamp) -> Re
 
 /// How many of a satellite's detections are in each state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[schema(as = BirdweatherCounts)]
 pub struct Counts {
     pub queued: i64,
     pub sent: i64,
@@ -138,6 +139,7 @@ pub fn counts(conn: &Connection, sat: SatelliteId) -> Result<Counts> {
 /// One of the latest outbox rows, for the status.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = BirdweatherRecent)]
 pub struct Recent {
     pub detection_id: DetectionId,
     pub common_name: String,
@@ -316,7 +318,16 @@ pub fn record(
              reason = ?6, updated_at = ?7
          WHERE pk = ?1 AND status = 'queued' AND attempts = ?8",
     )?
-    .execute(params![d.pk, status, i64::from(counted), next.millis(), http_status, reason, now.millis(), d.attempts])?;
+    .execute(params![
+        d.pk,
+        status,
+        i64::from(counted),
+        next.millis(),
+        http_status,
+        reason,
+        now.millis(),
+        d.attempts
+    ])?;
     Ok(())
 }
 

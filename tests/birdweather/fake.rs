@@ -1,3 +1,4 @@
+#![allow(dead_code)]
 //! A local stand-in for BirdWeather's station API (IMPORTS.md C.2, C.3, C.5), over real HTTP.
 //! It keeps every request (method, path, raw query, headers, body) and answers the calls the
 //! way BirdWeather does: a soundscape with 201 and a new numeric id, a detection with 201, the
@@ -124,7 +125,13 @@ impl BirdWeather {
     }
 }
 
-async fn handle(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn handle(
+    State(inner): State<Arc<Inner>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let path = uri.path().to_owned();
     let call = if path.ends_with("/soundscapes") {
         Some(Call::Soundscape)
@@ -146,10 +153,13 @@ async fn handle(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, heade
             *next += 1;
             let id = *next;
             // `duration` as a string, as before Feb 2025: the hub must not care.
-            (201, format!(
-                r#"{{"success":true,"soundscape":{{"id":{id},"stationId":678,"timestamp":"x","url":null,"filesize":{},"extension":"flac","duration":"3.0","mode":"birdnetpi"}}}}"#,
-                body.len()
-            ))
+            (
+                201,
+                format!(
+                    r#"{{"success":true,"soundscape":{{"id":{id},"stationId":678,"timestamp":"x","url":null,"filesize":{},"extension":"flac","duration":"3.0","mode":"birdnetpi"}}}}"#,
+                    body.len()
+                ),
+            )
         }
         (Some(Call::Detection), None) => (201, r#"{"success":true,"detection":{"id":1}}"#.to_owned()),
         (Some(Call::Stats), None) => (200, r#"{"success":true,"detections":12,"species":4}"#.to_owned()),
@@ -164,6 +174,7 @@ async fn handle(State(inner): State<Arc<Inner>>, method: Method, uri: Uri, heade
 
 /// A soundscape answer of the kind BirdWeather gives to WAV since mid 2025: 415, yet
 /// `success: true` and no id.
-pub const WAV_DISCONTINUED: &str = r#"{"success":true,"soundscape":{"id":null},"message":"WAV support has been discontinued, please switch to FLAC"}"#;
+pub const WAV_DISCONTINUED: &str =
+    r#"{"success":true,"soundscape":{"id":null},"message":"WAV support has been discontinued, please switch to FLAC"}"#;
 /// A detection answer for a species BirdWeather does not know.
 pub const UNKNOWN_SPECIES: &str = r#"{"success":false,"errors":{"species":["must exist"]}}"#;

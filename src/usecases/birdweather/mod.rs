@@ -45,7 +45,9 @@ pub struct Sharing {
 pub enum BirdweatherError {
     #[error("no such satellite")]
     SatelliteNotFound,
-    #[error("a BirdWeather station token is 4 to 200 letters, digits, '-' or '_' (copy it from app.birdweather.com/account/stations)")]
+    #[error(
+        "a BirdWeather station token is 4 to 200 letters, digits, '-' or '_' (copy it from app.birdweather.com/account/stations)"
+    )]
     InvalidToken,
     #[error("give the station's BirdWeather token first")]
     TokenRequired,
@@ -64,6 +66,7 @@ super::from_store_error!(BirdweatherError, not_found => SatelliteNotFound);
 /// A satellite's BirdWeather setting and status, as the API answers it. Never the token.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = BirdweatherView)]
 pub struct View {
     pub satellite_id: SatelliteId,
     /// Whether a station token is stored (sealed).
@@ -79,6 +82,7 @@ pub struct View {
 /// What became of the satellite's detections.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = BirdweatherStatus)]
 pub struct Status {
     #[serde(flatten)]
     pub counts: Counts,
@@ -103,6 +107,7 @@ pub struct Change {
 /// What the token test found (`POST /satellites/{id}/birdweather/test`).
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = BirdweatherTestReport)]
 pub struct TestReport {
     pub ok: bool,
     pub http_status: Option<u16>,
@@ -212,8 +217,11 @@ impl Sharing {
     /// Checks the stored token with the one documented read (`GET /stations/{token}/stats`);
     /// posts nothing.
     pub async fn test(&self, sat: SatelliteId) -> Result<TestReport, BirdweatherError> {
-        let station =
-            self.store.call(move |c| store::birdweather::station(c, sat)).await?.ok_or(BirdweatherError::NotConfigured)?;
+        let station = self
+            .store
+            .call(move |c| store::birdweather::station(c, sat))
+            .await?
+            .ok_or(BirdweatherError::NotConfigured)?;
         let token = self.open(&station.token_sealed)?;
         Ok(match self.client.stats(&token).await {
             Outcome::Done(s) => TestReport {
@@ -230,7 +238,9 @@ impl Sharing {
             },
             Outcome::Retry(p) | Outcome::Final(p) => {
                 let summary = match p.http_status {
-                    Some(401 | 403) => "BirdWeather refused the token: check it on app.birdweather.com/account/stations.".to_owned(),
+                    Some(401 | 403) => {
+                        "BirdWeather refused the token: check it on app.birdweather.com/account/stations.".to_owned()
+                    }
                     Some(404) => "BirdWeather does not know this station: check the token.".to_owned(),
                     _ => format!("The test did not work: {}.", p.words),
                 };

@@ -62,7 +62,9 @@ impl Sharing {
     /// Makes one attempt of a due row; `Ok(None)` when another pass had taken it.
     pub async fn attempt(&self, due: Due) -> store::Result<Option<After>> {
         let now = self.clock.stamp();
-        let lease = chrono::Duration::from_std(self.settings.timeout() * 3 + Duration::from_secs(60))
+        // Longer than an attempt can take (two calls, each within the timeout); a hub stopped
+        // mid-attempt tries that detection again after it.
+        let lease = chrono::Duration::from_std(self.settings.timeout() * 2 + Duration::from_secs(15))
             .unwrap_or(chrono::Duration::minutes(5));
         let until = Timestamp(now.at() + lease);
         if !self.store.call(move |c| store::birdweather::lease(c, &due, now, until)).await? {
@@ -83,7 +85,9 @@ impl Sharing {
         let sealed = job.station.as_ref().map(|s| s.2.clone()).unwrap_or_default();
         let token = match self.open(&sealed) {
             Ok(t) => t,
-            Err(e) => return self.failed(due, Problem { http_status: None, words: e.to_string(), station: true }).await,
+            Err(e) => {
+                return self.failed(due, Problem { http_status: None, words: e.to_string(), station: true }).await;
+            }
         };
         let sat = job.satellite_id;
         let zone = self.store.call(move |c| store::zones::satellite_zone(c, &sat)).await?;
