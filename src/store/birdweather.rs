@@ -64,14 +64,12 @@ pub struct StationChange<'a> {
 pub fn put_station(conn: &Connection, sat: SatelliteId, ch: &StationChange<'_>, now: Timestamp) -> Result<()> {
     let n = match ch.token {
         Some((sealed, hint)) => conn.execute(
-            &format!(
-                "INSERT INTO birdweather_stations (satellite_pk, token_sealed, token_hint, enabled, min_confidence, updated_at)
+            "INSERT INTO birdweather_stations (satellite_pk, token_sealed, token_hint, enabled, min_confidence, updated_at)
                  SELECT pk, ?2, ?3, ?4, ?5, ?6 FROM satellites WHERE id = ?1
                  ON CONFLICT (satellite_pk) DO UPDATE SET token_sealed = excluded.token_sealed,
                      token_hint = excluded.token_hint, enabled = excluded.enabled,
                      min_confidence = excluded.min_confidence, consecutive_failures = 0, paused_until = NULL,
-                     last_error = NULL, last_error_at = NULL, updated_at = excluded.updated_at"
-            ),
+                     last_error = NULL, last_error_at = NULL, updated_at = excluded.updated_at",
             params![sat, sealed, hint, ch.enabled, ch.min_confidence, now.millis()],
         )?,
         None => conn.execute(

@@ -65,9 +65,12 @@ pub enum Call {
     Stats,
 }
 
+/// Scripted answers (status, body) of one call, in order.
+type Script = VecDeque<(u16, String)>;
+
 #[derive(Default)]
 struct Inner {
-    scripts: Mutex<Vec<(Call, VecDeque<(u16, String)>)>>,
+    scripts: Mutex<Vec<(Call, Script)>>,
     seen: Mutex<Vec<Seen>>,
     next_id: Mutex<i64>,
     arrived: Notify,

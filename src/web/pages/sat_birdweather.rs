@@ -103,11 +103,11 @@ pub fn card(sat_id: &str, s: &Sharing, admin: bool) -> Markup {
                 }
             }
             @if admin {
-                form.stack #bw-form data-api=(format!("PUT {api}")) data-then="reload" {
+                form.stack #bw-form style="margin-top: 1rem" data-api=(format!("PUT {api}")) data-then="reload" {
                     label for="bw-token" { "Station token" }
                     input #bw-token type="password" name="token" autocomplete="off" spellcheck="false"
                         placeholder=(match &s.token_last4 {
-                            Some(l) => format!("stored, ends in …{l}; type a new one to replace it"),
+                            Some(l) => format!("stored: …{l} (type to replace)"),
                             None => "from app.birdweather.com/account/stations".to_owned(),
                         })
                         required[!s.token_set];
