@@ -80,3 +80,25 @@ impl BirdweatherSettings {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_values_name_their_key() {
+        assert!(BirdweatherSettings::default().validate().is_ok());
+        let key = |f: fn(&mut BirdweatherSettings)| {
+            let mut s = BirdweatherSettings::default();
+            f(&mut s);
+            match s.validate() {
+                Err(ConfigError::Invalid { key, .. }) => key,
+                other => panic!("accepted: {other:?}"),
+            }
+        };
+        assert_eq!(key(|s| s.base_url = "ftp://x".into()), "birdweather.base_url");
+        assert_eq!(key(|s| s.timeout_secs = 0), "birdweather.timeout_secs");
+        assert_eq!(key(|s| s.retry_max_secs = 1), "birdweather.retry_max_secs");
+        assert_eq!(key(|s| s.max_attempts = 0), "birdweather.max_attempts");
+    }
+}
