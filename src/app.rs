@@ -146,6 +146,9 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         });
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(async move { ("alert-sender", jobs::alert_sender::run(st, stop).await) });
+        // The BirdWeather outbox, one sender per data dir like the alert sender.
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("birdweather-sender", jobs::birdweather_sender::run(st, stop).await) });
         // Beside the outbox sender it queues into; one scheduler per data dir, like the monitor.
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(async move { ("scheduled-exports", jobs::scheduled_exports::run(st, stop).await) });

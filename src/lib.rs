@@ -33,6 +33,7 @@
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod birdweather;
 pub mod cache;
 pub mod cli;
 pub mod clock;

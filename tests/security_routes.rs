@@ -272,6 +272,7 @@ fn example(route: &str) -> Option<Value> {
         "PUT /api/auth/me/password" => json!({"currentPassword": PASSWORD, "newPassword": "a-new-password-42"}),
         "PUT /api/auth/me/preferences" => json!({}),
         "PUT /api/auth/me/profile" => json!({"name": "Intruder"}),
+        "PUT /api/satellites/:id/birdweather" => json!({"token": "intruder-token", "enabled": false}),
         "PUT /api/satellites/:id/config" => json!({"overrides": {}}),
         "PUT /api/satellites/:id/time-zone" => json!({"timeZone": "UTC"}),
         _ => return None,

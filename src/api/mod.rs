@@ -31,6 +31,7 @@ pub mod openapi;
 mod origin;
 mod public;
 mod request_log;
+mod satellite_birdweather;
 mod satellite_config;
 mod satellite_live;
 mod satellite_remote;
@@ -96,6 +97,7 @@ fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
         .merge(satellite_remote::router())
         .merge(satellite_live::router())
         .merge(satellite_zone::router())
+        .merge(satellite_birdweather::router())
         .merge(detections::router())
         .merge(detection_notes::router())
         .merge(share::router())

@@ -65,6 +65,7 @@ impl Default for Settings {
             },
             backup: BackupSettings { daily_at: String::new(), dir: String::new(), keep: 7 },
             metrics: MetricsSettings { enabled: false, allow: Vec::new() },
+            birdweather: super::BirdweatherSettings::default(),
             integrations: IntegrationsSettings {
                 team: String::new(),
                 readonly_password: Secret::default(),

@@ -6,6 +6,7 @@
 //! (`MFA_ENCRYPTION_KEY`, `HUB_INTERNAL_API_KEY`, `SMTP_HOST`, `LIVE_AUDIO_TIMEOUT_MS`) are honoured
 //! as given. Nothing outside this module reads configuration.
 
+mod birdweather;
 mod defaults;
 mod layers;
 mod secret;
@@ -15,6 +16,7 @@ use std::{net::SocketAddr, path::PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use birdweather::BirdweatherSettings;
 pub use layers::{CliOverrides, ConfigError, Sources};
 pub use secret::Secret;
 pub use secrets_file::ensure_secrets;
@@ -64,6 +66,8 @@ pub struct Settings {
     pub backup: BackupSettings,
     pub metrics: MetricsSettings,
     pub integrations: IntegrationsSettings,
+    /// BirdWeather uploads (`config::birdweather`).
+    pub birdweather: BirdweatherSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -421,6 +425,7 @@ impl Settings {
             });
         }
         self.validate_integrations()?;
+        self.birdweather.validate()?;
         let key = self.security.mfa_encryption_key.expose();
         if !key.is_empty() && (key.len() != 64 || hex::decode(key).is_err()) {
             return bad("security.mfa_encryption_key", "must be 64 hex characters (32 bytes)");

@@ -5,6 +5,7 @@ pub mod alert_sender;
 pub mod alert_watch;
 pub mod audio_retention;
 pub mod backup;
+pub mod birdweather_sender;
 pub mod image_fetcher;
 pub mod live_sessions;
 pub mod registry;

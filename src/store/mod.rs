@@ -19,6 +19,7 @@ pub mod annotations;
 pub mod api_keys;
 pub mod audio_retention;
 pub mod audit;
+pub mod birdweather;
 pub mod calibration;
 pub mod chunks;
 pub mod clock;

@@ -52,6 +52,7 @@ pub mod alert_watch;
 pub mod alerting;
 pub mod audio_retention;
 pub mod backup;
+pub mod birdweather;
 pub mod calibration;
 pub mod chunks;
 pub mod clock_health;

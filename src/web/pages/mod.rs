@@ -20,6 +20,7 @@ mod map_tiles;
 mod public;
 mod quality;
 mod recovery;
+mod sat_birdweather;
 mod sat_clock;
 mod sat_detection;
 mod sat_parts;

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{
-    detection_settings, sat_detection,
+    detection_settings, sat_birdweather, sat_detection,
     sat_parts::{self, Sat},
     sat_summary,
 };
@@ -112,12 +112,14 @@ async fn detail(ctx: &Ctx, raw_id: &str) -> Result<Markup, PageError> {
     };
     let sat: Sat = ctx.api.get(&format!("/satellites/{id}")).await?;
     let (config_path, schedule_path) = (format!("/satellites/{id}/config"), format!("/satellites/{id}/schedule"));
-    let (config, team, schedule, points, newest) = tokio::try_join!(
+    let birdweather_path = format!("/satellites/{id}/birdweather");
+    let (config, team, schedule, points, newest, birdweather) = tokio::try_join!(
         ctx.api.get::<ConfigAnswer>(&config_path),
         ctx.api.get::<TeamSettings>("/settings/tenant"),
         ctx.api.get::<Schedule>(&schedule_path),
         sat_parts::telemetry(&ctx.api, &id),
         sat_summary::latest(&ctx.api),
+        ctx.api.get::<sat_birdweather::Sharing>(&birdweather_path),
     )?;
     let body = html! {
         (sat_summary::summary(&sat, &points, newest.satellite.as_deref()))
@@ -126,6 +128,7 @@ async fn detail(ctx: &Ctx, raw_id: &str) -> Result<Markup, PageError> {
         (schedule_card(&schedule))
         (config_card(ctx, &sat, &config, &team.settings))
         (sat_detection::card(ctx, &sat.id, &config.overrides, &team.settings, editable(ctx, &sat, &config)))
+        (sat_birdweather::card(&sat.id, &birdweather, ctx.is_admin()))
     };
     let assets =
         ["sats.css", "satellite.js", "sats_live.js", detection_settings::ASSETS[0], detection_settings::ASSETS[1]];
