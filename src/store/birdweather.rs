@@ -1,4 +1,4 @@
-//! BirdWeather stations and their outbox (migration 0026, docs/birdweather.md). A station row
+//! BirdWeather stations and their outbox (migration 0027, docs/birdweather.md). A station row
 //! per sharing satellite holds its sealed token; the outbox gets a row per detection the
 //! `birdweather_enqueue` trigger queues when it becomes confirmed. The sender leases due rows
 //! (at most one per station at a time), and writes each attempt's outcome back.
