@@ -90,7 +90,7 @@ macro_rules! bytes_in_sql {
     )*};
 }
 
-text_in_sql!(TenantId, UserId, SatelliteId);
+text_in_sql!(TenantId, UserId, SatelliteId, ImportId);
 bytes_in_sql!(ChunkId, DetectionId);
 
 id_type!(
@@ -104,6 +104,8 @@ id_type!(
     ChunkId,
     /// One identified bird in a chunk.
     DetectionId,
+    /// One import of an old station's history (issue 38).
+    ImportId,
 );
 
 #[cfg(test)]

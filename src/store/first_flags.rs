@@ -101,3 +101,49 @@ pub fn recompute(conn: &mut Connection, dry_run: bool) -> Result<Recomputed> {
     }
     Ok(found)
 }
+
+/// After an import brought older history (issue 38): the first-of-day, first-of-season and
+/// first-for-team flags of `tenant`'s detections of `species` (codes), judged again in time
+/// order and written where they differ.
+pub fn recompute_species(conn: &mut Connection, tenant: crate::ids::TenantId, species: &[String]) -> Result<u64> {
+    let zones = zones(conn)?;
+    let mut fixes: Vec<(i64, bool, bool, bool)> = Vec::new();
+    for code in species {
+        let mut stmt = conn.prepare_cached(
+            "SELECT d.pk, d.satellite_pk, d.detected_at, d.is_first_of_day, d.is_first_of_season, d.is_first_for_team
+             FROM detections d
+             WHERE d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?1)
+               AND d.species_pk = (SELECT pk FROM species_labels WHERE species_code = ?2)
+             ORDER BY d.detected_at, d.pk",
+        )?;
+        let mut rows = stmt.query(params![tenant, code])?;
+        let mut before: Option<DateTime<Utc>> = None;
+        while let Some(r) = rows.next()? {
+            let (pk, sat): (i64, i64) = (r.get(0)?, r.get(1)?);
+            let at = DateTime::from_timestamp_millis(r.get(2)?).unwrap_or_default();
+            let was: (bool, bool, bool) = (r.get(3)?, r.get(4)?, r.get(5)?);
+            let tz = zones.get(&sat).copied().unwrap_or(chrono_tz::UTC);
+            let day = before.is_none_or(|b| b < zone::day_bounds_in(at, tz).0);
+            let season = before.is_none_or(|b| b < zone::season_bounds_in(at, tz).0);
+            let now = (day, season, before.is_none());
+            if now != was {
+                fixes.push((pk, now.0, now.1, now.2));
+            }
+            before = Some(at);
+        }
+    }
+    let changed = fixes.len() as u64;
+    for part in fixes.chunks(5_000) {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        {
+            let mut update = tx.prepare_cached(
+                "UPDATE detections SET is_first_of_day = ?2, is_first_of_season = ?3, is_first_for_team = ?4 WHERE pk = ?1",
+            )?;
+            for (pk, day, season, team) in part {
+                update.execute(params![pk, day, season, team])?;
+            }
+        }
+        tx.commit()?;
+    }
+    Ok(changed)
+}

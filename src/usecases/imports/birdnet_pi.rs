@@ -1,0 +1,278 @@
+//! BirdNET-Pi's reader (IMPORTS.md A): the `detections` table of `birds.db`, recognised by its
+//! capitalised columns (BirdNET-Go v2 has a `detections` table too), opened read-only, paged by
+//! rowid, read by column name (extra columns are ignored). Clips are found at
+//! `By_Date/<Date>/<ComDir>/<File_Name>`, every component validated before it is joined.
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+};
+
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use rusqlite::{Connection, OpenFlags, types::Value};
+
+use super::peer::{Batch, ClipRef, PeerKind, PeerRow, PeerSource, Read, RowTime, Schema, SourceError, StationInfo};
+
+/// The columns a BirdNET-Pi `detections` table must have.
+const REQUIRED: &[&str] = &["Date", "Time", "Sci_Name", "Com_Name", "Confidence", "File_Name"];
+
+/// An opened BirdNET-Pi database.
+pub struct BirdnetPi {
+    conn: Connection,
+    path: PathBuf,
+    /// The `By_Date` directory, when there is one.
+    clips: Option<PathBuf>,
+    station: StationInfo,
+}
+
+/// The tables of a database and their columns, for detection and for error messages.
+pub(super) fn tables(conn: &Connection) -> Result<Vec<(String, Vec<String>)>, rusqlite::Error> {
+    let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
+    let names = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+    let mut out = Vec::new();
+    for name in names {
+        let mut cols = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+        let c = cols.query_map([&name], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+        out.push((name, c));
+    }
+    Ok(out)
+}
+
+/// "tables a (x, y), b (z)" for error messages.
+pub(super) fn describe_tables(t: &[(String, Vec<String>)]) -> String {
+    if t.is_empty() {
+        return "no tables".into();
+    }
+    let list: Vec<String> = t.iter().take(12).map(|(n, c)| format!("{n} ({})", c.join(", "))).collect();
+    format!("tables {}", list.join("; "))
+}
+
+/// Opens `db` read-only and checks its schema.
+pub fn open(db: &Path, clips: Option<PathBuf>, conf: Option<&Path>) -> Result<BirdnetPi, SourceError> {
+    let shown = db.display().to_string();
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    let tables = tables(&conn).map_err(|e| SourceError::UnknownSchema {
+        path: shown.clone(),
+        expected: "a SQLite database (BirdNET-Pi's birds.db)".into(),
+        found: format!("a file SQLite cannot read ({e})"),
+    })?;
+    let has = |table: &str, cols: &[&str]| {
+        tables.iter().any(|(n, c)| n == table && cols.iter().all(|w| c.iter().any(|x| x.eq_ignore_ascii_case(w))))
+    };
+    if !has("detections", REQUIRED) {
+        if has("notes", &["scientific_name"]) || has("detections", &["label_id"]) {
+            return Err(SourceError::WrongKind { path: shown, expected: "BirdNET-Pi".into(), found: "BirdNET-Go".into() });
+        }
+        return Err(SourceError::UnknownSchema {
+            path: shown,
+            expected: format!("a detections table with columns {}", REQUIRED.join(", ")),
+            found: describe_tables(&tables),
+        });
+    }
+    let station = conf.map(read_conf).unwrap_or_default();
+    Ok(BirdnetPi { conn, path: db.to_path_buf(), clips, station })
+}
+
+/// `SITE_NAME`, `LATITUDE` and `LONGITUDE` of a `birdnet.conf` (shell `KEY=value` lines, values
+/// possibly quoted); an unreadable file gives nothing.
+pub fn read_conf(path: &Path) -> StationInfo {
+    let Ok(text) = std::fs::read_to_string(path) else { return StationInfo::default() };
+    let mut info = StationInfo::default();
+    for line in text.lines() {
+        let Some((key, value)) = line.trim().split_once('=') else { continue };
+        let value = value.trim().trim_matches('"').trim_matches('\'').trim();
+        match key.trim() {
+            "SITE_NAME" if !value.is_empty() => info.name = Some(value.to_owned()),
+            "LATITUDE" => info.latitude = value.parse().ok(),
+            "LONGITUDE" => info.longitude = value.parse().ok(),
+            _ => {}
+        }
+    }
+    // 0.0000 is the installer's "unknown".
+    if info.latitude == Some(0.0) && info.longitude == Some(0.0) {
+        info.latitude = None;
+        info.longitude = None;
+    }
+    info
+}
+
+/// The directory name BirdNET-Pi gives a species: apostrophes removed, spaces to `_`.
+pub fn com_dir(common: &str) -> String {
+    common.replace('\'', "").replace(' ', "_")
+}
+
+/// A path component taken from the database: no separators, not `.` or `..`, not empty.
+fn safe_component(s: &str) -> bool {
+    !s.is_empty() && s != "." && s != ".." && !s.contains(['/', '\\', '\0'])
+}
+
+fn text(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::Text(s) => Some(s.clone()),
+        Value::Integer(i) => Some(i.to_string()),
+        Value::Real(f) => Some(f.to_string()),
+        _ => None,
+    }
+}
+
+fn real(v: Option<&Value>) -> Result<Option<f64>, ()> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Integer(i)) => Ok(Some(*i as f64)),
+        Some(Value::Real(f)) if f.is_finite() => Ok(Some(*f)),
+        Some(Value::Text(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::Text(s)) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()).map(Some).ok_or(()),
+        _ => Err(()),
+    }
+}
+
+impl BirdnetPi {
+    /// One row by column name, or why it is corrupt.
+    fn row(&self, cols: &HashMap<String, usize>, values: &[Value]) -> Result<PeerRow, String> {
+        let get = |name: &str| cols.get(&name.to_ascii_lowercase()).and_then(|i| values.get(*i));
+        let date_text = text(get("Date")).ok_or("no date")?;
+        let time_text = text(get("Time")).ok_or("no time")?;
+        let date = NaiveDate::parse_from_str(date_text.trim(), "%Y-%m-%d").map_err(|_| format!("bad date {date_text:?}"))?;
+        let time = NaiveTime::parse_from_str(time_text.trim(), "%H:%M:%S%.f")
+            .or_else(|_| NaiveTime::parse_from_str(time_text.trim(), "%H:%M"))
+            .map_err(|_| format!("bad time {time_text:?}"))?;
+        let sci = text(get("Sci_Name")).map(|s| s.trim().to_owned()).unwrap_or_default();
+        if sci.is_empty() {
+            return Err("empty scientific name".into());
+        }
+        let common = text(get("Com_Name")).map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+        let conf_raw = get("Confidence");
+        let confidence = real(conf_raw)
+            .ok()
+            .flatten()
+            .filter(|c| (0.0..=1.0).contains(c))
+            .ok_or_else(|| format!("bad confidence {:?}", text(conf_raw).unwrap_or_default()))?;
+        let number = |name: &str| real(get(name)).map_err(|()| format!("bad {name} {:?}", text(get(name))));
+        let (threshold, sensitivity) = (number("Cutoff")?, number("Sens")?);
+        let (latitude, longitude) = (number("Lat")?, number("Lon")?);
+        let file = text(get("File_Name")).map(|s| s.trim().to_owned()).unwrap_or_default();
+        let key = format!("{date_text}|{time_text}|{sci}|{}|{file}", text(conf_raw).unwrap_or_default());
+        let clip = self.clip(&date_text, common.as_deref().unwrap_or(&sci), &file);
+        Ok(PeerRow {
+            key,
+            time: RowTime::Local(NaiveDateTime::new(date, time)),
+            scientific_name: sci,
+            common_name: common,
+            confidence,
+            threshold,
+            sensitivity,
+            latitude: latitude.filter(|_| latitude != Some(0.0) || longitude != Some(0.0)),
+            longitude: longitude.filter(|_| latitude != Some(0.0) || longitude != Some(0.0)),
+            clip,
+            verdict: None,
+            locked: false,
+            comments: Vec::new(),
+            reidentified: confidence == 0.0,
+        })
+    }
+
+    /// Where the row's clip is: `By_Date/<Date>/<ComDir>/<File_Name>` (then the raw common name
+    /// as directory, as some versions wrote it).
+    fn clip(&self, date: &str, common: &str, file: &str) -> Option<ClipRef> {
+        if file.is_empty() {
+            return None;
+        }
+        let dir = com_dir(common);
+        let named = format!("By_Date/{date}/{dir}/{file}");
+        if !(safe_component(date) && safe_component(&dir) && safe_component(file)) {
+            return Some(ClipRef::Missing(named));
+        }
+        let Some(root) = &self.clips else { return Some(ClipRef::Missing(named)) };
+        for d in [dir.as_str(), common] {
+            if !safe_component(d) {
+                continue;
+            }
+            let p = root.join(date).join(d).join(file);
+            if p.is_file() {
+                return Some(ClipRef::Found(p));
+            }
+        }
+        Some(ClipRef::Missing(named))
+    }
+}
+
+impl PeerSource for BirdnetPi {
+    fn kind(&self) -> PeerKind {
+        PeerKind::BirdnetPi
+    }
+
+    fn schema(&self) -> Schema {
+        Schema::BirdnetPi
+    }
+
+    fn describe(&self) -> String {
+        format!("BirdNET-Pi database {}", self.path.display())
+    }
+
+    fn station(&self) -> StationInfo {
+        self.station.clone()
+    }
+
+    fn total_rows(&mut self) -> Result<u64, SourceError> {
+        let n: i64 = self.conn.query_row("SELECT count(*) FROM detections", [], |r| r.get(0))?;
+        Ok(n.max(0) as u64)
+    }
+
+    fn next_batch(&mut self, cursor: i64, limit: usize) -> Result<Batch, SourceError> {
+        let mut stmt =
+            self.conn.prepare_cached("SELECT rowid AS import_rowid, * FROM detections WHERE rowid > ?1 ORDER BY rowid LIMIT ?2")?;
+        let cols: HashMap<String, usize> =
+            stmt.column_names().iter().enumerate().map(|(i, n)| (n.to_ascii_lowercase(), i)).collect();
+        let width = stmt.column_count();
+        let raw = stmt
+            .query_map(rusqlite::params![cursor, limit as i64], |r| {
+                (0..width).map(|i| r.get::<_, Value>(i)).collect::<Result<Vec<_>, _>>()
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        drop(stmt);
+        let mut items = Vec::with_capacity(raw.len());
+        let mut last = cursor;
+        for values in raw {
+            let rowid = match values.first() {
+                Some(Value::Integer(i)) => *i,
+                _ => last + 1,
+            };
+            last = rowid;
+            items.push(match self.row(&cols, &values) {
+                Ok(row) => Read::Row(row),
+                Err(reason) => Read::Corrupt { at: format!("rowid {rowid}"), reason },
+            });
+        }
+        Ok(Batch { items, cursor: last })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn com_dir_follows_the_writer() {
+        assert_eq!(com_dir("Cooper's Hawk"), "Coopers_Hawk");
+        assert_eq!(com_dir("Rotkehlchen"), "Rotkehlchen");
+        assert_eq!(com_dir("Mésange charbonnière"), "Mésange_charbonnière");
+    }
+
+    #[test]
+    fn components_from_the_database_are_checked() {
+        for bad in ["", ".", "..", "a/b", "a\\b"] {
+            assert!(!safe_component(bad), "{bad:?}");
+        }
+        assert!(safe_component("Coopers_Hawk-87-2024-05-01-birdnet-06:12:03.mp3"));
+    }
+
+    #[test]
+    fn the_conf_gives_name_and_place() {
+        let dir = tempfile::tempdir().expect("dir");
+        let p = dir.path().join("birdnet.conf");
+        std::fs::write(&p, "SITE_NAME=\"Garden Pi\"\nLATITUDE=40.7128\nLONGITUDE=-74.0060\nCONFIDENCE=0.7\n").expect("w");
+        let s = read_conf(&p);
+        assert_eq!(s.name.as_deref(), Some("Garden Pi"));
+        assert_eq!((s.latitude, s.longitude), (Some(40.7128), Some(-74.006)));
+    }
+}
