@@ -79,6 +79,7 @@ CREATE TABLE import_clips (
 
 -- Imported chunks: recorded by an old station, never classified by this hub (no inference job,
 -- no recording session). 0 = the hub's own chunk, 1 = an imported clip, 2 = an imported row whose
--- clip the old station no longer had: the detection needs a chunk, which has no audio (the API
--- answers 410 `no_audio` for it, the page says "no audio").
+-- clip the old station no longer had: the detection needs a chunk, which has no audio (expired
+-- from the start, so retention and exports pass it by; the API answers 410 `no_audio` for it, the
+-- page says "audio expired").
 ALTER TABLE audio_chunks ADD COLUMN imported INTEGER NOT NULL DEFAULT 0 CHECK (imported IN (0, 1, 2));

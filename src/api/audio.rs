@@ -33,15 +33,38 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 async fn chunk_meta(state: &AppState, tenant: TenantId, chunk: ChunkId) -> Result<ChunkMeta, ApiError> {
-    state
+    let (meta, no_audio) = state
         .store
-        .call(move |c| store::chunks::meta(c, tenant, chunk))
-        .await?
-        .ok_or_else(|| ApiError::NotFound("chunk_not_found", "no such audio chunk in this team".into()))
-        .and_then(|m| match m.audio_expired_at {
+        .call(move |c| {
+            Ok((store::chunks::meta(c, tenant, chunk)?, store::imports::chunk_without_audio(c, tenant, chunk)?))
+        })
+        .await?;
+    if no_audio {
+        return Err(ApiError::Gone(
+            "no_audio",
+            "no audio: this detection was imported from an old station that no longer had its clip".into(),
+        ));
+    }
+    meta.ok_or_else(|| ApiError::NotFound("chunk_not_found", "no such audio chunk in this team".into())).and_then(|m| {
+        match m.audio_expired_at {
             Some(at) => Err(expired(at)),
             None => Ok(m),
-        })
+        }
+    })
+}
+
+/// The media type of a stored chunk, from its key's extension: the hub's own chunks are WAV,
+/// imported clips keep the old station's format (issue 38).
+pub fn content_type(key: &str) -> &'static str {
+    let ext = key.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "wav" => "audio/wav",
+        "mp3" => "audio/mpeg",
+        "flac" => "audio/flac",
+        "ogg" | "oga" | "opus" => "audio/ogg",
+        "m4a" | "aac" => "audio/mp4",
+        _ => "application/octet-stream",
+    }
 }
 
 /// 410 for audio that retention deleted.
@@ -57,9 +80,12 @@ pub fn expired(at: crate::time::Timestamp) -> ApiError {
 
 #[utoipa::path(
     get, path = "/audio/{chunk_id}", tag = tags::AUDIO,
-    description = "Viewer+. Streams the WAV of a stored chunk; supports `Range` for seeking.",
+    description = "Viewer+. Streams the audio of a stored chunk; supports `Range` for seeking. The hub's own \
+        chunks are WAV; clips imported from an old station keep their format (`audio/mpeg`, `audio/flac`, \
+        `audio/ogg`, `audio/wav`). 410 `audio_expired` when retention deleted it, 410 `no_audio` for an imported \
+        detection whose clip the old station no longer had.",
     params(("chunk_id" = uuid::Uuid, Path, description = "chunk id")),
-    responses((status = 200, description = "the WAV", content_type = "audio/wav"), (status = 206, description = "a byte range", content_type = "audio/wav"), err::Auth, err::NotFound, err::Gone)
+    responses((status = 200, description = "the audio", content_type = "audio/wav"), (status = 206, description = "a byte range", content_type = "audio/wav"), err::Auth, err::NotFound, err::Gone)
 )]
 async fn chunk_audio(
     State(state): State<AppState>,
@@ -68,7 +94,7 @@ async fn chunk_audio(
     req: Request,
 ) -> Result<Response, ApiError> {
     let meta = chunk_meta(&state, access.tenant_id, chunk).await?;
-    serve_object(&state.objects, &meta.storage_key, "audio/wav", req).await
+    serve_object(&state.objects, &meta.storage_key, content_type(&meta.storage_key), req).await
 }
 
 /// The frequency band a person asks for; either end may be left out.
@@ -123,8 +149,12 @@ pub(super) async fn spectrogram_of(
     req: Request,
 ) -> Result<Response, ApiError> {
     let meta = chunk_meta(state, tenant, chunk).await?;
-    let wav = state.objects.get(&meta.storage_key).await?;
-    let decoded = tokio::task::spawn_blocking(move || audio::decode_wav(&wav, 60.0))
+    let bytes = state.objects.get(&meta.storage_key).await?;
+    let ext = meta.storage_key.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    let decoded = tokio::task::spawn_blocking(move || match ext.as_deref() {
+        Some("wav") => audio::decode_wav(&bytes, 60.0),
+        other => audio::decode::decode_bytes(bytes, other, 60.0),
+    })
         .await
         .map_err(ApiError::internal)?
         .map_err(|e| ApiError::Unprocessable("unreadable_audio", format!("the stored chunk is unreadable: {e}")))?;

@@ -22,6 +22,7 @@ mod bench_quality_set;
 mod bench_satellites;
 mod bench_zones;
 mod classify;
+mod import;
 mod integrations;
 mod model;
 mod satellite;
@@ -74,6 +75,9 @@ pub enum Command {
     Admin(AdminCommand),
     /// Identify the birds in a WAV file, per 3 s window.
     Classify(classify::ClassifyArgs),
+    /// Bring an old BirdNET-Pi or BirdNET-Go station's history into a team, as a satellite.
+    #[command(subcommand)]
+    Import(ImportCommand),
     /// Measure the hub's parts.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -113,6 +117,15 @@ pub enum BenchCommand {
     /// Local time's costs: the position-to-zone finder (load, lookups, memory), writes through
     /// the zone-aware rollup triggers, and a zone move's rate.
     Zones(bench_zones::ZonesArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// A BirdNET-Pi station: its directory (birds.db at the top or in scripts/, clips in
+    /// By_Date/), its birds.db, or its backup tar.
+    BirdnetPi(import::ImportArgs),
+    /// A BirdNET-Go station: its data directory, its database (with -wal/-shm), or a tar of it.
+    BirdnetGo(import::ImportArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -282,6 +295,12 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Healthcheck { url } => admin::healthcheck(&settings, url).await,
         Command::Integrations => integrations::show(&settings).await,
         Command::Classify(args) => classify::run(&settings, args).await,
+        Command::Import(ImportCommand::BirdnetPi(args)) => {
+            import::run(&settings, crate::usecases::imports::PeerKind::BirdnetPi, args).await
+        }
+        Command::Import(ImportCommand::BirdnetGo(args)) => {
+            import::run(&settings, crate::usecases::imports::PeerKind::BirdnetGo, args).await
+        }
         Command::Bench(BenchCommand::Inference(args)) => bench::inference(&settings, args).await,
         Command::Bench(BenchCommand::Auth(args)) => bench_auth::run(args).await,
         Command::Bench(BenchCommand::Pipeline(args)) => bench_pipeline::run(&settings, args).await,

@@ -490,22 +490,25 @@ pub fn chunk_has_species(conn: &Connection, chunk: ChunkId, species_code: &str) 
 pub enum ChunkAudio {
     /// An imported clip (`imported = 1`).
     Clip,
-    /// No clip: the old station had none (`imported = 2`, no audio; the API says 410 `no_audio`).
+    /// No clip: the old station had none (`imported = 2`, no audio, expired at once; the API says
+    /// 410 `no_audio`, the page "audio expired").
     None,
 }
 
 /// Writes an imported chunk: no inference job, no recording session, not a sign of life of the
 /// satellite. Rollups follow through the triggers.
 pub fn insert_chunk(conn: &Connection, c: &super::chunks::NewChunk, audio: ChunkAudio, now: Timestamp) -> Result<()> {
-    let (imported, deleted) = match audio {
-        ChunkAudio::Clip => (1, 0),
-        ChunkAudio::None => (2, 1),
+    // A chunk without audio counts as expired from the start: retention and exports pass it by,
+    // and the page says "audio expired" (the API says 410 `no_audio`).
+    let (imported, deleted, expired) = match audio {
+        ChunkAudio::Clip => (1, 0, None),
+        ChunkAudio::None => (2, 1, Some(now.millis())),
     };
     conn.prepare_cached(
         "INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate, latitude,
-             longitude, storage_key, size_bytes, received_at, imported, audio_deleted)
+             longitude, storage_key, size_bytes, received_at, imported, audio_deleted, audio_expired_at)
          VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?4, ?5, ?6, ?7,
-                 ?8, ?9, ?10, ?11, ?12, ?13)",
+                 ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?
     .execute(params![
         c.id,
@@ -520,7 +523,8 @@ pub fn insert_chunk(conn: &Connection, c: &super::chunks::NewChunk, audio: Chunk
         c.size_bytes,
         now.millis(),
         imported,
-        deleted
+        deleted,
+        expired
     ])?;
     Ok(())
 }

@@ -116,7 +116,9 @@ pub async fn prepare(
             let present = objects.path_of(&e.key).is_ok_and(|p| p.is_file());
             if present {
                 let species = e.recording.calls.first().map(|c| slug(&c.scientific_name)).unwrap_or_default();
-                let name = format!("{:04}-{}-{species}.wav", i + 1, e.recording.start.format("%Y%m%d-%H%M%S"));
+                // The hub's chunks are WAV; an imported clip keeps its own format (issue 38).
+                let ext = e.key.rsplit_once('.').map_or("wav", |(_, x)| x);
+                let name = format!("{:04}-{}-{species}.{ext}", i + 1, e.recording.start.format("%Y%m%d-%H%M%S"));
                 e.recording.file_name = Some(name.clone());
                 files.push((name, e.key));
             }
