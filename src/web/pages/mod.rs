@@ -15,6 +15,7 @@ mod detections;
 mod exports;
 mod exports_scheduled;
 mod forms;
+mod imports;
 mod live;
 mod map_tiles;
 mod public;
@@ -61,6 +62,7 @@ pub fn routes() -> Router<WebState> {
         .merge(satellite::routes())
         .merge(alerts::routes())
         .merge(exports::routes())
+        .merge(imports::routes())
         .merge(public::routes())
         .merge(share::routes())
         .merge(quality::routes())
