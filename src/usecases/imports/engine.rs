@@ -218,12 +218,23 @@ impl Ctx {
                     fresh.push(p);
                 }
             }
+            // A file several rows of this batch name is read and copied once.
+            let mut copied: HashMap<PathBuf, Option<write::ClipChunk>> = HashMap::new();
             for p in &mut fresh {
                 if let (Some(r), Some(lat), Some(lon)) = (&range, p.row.latitude, p.row.longitude) {
                     let day = crate::domain::zone::local_day(p.at.at(), tz);
                     p.expected_here = r.expected(lat, lon, day, p.index).ok();
                 }
+                if let Some(ClipRef::Found(path)) = &p.row.clip
+                    && let Some(done) = copied.get(path)
+                {
+                    p.clip = done.clone();
+                    continue;
+                }
                 self.clip(p, &target, tenant, &mut counts)?;
+                if let Some(ClipRef::Found(path)) = &p.row.clip {
+                    copied.insert(path.clone(), p.clip.clone());
+                }
             }
             if job.dry_run {
                 counts.rows_added += fresh.len() as u64;
@@ -235,10 +246,11 @@ impl Ctx {
             counts.unmapped = sorted(&unmapped);
             rates.update(&mut counts);
             let report = rates.due();
-            let ctx = (id, tenant, report.then_some((&counts, cursor)));
             match &target {
+                // The counters and the cursor commit with the rows: a run killed at any point
+                // resumes exactly after the last batch it committed, with its totals.
                 Some(t) if !job.dry_run => {
-                    self.store.call_blocking(|c| write::batch(c, ctx, t, &fresh))?;
+                    self.store.call_blocking(|c| write::batch(c, (id, tenant, Some((&counts, cursor))), t, &fresh))?;
                 }
                 _ if report => self.store.call_blocking(|c| {
                     store::imports::progress(c, id, &counts, cursor, Timestamp(chrono::Utc::now()))
