@@ -139,7 +139,10 @@ async fn a_legacy_station_comes_over_with_times_names_reviews_comments_and_clips
     assert!(!["confirmed", "rejected"].contains(&robin["verification_status"].as_str().unwrap_or_default()));
 
     // The old-style `clips/2024/05/…` name and the current `2026/05/…` one both play, byte for byte.
-    for (d, file) in [(blackbird, station.join(peers_go::CLIP_OLD_STYLE)), (tit, station.join("clips").join(peers_go::CLIP_NEW_STYLE))] {
+    for (d, file) in [
+        (blackbird, station.join(peers_go::CLIP_OLD_STYLE)),
+        (tit, station.join("clips").join(peers_go::CLIP_NEW_STYLE)),
+    ] {
         let (status, ct, bytes) = audio(&api, &hub, d).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(ct, "audio/wav");
@@ -166,7 +169,8 @@ async fn a_legacy_station_comes_over_with_times_names_reviews_comments_and_clips
     // The dashboard's satellite page shows the imported history.
     let html = page(&hub, &api, &format!("/satellites/{sat}")).await;
     assert!(html.contains("Garden Go"), "the satellite page names it");
-    assert!(html.contains("Eurasian Blackbird"), "and shows its imported species");
+    assert!(html.contains("history-total\">4<"), "its history counts the imported detections");
+    assert!(html.contains("Common Chaffinch"), "and shows its imported species");
 }
 
 #[tokio::test]
@@ -194,7 +198,8 @@ async fn early_2025_columns_and_rows_still_in_the_wal_are_read_without_touching_
     let copy = tmp.path().join("copy");
     std::fs::create_dir_all(&copy).expect("copy dir");
     for suffix in ["", "-wal", "-shm"] {
-        std::fs::copy(live.join(format!("birdnet.db{suffix}")), copy.join(format!("birdnet.db{suffix}"))).expect("copy");
+        std::fs::copy(live.join(format!("birdnet.db{suffix}")), copy.join(format!("birdnet.db{suffix}")))
+            .expect("copy");
     }
     drop(writer);
     let before: Vec<(String, Vec<u8>)> = std::fs::read_dir(&copy)
@@ -279,7 +284,11 @@ fn big_station(dir: &Path, rows: usize) -> PathBuf {
     let db = dir.join("birdnet.db");
     let mut conn = rusqlite::Connection::open(&db).expect("db");
     conn.execute_batch(&peers_go::legacy_schema("")).expect("schema");
-    let species = [("Turdus merula", "Eurasian Blackbird"), ("Parus major", "Great Tit"), ("Erithacus rubecula", "European Robin")];
+    let species = [
+        ("Turdus merula", "Eurasian Blackbird"),
+        ("Parus major", "Great Tit"),
+        ("Erithacus rubecula", "European Robin"),
+    ];
     let sample = dir.join("clips/2025/03/sample.wav");
     peers_go::clip(&sample, 0.0, 1.0);
     let tx = conn.transaction().expect("tx");
@@ -323,9 +332,8 @@ async fn an_interrupted_import_resumes_to_the_same_totals() {
     // Killed once some batches are in, well before the end.
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     loop {
-        let added: Option<i64> = hub.sql(|c| {
-            c.query_row("SELECT rows_added FROM imports WHERE status = 'running'", [], |r| r.get(0)).ok()
-        });
+        let added: Option<i64> =
+            hub.sql(|c| c.query_row("SELECT rows_added FROM imports WHERE status = 'running'", [], |r| r.get(0)).ok());
         if added.is_some_and(|n| n > 0) {
             break;
         }
@@ -335,8 +343,9 @@ async fn an_interrupted_import_resumes_to_the_same_totals() {
     }
     Command::new("kill").args(["-KILL", &child.id().to_string()]).status().expect("kill");
     child.wait().expect("reap");
-    let (partial, status): (i64, String) =
-        hub.sql(|c| c.query_row("SELECT rows_added, status FROM imports", [], |r| Ok((r.get(0)?, r.get(1)?))).expect("job"));
+    let (partial, status): (i64, String) = hub.sql(|c| {
+        c.query_row("SELECT rows_added, status FROM imports", [], |r| Ok((r.get(0)?, r.get(1)?))).expect("job")
+    });
     assert!(partial > 0 && (partial as usize) < ROWS, "interrupted part-way: {partial}");
     assert_eq!(status, "running", "the killed job is left to be resumed");
 
@@ -349,9 +358,7 @@ async fn an_interrupted_import_resumes_to_the_same_totals() {
     let (status, body) = api.get(&format!("/detections?satelliteId={sat}&limit=1&withCount=true")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["total"], ROWS as u64, "every row once, none twice");
-    let clips: i64 = hub.sql(|c| {
-        c.query_row("SELECT clips_copied FROM imports", [], |r| r.get(0)).expect("clips")
-    });
+    let clips: i64 = hub.sql(|c| c.query_row("SELECT clips_copied FROM imports", [], |r| r.get(0)).expect("clips"));
     assert_eq!(clips as usize, ROWS / 50, "every clip once");
 }
 

@@ -110,7 +110,10 @@ async fn create(
         }
     }
     let Some(file) = file else {
-        return Err(ApiError::Unprocessable("file_missing", "attach the station's backup or database as `file`".into()));
+        return Err(ApiError::Unprocessable(
+            "file_missing",
+            "attach the station's backup or database as `file`".into(),
+        ));
     };
     let job = uploads::start(&handles(&state), slot, access.ctx.user_id(), form, file).await?;
     Audit::new("import.started")
@@ -129,11 +132,15 @@ async fn text(field: &mut Field<'_>, name: &str, max: u64) -> Result<String, Api
     let mut bytes = Vec::new();
     while let Some(piece) = field.chunk().await.map_err(|e| multipart_error(e, max))? {
         if bytes.len() + piece.len() > MAX_FIELD_BYTES {
-            return Err(ApiError::Unprocessable("field_too_long", format!("`{name}` is longer than {MAX_FIELD_BYTES} bytes")));
+            return Err(ApiError::Unprocessable(
+                "field_too_long",
+                format!("`{name}` is longer than {MAX_FIELD_BYTES} bytes"),
+            ));
         }
         bytes.extend_from_slice(&piece);
     }
-    String::from_utf8(bytes).map_err(|_| ApiError::Unprocessable("invalid_field", format!("`{name}` is not UTF-8 text")))
+    String::from_utf8(bytes)
+        .map_err(|_| ApiError::Unprocessable("invalid_field", format!("`{name}` is not UTF-8 text")))
 }
 
 /// A body over the route's limit is 413; anything else (a malformed form, a body cut off) is 400.
@@ -141,7 +148,10 @@ fn multipart_error(e: MultipartError, max: u64) -> ApiError {
     if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
         UploadError::TooLarge { limit: max }.into()
     } else {
-        ApiError::BadRequest("invalid_multipart", format!("the upload form is malformed or incomplete: {}", e.body_text()))
+        ApiError::BadRequest(
+            "invalid_multipart",
+            format!("the upload form is malformed or incomplete: {}", e.body_text()),
+        )
     }
 }
 
@@ -181,7 +191,9 @@ async fn get_one(
     let tenant = access.tenant_id;
     match state.store.call(move |c| store::imports::get(c, tenant, id)).await {
         Ok(job) => Ok(axum::Json(job)),
-        Err(store::Error::NotFound) => Err(ApiError::NotFound("import_not_found", "no such import in this team".into())),
+        Err(store::Error::NotFound) => {
+            Err(ApiError::NotFound("import_not_found", "no such import in this team".into()))
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -31,7 +31,9 @@ const CHECK_EVERY: u64 = 16 * 1024 * 1024;
 /// What an upload can meet.
 #[derive(Debug, thiserror::Error)]
 pub enum UploadError {
-    #[error("the file is larger than the upload limit of {limit} bytes (imports.max_upload_bytes); copy it to the hub and use `birdhub import` instead")]
+    #[error(
+        "the file is larger than the upload limit of {limit} bytes (imports.max_upload_bytes); copy it to the hub and use `birdhub import` instead"
+    )]
     TooLarge { limit: u64 },
     #[error("not enough free disk for the upload: {free} bytes are free")]
     NoSpace { free: u64 },
@@ -202,7 +204,12 @@ fn nonempty(v: &Option<String>) -> Option<&str> {
     v.as_deref().map(str::trim).filter(|s| !s.is_empty())
 }
 
-fn request(tenant: TenantId, actor: Option<UserId>, form: &UploadForm, source: PathBuf) -> Result<ImportRequest, UploadError> {
+fn request(
+    tenant: TenantId,
+    actor: Option<UserId>,
+    form: &UploadForm,
+    source: PathBuf,
+) -> Result<ImportRequest, UploadError> {
     let kind = match nonempty(&form.kind) {
         Some("birdnet-pi") => PeerKind::BirdnetPi,
         Some("birdnet-go") => PeerKind::BirdnetGo,
@@ -211,7 +218,9 @@ fn request(tenant: TenantId, actor: Option<UserId>, form: &UploadForm, source: P
     };
     let target = match (nonempty(&form.satellite_id), nonempty(&form.name)) {
         (Some(_), Some(_)) => {
-            return Err(UploadError::Invalid("give satellite_id (an existing satellite) or name (a new one), not both".into()));
+            return Err(UploadError::Invalid(
+                "give satellite_id (an existing satellite) or name (a new one), not both".into(),
+            ));
         }
         (Some(id), None) => Target::Existing(
             id.parse::<SatelliteId>()
@@ -261,7 +270,9 @@ pub async fn start(
 
 async fn run(h: &Handles, id: ImportId) {
     match imports::run(&h.store, &h.objects, &h.names, Some(&h.range), id, |_| {}).await {
-        Ok(job) => tracing::info!(import = %id, added = job.rows_added, duplicates = job.rows_duplicate, "import finished"),
+        Ok(job) => {
+            tracing::info!(import = %id, added = job.rows_added, duplicates = job.rows_duplicate, "import finished")
+        }
         Err(e) => tracing::warn!(import = %id, error = %e, "import failed"),
     }
 }

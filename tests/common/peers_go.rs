@@ -91,7 +91,14 @@ pub struct Note {
     pub clip: &'static str,
 }
 
-pub fn note(date: &'static str, time: &'static str, scientific: &'static str, common: &'static str, confidence: f64, clip: &'static str) -> Note {
+pub fn note(
+    date: &'static str,
+    time: &'static str,
+    scientific: &'static str,
+    common: &'static str,
+    confidence: f64,
+    clip: &'static str,
+) -> Note {
     Note { date, time, scientific, common, confidence, clip }
 }
 

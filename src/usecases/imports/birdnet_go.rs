@@ -13,8 +13,8 @@ mod values;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use rusqlite::types::Value;
 use rusqlite::Connection;
+use rusqlite::types::Value;
 
 use self::clips::ClipRoot;
 use self::locate::Snapshot;
@@ -49,17 +49,25 @@ pub fn open(path: &Path, scratch: &Path) -> Result<Box<dyn PeerSource>, SourceEr
         Detected::Legacy => Schema::BirdnetGoLegacy,
         Detected::V2 => Schema::BirdnetGoV2,
         Detected::BirdnetPi => {
-            return Err(SourceError::WrongKind { path: shown, expected: "BirdNET-Go".into(), found: "BirdNET-Pi".into() })
+            return Err(SourceError::WrongKind {
+                path: shown,
+                expected: "BirdNET-Go".into(),
+                found: "BirdNET-Pi".into(),
+            });
         }
         Detected::InProgress(state) => {
             return Err(SourceError::UnknownSchema {
                 path: shown,
                 expected: "a completed v2 migration, or the legacy birdnet.db that is authoritative during one".into(),
                 found: format!("a v2 migration in progress (state {state}); import the legacy birdnet.db instead"),
-            })
+            });
         }
         Detected::Unknown => {
-            return Err(SourceError::UnknownSchema { path: shown, expected: schema::EXPECTED.into(), found: tables.describe() })
+            return Err(SourceError::UnknownSchema {
+                path: shown,
+                expected: schema::EXPECTED.into(),
+                found: tables.describe(),
+            });
         }
     };
     Ok(Box::new(GoSource::new(db, snapshot, tables, schema, &found.base)?))
@@ -148,7 +156,11 @@ impl PeerSource for GoSource {
 
 /// `table`'s columns as a select list in `wanted`'s order, NULL for those it lacks.
 fn columns_or_null(tables: &Tables, table: &str, wanted: &[&str]) -> String {
-    wanted.iter().map(|c| if tables.has_column(table, c) { format!("\"{c}\"") } else { "NULL".into() }).collect::<Vec<_>>().join(", ")
+    wanted
+        .iter()
+        .map(|c| if tables.has_column(table, c) { format!("\"{c}\"") } else { "NULL".into() })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The reviews, comments and locks of the rows with ids in `(after, last]`, one query per table.

@@ -73,7 +73,7 @@ fn count(n: u64, one: &str, many: &str) -> String {
     let digits = n.to_string();
     let mut grouped = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(c);
@@ -95,8 +95,10 @@ async fn page(ctx: &Ctx) -> Result<Markup, PageError> {
     }
     let tenant: crate::ids::TenantId = team.parse().map_err(|_| PageError::NotFound("No such team.".into()))?;
     let zone = ctx.app.store.team_zone(tenant).await.map_err(|e| PageError::Internal(e.into()))?;
-    let (sats, jobs) =
-        tokio::try_join!(ctx.api.get::<SatPage>("/satellites?limit=100"), ctx.api.get::<Vec<Job>>("/imports?limit=20"))?;
+    let (sats, jobs) = tokio::try_join!(
+        ctx.api.get::<SatPage>("/satellites?limit=100"),
+        ctx.api.get::<Vec<Job>>("/imports?limit=20")
+    )?;
     let names: Vec<(String, String)> = sats.satellites.iter().map(|s| (s.id.clone(), s.name.clone())).collect();
     let body = html! {
         section.card #import-card {

@@ -23,6 +23,7 @@ mod quality;
 mod recovery;
 mod sat_clock;
 mod sat_detection;
+mod sat_history;
 mod sat_parts;
 mod sat_summary;
 mod satellite;

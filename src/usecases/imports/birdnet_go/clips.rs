@@ -120,7 +120,8 @@ impl ClipRoot {
                 parts.remove(0);
             }
         }
-        (!parts.is_empty() && parts.iter().all(|p| is_file_name(p))).then(|| parts.iter().map(|p| (*p).to_owned()).collect())
+        (!parts.is_empty() && parts.iter().all(|p| is_file_name(p)))
+            .then(|| parts.iter().map(|p| (*p).to_owned()).collect())
     }
 }
 
@@ -166,7 +167,10 @@ mod tests {
         assert_eq!(parts(Some("clips/"), "clips/2026/05/turdus_merula_87p_20260501T061203Z.wav"), want);
         assert_eq!(parts(Some("/data/clips"), "/data/clips/2026/05/turdus_merula_87p_20260501T061203Z.wav"), want);
         assert_eq!(parts(Some("/data/audio"), "audio/2026/05/turdus_merula_87p_20260501T061203Z.wav"), want);
-        assert_eq!(parts(None, "/home/pi/birdnet-go-app/data/clips/2026/05/turdus_merula_87p_20260501T061203Z.wav"), want);
+        assert_eq!(
+            parts(None, "/home/pi/birdnet-go-app/data/clips/2026/05/turdus_merula_87p_20260501T061203Z.wav"),
+            want
+        );
         assert_eq!(parts(None, "C:\\birdnet\\clips\\2026\\05\\turdus_merula_87p_20260501T061203Z.wav"), want);
         assert_eq!(parts(None, "/mnt/old/2026/05/turdus_merula_87p_20260501T061203Z.wav"), want);
     }

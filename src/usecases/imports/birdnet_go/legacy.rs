@@ -3,13 +3,13 @@
 
 use std::collections::HashMap;
 
-use rusqlite::types::Value;
 use rusqlite::Connection;
+use rusqlite::types::Value;
 
 use super::clips::ClipRoot;
 use super::schema::Tables;
 use super::values::{instant, local_time, number, position, text, verdict};
-use super::{columns_or_null, Extras};
+use super::{Extras, columns_or_null};
 use crate::usecases::imports::peer::{Batch, PeerComment, PeerRow, Read, RowTime, SourceError};
 
 /// Columns read from `notes`, in this order; `verified` and `comment` exist only on builds of
@@ -41,13 +41,13 @@ pub(super) fn batch(
     cursor: i64,
     limit: usize,
 ) -> Result<Batch, SourceError> {
-    let sql = format!(
-        "SELECT {} FROM notes WHERE id > ?1 ORDER BY id LIMIT ?2",
-        columns_or_null(tables, "notes", COLUMNS)
-    );
+    let sql =
+        format!("SELECT {} FROM notes WHERE id > ?1 ORDER BY id LIMIT ?2", columns_or_null(tables, "notes", COLUMNS));
     let mut stmt = conn.prepare(&sql)?;
     let rows: Vec<Vec<Value>> = stmt
-        .query_map(rusqlite::params![cursor, limit as i64], |r| (0..COLUMNS.len()).map(|i| r.get::<_, Value>(i)).collect())?
+        .query_map(rusqlite::params![cursor, limit as i64], |r| {
+            (0..COLUMNS.len()).map(|i| r.get::<_, Value>(i)).collect()
+        })?
         .collect::<Result<_, _>>()?;
     let Some(last) = rows.last().and_then(|r| r.first()).and_then(super::values::integer) else {
         return Ok(Batch { items: Vec::new(), cursor });

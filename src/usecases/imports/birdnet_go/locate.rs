@@ -94,7 +94,12 @@ fn listing(dir: &Path) -> String {
 /// (the install script's `~/birdnet-go-app/{data,config}`). Empty when there is none.
 pub(super) fn config(base: &Path) -> BTreeMap<String, String> {
     let parent = base.parent().map(Path::to_path_buf).unwrap_or_else(|| base.to_path_buf());
-    let candidates = [base.join("config.yaml"), base.join("config/config.yaml"), parent.join("config.yaml"), parent.join("config/config.yaml")];
+    let candidates = [
+        base.join("config.yaml"),
+        base.join("config/config.yaml"),
+        parent.join("config.yaml"),
+        parent.join("config/config.yaml"),
+    ];
     candidates.iter().find_map(|p| std::fs::read_to_string(p).ok()).map(|t| yaml_keys(&t)).unwrap_or_default()
 }
 
@@ -107,11 +112,15 @@ pub(super) struct Snapshot {
 
 impl Snapshot {
     pub(super) fn take(db: &Path, scratch: &Path) -> Result<Self, SourceError> {
-        let unreadable = |e: &dyn std::fmt::Display| SourceError::Unreadable { path: db.display().to_string(), message: e.to_string() };
+        let unreadable = |e: &dyn std::fmt::Display| SourceError::Unreadable {
+            path: db.display().to_string(),
+            message: e.to_string(),
+        };
         let wal = sibling(db, "-wal");
         if !wal.is_file() && !wal_mode(db)? {
-            let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-                .map_err(|e| unreadable(&e))?;
+            let conn =
+                Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+                    .map_err(|e| unreadable(&e))?;
             conn.pragma_update(None, "query_only", true)?;
             check(&conn).map_err(|e| unreadable(&e))?;
             return Ok(Self { conn, copy: None });
@@ -119,7 +128,10 @@ impl Snapshot {
         let dir = scratch.join(format!(
             "birdnet-go-{}-{}",
             std::process::id(),
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default()
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default()
         ));
         std::fs::create_dir_all(&dir)?;
         let copy = dir.join("birdnet.db");

@@ -19,8 +19,10 @@ impl Tables {
         let mut map = BTreeMap::new();
         for name in names {
             let mut cols = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
-            let cols: Vec<String> =
-                cols.query_map([&name], |r| r.get::<_, String>(0))?.map(|c| c.map(|c| c.to_lowercase())).collect::<Result<_, _>>()?;
+            let cols: Vec<String> = cols
+                .query_map([&name], |r| r.get::<_, String>(0))?
+                .map(|c| c.map(|c| c.to_lowercase()))
+                .collect::<Result<_, _>>()?;
             map.insert(name.to_lowercase(), cols);
         }
         Ok(Self { map })
@@ -110,7 +112,8 @@ pub(super) fn detect(conn: &Connection, tables: &Tables) -> rusqlite::Result<Det
     if legacy_ok && has_rows(conn, "notes")? {
         return Ok(Detected::Legacy);
     }
-    let v2_ok = tables.has_columns("detections", V2_DETECTIONS_REQUIRED) && tables.has_columns("labels", V2_LABELS_REQUIRED);
+    let v2_ok =
+        tables.has_columns("detections", V2_DETECTIONS_REQUIRED) && tables.has_columns("labels", V2_LABELS_REQUIRED);
     if v2_ok {
         return Ok(match migration_state(conn, tables)? {
             Some(state) if state == "completed" => Detected::V2,
@@ -177,7 +180,8 @@ mod tests {
 
     #[test]
     fn the_old_table_name_migration_state_counts() {
-        let sql = "CREATE TABLE detections (id INTEGER PRIMARY KEY, label_id INTEGER, detected_at INTEGER, confidence REAL);
+        let sql =
+            "CREATE TABLE detections (id INTEGER PRIMARY KEY, label_id INTEGER, detected_at INTEGER, confidence REAL);
             CREATE TABLE labels (id INTEGER PRIMARY KEY, scientific_name TEXT);
             CREATE TABLE migration_state (id INTEGER PRIMARY KEY, state TEXT);
             INSERT INTO migration_state (state) VALUES ('completed');";

@@ -84,13 +84,18 @@ fn a_legacy_data_dir_gives_rows_reviews_comments_locks_and_clips() {
     assert_eq!(rows.len(), 3);
     let Read::Row(first) = &rows[0] else { panic!("row 1 corrupt: {:?}", rows[0]) };
     assert_eq!(first.key, "go:1");
-    assert_eq!(first.time, RowTime::Local(chrono::NaiveDate::from_ymd_opt(2024, 5, 1).and_then(|d| d.and_hms_opt(6, 12, 3)).expect("t")));
+    assert_eq!(
+        first.time,
+        RowTime::Local(chrono::NaiveDate::from_ymd_opt(2024, 5, 1).and_then(|d| d.and_hms_opt(6, 12, 3)).expect("t"))
+    );
     assert_eq!(first.common_name.as_deref(), Some("Eurasian Blackbird"));
     assert_eq!((first.threshold, first.sensitivity, first.latitude), (Some(0.8), Some(1.0), Some(60.17)));
     assert_eq!(first.verdict, Some(Verdict::FalsePositive));
     assert!(first.locked);
     assert_eq!(first.comments.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(), ["first", "second"]);
-    assert!(matches!(&first.clip, Some(ClipRef::Found(p)) if p.ends_with("clips/2024/05/turdus_merula_87p_20240501T061203Z.wav")));
+    assert!(
+        matches!(&first.clip, Some(ClipRef::Found(p)) if p.ends_with("clips/2024/05/turdus_merula_87p_20240501T061203Z.wav"))
+    );
     assert!(matches!(&rows[1], Read::Corrupt { at, .. } if at == "notes.id 2"));
     let Read::Row(third) = &rows[2] else { panic!("row 3 corrupt") };
     assert_eq!(third.latitude, None);
@@ -145,7 +150,10 @@ fn a_wal_database_is_read_from_a_copy_with_its_uncheckpointed_rows() {
 fn wrong_kind_unknown_schema_and_empty_dirs_are_named() {
     let dir = tempfile::tempdir().expect("tmp");
     let pi = dir.path().join("birds.db");
-    make(&pi, "CREATE TABLE detections (Date DATE, Time TIME, Sci_Name VARCHAR(100) NOT NULL, Com_Name VARCHAR(100) NOT NULL, Confidence FLOAT, File_Name VARCHAR(100) NOT NULL);");
+    make(
+        &pi,
+        "CREATE TABLE detections (Date DATE, Time TIME, Sci_Name VARCHAR(100) NOT NULL, Com_Name VARCHAR(100) NOT NULL, Confidence FLOAT, File_Name VARCHAR(100) NOT NULL);",
+    );
     assert!(matches!(open(&pi, dir.path()), Err(SourceError::WrongKind { found, .. }) if found == "BirdNET-Pi"));
     let odd = dir.path().join("odd.db");
     make(&odd, "CREATE TABLE sightings (id INTEGER, bird TEXT);");

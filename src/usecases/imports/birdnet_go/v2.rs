@@ -2,17 +2,18 @@
 //! with reviews, comments and locks by `detection_id`. v2 keeps no common names, thresholds
 //! or sensitivities; `detected_at` is an absolute instant.
 
-use rusqlite::types::Value;
 use rusqlite::Connection;
+use rusqlite::types::Value;
 
 use super::clips::ClipRoot;
 use super::schema::Tables;
 use super::values::{instant, integer, number, position, text};
-use super::{columns_or_null, Extras};
+use super::{Extras, columns_or_null};
 use crate::usecases::imports::peer::{Batch, PeerRow, Read, RowTime, SourceError};
 
 /// Columns read from `detections` (prefixed `d.`), then the label's scientific name.
-const COLUMNS: &[&str] = &["id", "detected_at", "confidence", "latitude", "longitude", "clip_name", "legacy_id", "label_id"];
+const COLUMNS: &[&str] =
+    &["id", "detected_at", "confidence", "latitude", "longitude", "clip_name", "legacy_id", "label_id"];
 
 pub(super) fn total(conn: &Connection) -> Result<u64, SourceError> {
     Ok(conn.query_row("SELECT COUNT(*) FROM detections", [], |r| r.get::<_, i64>(0))?.max(0) as u64)
@@ -36,7 +37,9 @@ pub(super) fn batch(
     );
     let mut stmt = conn.prepare(&sql)?;
     let rows: Vec<Vec<Value>> = stmt
-        .query_map(rusqlite::params![cursor, limit as i64], |r| (0..=COLUMNS.len()).map(|i| r.get::<_, Value>(i)).collect())?
+        .query_map(rusqlite::params![cursor, limit as i64], |r| {
+            (0..=COLUMNS.len()).map(|i| r.get::<_, Value>(i)).collect()
+        })?
         .collect::<Result<_, _>>()?;
     let Some(last) = rows.last().and_then(|r| r.first()).and_then(integer) else {
         return Ok(Batch { items: Vec::new(), cursor });

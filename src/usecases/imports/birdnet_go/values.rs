@@ -48,7 +48,8 @@ pub(super) fn local_time(date: &Value, time: &Value) -> Option<NaiveDateTime> {
     let date = text(date)?;
     let day = date.get(..10).and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())?;
     let time = text(time)?;
-    let clock = NaiveTime::parse_from_str(&time, "%H:%M:%S%.f").or_else(|_| NaiveTime::parse_from_str(&time, "%H:%M")).ok()?;
+    let clock =
+        NaiveTime::parse_from_str(&time, "%H:%M:%S%.f").or_else(|_| NaiveTime::parse_from_str(&time, "%H:%M")).ok()?;
     Some(day.and_time(clock))
 }
 
@@ -83,11 +84,7 @@ pub(super) fn instant(v: &Value) -> Option<DateTime<Utc>> {
 
 fn epoch(n: i64) -> Option<DateTime<Utc>> {
     // Seconds until the year 5138; anything larger is milliseconds.
-    if n.abs() >= 100_000_000_000 {
-        DateTime::from_timestamp_millis(n)
-    } else {
-        DateTime::from_timestamp(n, 0)
-    }
+    if n.abs() >= 100_000_000_000 { DateTime::from_timestamp_millis(n) } else { DateTime::from_timestamp(n, 0) }
 }
 
 /// A review's `verified` text.
@@ -111,7 +108,10 @@ mod tests {
     fn legacy_wall_clock_times_parse_in_every_written_shape() {
         let want = NaiveDate::from_ymd_opt(2024, 5, 1).and_then(|d| d.and_hms_opt(6, 12, 3));
         assert_eq!(local_time(&t("2024-05-01"), &t("06:12:03")), want);
-        assert_eq!(local_time(&t("2024-05-01T00:00:00Z"), &t("06:12:03.250")).map(|d| d.date()), want.map(|d| d.date()));
+        assert_eq!(
+            local_time(&t("2024-05-01T00:00:00Z"), &t("06:12:03.250")).map(|d| d.date()),
+            want.map(|d| d.date())
+        );
         assert_eq!(local_time(&t("2024-13-01"), &t("06:12:03")), None);
         assert_eq!(local_time(&t("2024-05-01"), &t("noon")), None);
         assert_eq!(local_time(&Value::Null, &t("06:12:03")), None);
