@@ -40,8 +40,7 @@ fn import_cmd(hub: &TestHub, source: &Path, args: &[&str]) -> Command {
 }
 
 fn import(hub: &TestHub, source: &Path, args: &[&str]) -> Output {
-    let out = import_cmd(hub, source, args).output().expect("run birdhub import");
-    out
+    import_cmd(hub, source, args).output().expect("run birdhub import")
 }
 
 fn text(b: &[u8]) -> String {
