@@ -482,3 +482,65 @@ async fn a_team_admin_uploads_a_data_dir_tar_and_polls_the_job_to_its_report() {
     common::assert_error(&(status, body), 422, "invalid_time_zone");
     assert_eq!(uploads_left(&hub), 0, "refused uploads are removed at once");
 }
+
+#[tokio::test]
+async fn one_import_runs_per_team_at_a_time() {
+    let hub = hub().await;
+    hub.user("owner@example.org", false).await;
+    let api = hub.login("owner@example.org").await;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let big = big_station(&tmp.path().join("big"), 12_000);
+    let small = tmp.path().join("small");
+    peers_go::legacy_station(&small, "");
+
+    let (status, first) = upload(&hub, &api, &big, &[("kind", "birdnet-go"), ("name", "Big")]).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{first}");
+    let (status, body) = upload(&hub, &api, &small.join("birdnet.db"), &[("kind", "birdnet-go")]).await;
+    common::assert_error(&(status, body), 409, "import_running");
+    let id = first["id"].as_str().expect("id");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let (_, job) = api.get(&format!("/imports/{id}")).await;
+        if job["status"] == "done" {
+            break;
+        }
+        assert_ne!(job["status"], "failed", "{job}");
+        assert!(std::time::Instant::now() < deadline, "the first import never ended");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (status, body) = upload(&hub, &api, &small.join("birdnet.db"), &[("kind", "birdnet-go")]).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "the next one may start once the first has ended: {body}");
+}
+
+#[tokio::test]
+async fn an_uploaded_import_the_hub_was_running_when_it_stopped_is_marked_failed_at_its_next_start() {
+    let hub = common::spawn_hub().await;
+    let owner = hub.user("owner@example.org", false).await;
+    let data = std::fs::canonicalize(&hub.data_dir).expect("data dir");
+    let leftover = data.join("imports/uploads/0b7e/birdnet.db");
+    std::fs::create_dir_all(leftover.parent().expect("dir")).expect("uploads");
+    std::fs::write(&leftover, b"half an upload").expect("leftover");
+    let (uploaded, cli) = (uuid::Uuid::new_v4().to_string(), uuid::Uuid::new_v4().to_string());
+    hub.sql(|c| {
+        for (id, source) in [(&uploaded, leftover.display().to_string()), (&cli, "/home/pi/BirdNET-Go/data".to_owned())] {
+            c.execute(
+                "INSERT INTO imports (id, tenant_id, kind, schema, source, database_path, time_zone, status, runner_pid,
+                   created_at, updated_at)
+                 VALUES (?1, ?2, 'birdnet-go', 'birdnet-go-legacy', ?3, ?3, 'UTC', 'running', 2147483000,
+                   '2026-11-27T10:00:00.000Z', '2026-11-27T10:00:00.000Z')",
+                rusqlite::params![id, owner.tenant.to_string(), source],
+            )
+            .expect("job row");
+        }
+    });
+    let dir = hub.stop_keeping_data().await;
+    let hub = common::spawn_hub_in(dir, |_| {}).await;
+    let api = hub.login("owner@example.org").await;
+    let (status, job) = api.get(&format!("/imports/{uploaded}")).await;
+    assert_eq!(status, StatusCode::OK, "{job}");
+    assert_eq!(job["status"], "failed");
+    assert!(job["error"].as_str().is_some_and(|e| e.starts_with("interrupted")), "{job}");
+    let (_, job) = api.get(&format!("/imports/{cli}")).await;
+    assert_eq!(job["status"], "running", "a command-line job is left for `birdhub import` to resume");
+    assert!(!leftover.exists(), "the half upload is removed");
+}
