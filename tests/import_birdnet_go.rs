@@ -522,7 +522,8 @@ async fn an_uploaded_import_the_hub_was_running_when_it_stopped_is_marked_failed
     std::fs::write(&leftover, b"half an upload").expect("leftover");
     let (uploaded, cli) = (uuid::Uuid::new_v4().to_string(), uuid::Uuid::new_v4().to_string());
     hub.sql(|c| {
-        for (id, source) in [(&uploaded, leftover.display().to_string()), (&cli, "/home/pi/BirdNET-Go/data".to_owned())] {
+        for (id, source) in [(&uploaded, leftover.display().to_string()), (&cli, "/home/pi/BirdNET-Go/data".to_owned())]
+        {
             c.execute(
                 "INSERT INTO imports (id, tenant_id, kind, schema, source, database_path, time_zone, status, runner_pid,
                    created_at, updated_at)
