@@ -201,9 +201,9 @@ async fn a_nachtzuster_backup_tar_with_german_names_is_unpacked_and_imported() {
     assert!(out.contains("added: 3") && out.contains("clips copied: 2") && out.contains("missing clips: 1"), "{out}");
     let (sat, name) = satellite_of(&hub, &user);
     assert_eq!(name, "Balkon");
-    let place: (Option<f64>, Option<f64>) =
-        hub.sql(|c| c.query_row("SELECT latitude, longitude FROM satellites", [], |r| Ok((r.get(0)?, r.get(1)?))))
-            .expect("place");
+    let place: (Option<f64>, Option<f64>) = hub
+        .sql(|c| c.query_row("SELECT latitude, longitude FROM satellites", [], |r| Ok((r.get(0)?, r.get(1)?))))
+        .expect("place");
     assert_eq!(place, (Some(52.52), Some(13.405)), "placed where the station was");
     let list = detections(&api, &sat).await;
     let robin = find(&list, "Erithacus rubecula", "2024-06-01T03:10:00.000Z");
@@ -275,17 +275,15 @@ async fn an_import_killed_mid_way_resumes_to_the_same_totals() {
     let args = ["--satellite", sat.as_str(), "--zone", "America/New_York"];
     let mut child = import_cmd(&hub, &db, &args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
     // Kill it once it has committed some rows and before it is done.
-    let mut killed_at = 0;
     for _ in 0..2_000 {
-        let added = count(&hub, "SELECT count(*) FROM detections");
-        if added > 0 {
-            Command::new("kill").args(["-KILL", &child.id().to_string()]).status().expect("kill");
-            child.wait().expect("reap");
-            killed_at = count(&hub, "SELECT count(*) FROM detections");
+        if count(&hub, "SELECT count(*) FROM detections") > 0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    Command::new("kill").args(["-KILL", &child.id().to_string()]).status().expect("kill");
+    child.wait().expect("reap");
+    let killed_at = count(&hub, "SELECT count(*) FROM detections");
     assert!(killed_at > 0 && killed_at < n as i64, "killed mid-way ({killed_at} of {n} rows)");
     let status: String = hub.sql(|c| c.query_row("SELECT status FROM imports", [], |r| r.get(0))).expect("job");
     assert_eq!(status, "running", "the job row shows the interrupted run");
@@ -294,9 +292,9 @@ async fn an_import_killed_mid_way_resumes_to_the_same_totals() {
     assert!(ok, "{out}\n{err}");
     assert_eq!(count(&hub, "SELECT count(*) FROM detections"), n as i64, "every row once");
     assert_eq!(count(&hub, "SELECT count(*) FROM imports"), 1, "the rerun resumed the same job");
-    let (added, read): (i64, i64) =
-        hub.sql(|c| c.query_row("SELECT rows_added, rows_read FROM imports", [], |r| Ok((r.get(0)?, r.get(1)?))))
-            .expect("job");
+    let (added, read): (i64, i64) = hub
+        .sql(|c| c.query_row("SELECT rows_added, rows_read FROM imports", [], |r| Ok((r.get(0)?, r.get(1)?))))
+        .expect("job");
     assert_eq!((added, read), (n as i64, n as i64), "the totals of one clean run");
     let (status, body) = api.get(&format!("/detections?satelliteId={sat}&limit=1&withCount=true")).await;
     assert_eq!(status, 200);
@@ -337,7 +335,10 @@ async fn a_path_without_a_database_or_with_an_unknown_schema_is_a_clear_error_an
     drop(c);
     let (ok, _, err) = import(&hub, &other, &[]);
     assert!(!ok);
-    assert!(err.contains("unknown schema") && err.contains("expected a detections table with columns Date, Time"), "{err}");
+    assert!(
+        err.contains("unknown schema") && err.contains("expected a detections table with columns Date, Time"),
+        "{err}"
+    );
     assert!(err.contains("found tables birds (name, seen_at)"), "{err}");
 
     let (ok, _, err) = import(&hub, &other, &["--zone", "Mars/Olympus"]);

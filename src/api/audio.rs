@@ -155,9 +155,9 @@ pub(super) async fn spectrogram_of(
         Some("wav") => audio::decode_wav(&bytes, 60.0),
         other => audio::decode::decode_bytes(bytes, other, 60.0),
     })
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(|e| ApiError::Unprocessable("unreadable_audio", format!("the stored chunk is unreadable: {e}")))?;
+    .await
+    .map_err(ApiError::internal)?
+    .map_err(|e| ApiError::Unprocessable("unreadable_audio", format!("the stored chunk is unreadable: {e}")))?;
     let range = spectrogram::FrequencyRange::choose(min_hz, max_hz, decoded.sample_rate)
         .map_err(|e| ApiError::Unprocessable("invalid_frequency_range", e.to_string()))?;
     let map = spectrogram::mapping(decoded.samples.len(), decoded.sample_rate, range)

@@ -96,5 +96,5 @@ async fn audio(
 ) -> Result<Response, ApiError> {
     let team = admit(&state, &ip, &team).await?;
     let key = public_page::audio(state.public_ctx(), &team, &id).await?;
-    serve_object(&state.objects, &key, "audio/wav", req).await
+    serve_object(&state.objects, &key, super::audio::content_type(&key), req).await
 }

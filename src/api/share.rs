@@ -153,7 +153,7 @@ async fn shared_audio(
     if let Some(at) = d.audio_expired_at {
         return Err(super::audio::expired(at));
     }
-    serve_object(&state.objects, &d.storage_key, "audio/wav", req).await
+    serve_object(&state.objects, &d.storage_key, super::audio::content_type(&d.storage_key), req).await
 }
 
 #[utoipa::path(

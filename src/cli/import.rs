@@ -46,7 +46,7 @@ pub fn grouped(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -56,7 +56,7 @@ pub fn grouped(n: u64) -> String {
 
 /// "rows 120,000/500,000 (24 %), 41,200 rows/s; clips 310, 52/s; about 9 s left"
 pub fn progress_line(p: &Progress) -> String {
-    let pct = if p.rows_total > 0 { p.rows_read * 100 / p.rows_total } else { 100 };
+    let pct = (p.rows_read * 100).checked_div(p.rows_total).unwrap_or(100);
     let left = match p.seconds_left {
         Some(s) if s >= 90.0 => format!("; about {} min left", (s / 60.0).round() as u64),
         Some(s) => format!("; about {} s left", s.ceil() as u64),
@@ -163,7 +163,9 @@ pub async fn run(settings: &Settings, kind: PeerKind, args: ImportArgs) -> anyho
         }
     };
     let sat = match job.satellite_id {
-        Some(s) => Some(store.call(move |c| store::satellites::get(c, s)).await.map(|s| format!("{} ({})", s.name, s.id))?),
+        Some(s) => {
+            Some(store.call(move |c| store::satellites::get(c, s)).await.map(|s| format!("{} ({})", s.name, s.id))?)
+        }
         None => None,
     };
     print!("{}", summary(&job, sat.as_deref()));

@@ -14,6 +14,7 @@ mod bench_api_stats;
 mod bench_auth;
 mod bench_export;
 mod bench_fleet;
+mod bench_import;
 mod bench_memory;
 mod bench_pipeline;
 mod bench_quality;
@@ -117,6 +118,9 @@ pub enum BenchCommand {
     /// Local time's costs: the position-to-zone finder (load, lookups, memory), writes through
     /// the zone-aware rollup triggers, and a zone move's rate.
     Zones(bench_zones::ZonesArgs),
+    /// A synthetic BirdNET-Pi station imported into a fresh data dir: rows/s, clips/s, peak RSS
+    /// and RSS at each quarter (it streams: memory stays flat).
+    Import(bench_import::ImportBenchArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -306,6 +310,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Bench(BenchCommand::Pipeline(args)) => bench_pipeline::run(&settings, args).await,
         Command::Bench(BenchCommand::Api(args)) => bench_api::run(&settings, args).await,
         Command::Bench(BenchCommand::Zones(args)) => bench_zones::run(args).await,
+        Command::Bench(BenchCommand::Import(args)) => bench_import::run(&settings, args).await,
         Command::Bench(BenchCommand::Export(args)) => bench_export::run(&settings, args).await,
         Command::Bench(BenchCommand::Memory(args)) => bench_memory::run(&settings, args).await,
         Command::Bench(BenchCommand::Quality(args)) => bench_quality::run(&settings, args).await,

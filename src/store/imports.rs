@@ -299,7 +299,8 @@ pub fn get_any(conn: &Connection, id: ImportId) -> Result<ImportJob> {
 
 /// The team's jobs, newest first.
 pub fn list(conn: &Connection, tenant: TenantId, limit: u32) -> Result<Vec<ImportJob>> {
-    let mut stmt = conn.prepare(&format!("{SELECT} WHERE tenant_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT ?2"))?;
+    let mut stmt =
+        conn.prepare(&format!("{SELECT} WHERE tenant_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT ?2"))?;
     let rows = stmt.query_map(params![tenant, limit], from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
@@ -563,7 +564,8 @@ pub fn chunk_without_audio(conn: &Connection, tenant: TenantId, chunk: ChunkId) 
 
 /// Sets a detection's verification status (a verdict carried over from the old station).
 pub fn set_status(conn: &Connection, detection: crate::ids::DetectionId, status: &str) -> Result<()> {
-    conn.prepare_cached("UPDATE detections SET verification_status = ?2 WHERE id = ?1")?.execute(params![detection, status])?;
+    conn.prepare_cached("UPDATE detections SET verification_status = ?2 WHERE id = ?1")?
+        .execute(params![detection, status])?;
     Ok(())
 }
 

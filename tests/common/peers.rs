@@ -40,11 +40,8 @@ impl PiRow {
     /// A row whose file name follows A.4 for its era (`rtsp`: the stream number, if any).
     pub fn new(date: &str, time: &str, sci: &str, com: &str, confidence: f64, rtsp: Option<u8>) -> Self {
         let stream = rtsp.map(|n| format!("RTSP_{n}-")).unwrap_or_default();
-        let file_name = format!(
-            "{}-{}-{date}-birdnet-{stream}{time}.mp3",
-            com_dir(com),
-            (confidence * 100.0).round() as i64
-        );
+        let file_name =
+            format!("{}-{}-{date}-birdnet-{stream}{time}.mp3", com_dir(com), (confidence * 100.0).round() as i64);
         Self { date: date.into(), time: time.into(), sci: sci.into(), com: com.into(), confidence, file_name }
     }
 
@@ -101,7 +98,17 @@ pub fn pi_database(path: &Path, era: PiEra, rows: &[PiRow], place: (f64, f64)) {
             .expect("prepare");
         for r in rows {
             insert
-                .execute(params![r.date, r.time, r.sci, r.com, r.confidence, place.0, place.1, week(&r.date, era), r.file_name])
+                .execute(params![
+                    r.date,
+                    r.time,
+                    r.sci,
+                    r.com,
+                    r.confidence,
+                    place.0,
+                    place.1,
+                    week(&r.date, era),
+                    r.file_name
+                ])
                 .expect("row");
         }
     }

@@ -61,7 +61,11 @@ pub fn open(db: &Path, clips: Option<PathBuf>, conf: Option<&Path>) -> Result<Bi
     };
     if !has("detections", REQUIRED) {
         if has("notes", &["scientific_name"]) || has("detections", &["label_id"]) {
-            return Err(SourceError::WrongKind { path: shown, expected: "BirdNET-Pi".into(), found: "BirdNET-Go".into() });
+            return Err(SourceError::WrongKind {
+                path: shown,
+                expected: "BirdNET-Pi".into(),
+                found: "BirdNET-Go".into(),
+            });
         }
         return Err(SourceError::UnknownSchema {
             path: shown,
@@ -132,7 +136,8 @@ impl BirdnetPi {
         let get = |name: &str| cols.get(&name.to_ascii_lowercase()).and_then(|i| values.get(*i));
         let date_text = text(get("Date")).ok_or("no date")?;
         let time_text = text(get("Time")).ok_or("no time")?;
-        let date = NaiveDate::parse_from_str(date_text.trim(), "%Y-%m-%d").map_err(|_| format!("bad date {date_text:?}"))?;
+        let date =
+            NaiveDate::parse_from_str(date_text.trim(), "%Y-%m-%d").map_err(|_| format!("bad date {date_text:?}"))?;
         let time = NaiveTime::parse_from_str(time_text.trim(), "%H:%M:%S%.f")
             .or_else(|_| NaiveTime::parse_from_str(time_text.trim(), "%H:%M"))
             .map_err(|_| format!("bad time {time_text:?}"))?;
@@ -219,8 +224,9 @@ impl PeerSource for BirdnetPi {
     }
 
     fn next_batch(&mut self, cursor: i64, limit: usize) -> Result<Batch, SourceError> {
-        let mut stmt =
-            self.conn.prepare_cached("SELECT rowid AS import_rowid, * FROM detections WHERE rowid > ?1 ORDER BY rowid LIMIT ?2")?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT rowid AS import_rowid, * FROM detections WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
+        )?;
         let cols: HashMap<String, usize> =
             stmt.column_names().iter().enumerate().map(|(i, n)| (n.to_ascii_lowercase(), i)).collect();
         let width = stmt.column_count();
@@ -270,7 +276,8 @@ mod tests {
     fn the_conf_gives_name_and_place() {
         let dir = tempfile::tempdir().expect("dir");
         let p = dir.path().join("birdnet.conf");
-        std::fs::write(&p, "SITE_NAME=\"Garden Pi\"\nLATITUDE=40.7128\nLONGITUDE=-74.0060\nCONFIDENCE=0.7\n").expect("w");
+        std::fs::write(&p, "SITE_NAME=\"Garden Pi\"\nLATITUDE=40.7128\nLONGITUDE=-74.0060\nCONFIDENCE=0.7\n")
+            .expect("w");
         let s = read_conf(&p);
         assert_eq!(s.name.as_deref(), Some("Garden Pi"));
         assert_eq!((s.latitude, s.longitude), (Some(40.7128), Some(-74.006)));

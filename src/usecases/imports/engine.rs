@@ -157,7 +157,9 @@ impl Ctx {
         let tz: Tz = super::parse_zone(&job.time_zone)?;
         let station = source.station();
         let target = if job.dry_run {
-            job.satellite_id.map(|sat| self.store.call_blocking(|c| write::target(c, tenant, sat, &job.kind))).transpose()?
+            job.satellite_id
+                .map(|sat| self.store.call_blocking(|c| write::target(c, tenant, sat, &job.kind)))
+                .transpose()?
         } else {
             let sat = match job.satellite_id {
                 Some(s) => s,

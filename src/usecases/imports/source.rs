@@ -137,7 +137,12 @@ fn expected(kind: PeerKind) -> &'static str {
     }
 }
 
-fn open_unpacked(kind: PeerKind, path: &Path, clips: Option<&Path>, scratch_root: &Path) -> Result<Opened, ImportError> {
+fn open_unpacked(
+    kind: PeerKind,
+    path: &Path,
+    clips: Option<&Path>,
+    scratch_root: &Path,
+) -> Result<Opened, ImportError> {
     match kind {
         PeerKind::BirdnetGo => {
             let source = birdnet_go::open(path, scratch_root)?;
@@ -162,7 +167,12 @@ fn open_unpacked(kind: PeerKind, path: &Path, clips: Option<&Path>, scratch_root
 }
 
 /// Reopens the source of a job (a resumed or queued job, in this process or a later one).
-pub fn reopen(kind: PeerKind, database: &Path, clips: Option<&Path>, scratch_root: &Path) -> Result<Box<dyn PeerSource>, SourceError> {
+pub fn reopen(
+    kind: PeerKind,
+    database: &Path,
+    clips: Option<&Path>,
+    scratch_root: &Path,
+) -> Result<Box<dyn PeerSource>, SourceError> {
     match kind {
         PeerKind::BirdnetGo => birdnet_go::open(database, scratch_root),
         PeerKind::BirdnetPi => {

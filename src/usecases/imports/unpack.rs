@@ -97,7 +97,8 @@ fn extract(archive: &Path, dest: &Path) -> Result<(), ImportError> {
             // Only directories this function made lie between `dest` and the file: no link of
             // the archive was ever created, so nothing can lead outside.
             let mut out = fs::File::create(&target).map_err(SourceError::Io)?;
-            io::copy(&mut entry, &mut out).map_err(|e| unreadable(archive, format!("unpacking {}: {e}", rel.display())))?;
+            io::copy(&mut entry, &mut out)
+                .map_err(|e| unreadable(archive, format!("unpacking {}: {e}", rel.display())))?;
         }
         // Symbolic and hard links, devices and fifos are skipped.
     }

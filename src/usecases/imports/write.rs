@@ -67,7 +67,9 @@ pub fn instant(t: RowTime, tz: Tz) -> Timestamp {
                 .from_local_datetime(&naive)
                 .earliest()
                 .or_else(|| tz.from_local_datetime(&(naive + chrono::Duration::hours(1))).earliest());
-            Timestamp(local.map_or_else(|| DateTime::<Utc>::from_naive_utc_and_offset(naive, Utc), |l| l.with_timezone(&Utc)))
+            Timestamp(
+                local.map_or_else(|| DateTime::<Utc>::from_naive_utc_and_offset(naive, Utc), |l| l.with_timezone(&Utc)),
+            )
         }
     }
 }
@@ -270,4 +272,33 @@ fn chunk_of(
 /// in time order: the older history now precedes detections that were first before.
 pub fn refresh_flags(c: &mut Connection, tenant: TenantId, species: &[String]) -> store::Result<()> {
     store::first_flags::recompute_species(c, tenant, species).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn local(s: &str) -> RowTime {
+        RowTime::Local(chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").expect("time"))
+    }
+
+    #[test]
+    fn wall_clock_times_become_instants_across_dst() {
+        let ny = chrono_tz::America::New_York;
+        for (wall, utc) in [
+            ("2023-05-01 06:12:03", "2023-05-01T10:12:03.000Z"), // EDT
+            ("2023-01-15 06:00:00", "2023-01-15T11:00:00.000Z"), // EST
+            ("2023-03-12 02:30:00", "2023-03-12T07:30:00.000Z"), // the gap: read as 03:30 EDT
+            ("2023-11-05 01:30:00", "2023-11-05T05:30:00.000Z"), // the repeated hour: its first (EDT)
+        ] {
+            assert_eq!(instant(local(wall), ny).to_string(), utc, "{wall}");
+        }
+    }
+
+    #[test]
+    fn the_detection_sits_in_the_middle_of_its_clip() {
+        assert_eq!(clip_offset(Some(Measured { duration_ms: 6000, sample_rate: 48_000 })), 1500);
+        assert_eq!(clip_offset(Some(Measured { duration_ms: 2000, sample_rate: 48_000 })), 0);
+        assert_eq!(clip_offset(None), 0);
+    }
 }
