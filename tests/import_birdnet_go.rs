@@ -438,7 +438,10 @@ async fn a_team_admin_uploads_a_data_dir_tar_and_polls_the_job_to_its_report() {
     let resp = member.client.get(format!("{}/imports", hub.base_url)).send().await.expect("page");
     assert_eq!(resp.status(), StatusCode::FORBIDDEN, "the page is for admins too");
     assert!(!page(&hub, &member, "/satellites").await.contains("href=\"/imports\""), "no link for members");
-    assert!(page(&hub, &api, "/satellites").await.contains("href=\"/imports\""), "admins find the page from Satellites");
+    assert!(
+        page(&hub, &api, "/satellites").await.contains("href=\"/imports\""),
+        "admins find the page from Satellites"
+    );
 
     let (status, job) = upload(&hub, &api, &tar, &fields).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{job}");
