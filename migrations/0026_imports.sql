@@ -83,3 +83,7 @@ CREATE TABLE import_clips (
 -- from the start, so retention and exports pass it by; the API answers 410 `no_audio` for it, the
 -- page says "audio expired").
 ALTER TABLE audio_chunks ADD COLUMN imported INTEGER NOT NULL DEFAULT 0 CHECK (imported IN (0, 1, 2));
+
+-- A comment carried over from the old station (BirdNET-Go keeps people's comments on its rows):
+-- no author here; the page says "imported from BirdNET-Go". NULL for a person's comment.
+ALTER TABLE comments ADD COLUMN imported_from TEXT;

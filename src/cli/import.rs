@@ -169,6 +169,14 @@ pub async fn run(settings: &Settings, kind: PeerKind, args: ImportArgs) -> anyho
         None => None,
     };
     print!("{}", summary(&job, sat.as_deref()));
+    if job.clips_copied > 0 {
+        // Imported clips are retained like the hub's own: old ones go at the next sweep.
+        println!(
+            "note: clips older than retention.keep_audio_days ({} days) are deleted by the hub's next retention \
+             sweep (their detections stay); raise it to keep them",
+            settings.retention.keep_audio_days
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

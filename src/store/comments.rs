@@ -19,9 +19,12 @@ pub struct Comment {
     pub user_name: Option<String>,
     pub body: String,
     pub created_at: Timestamp,
+    /// `birdnet-pi` or `birdnet-go` for a comment an import carried over from an old station
+    /// (no author); `null` for a person's.
+    pub imported_from: Option<String>,
 }
 
-const SELECT: &str = "SELECT c.id, c.detection_id, c.user_id, u.name, c.body, c.created_at
+const SELECT: &str = "SELECT c.id, c.detection_id, c.user_id, u.name, c.body, c.created_at, c.imported_from
      FROM comments c LEFT JOIN users u ON u.id = c.user_id";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Comment> {
@@ -32,6 +35,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Comment> {
         user_name: r.get(3)?,
         body: r.get(4)?,
         created_at: r.get(5)?,
+        imported_from: r.get(6)?,
     })
 }
 

@@ -569,17 +569,42 @@ pub fn set_status(conn: &Connection, detection: crate::ids::DetectionId, status:
     Ok(())
 }
 
-/// A comment carried over from the old station: no author (the page shows it as from the import).
+/// A comment carried over from an old station written by `kind` (`birdnet-go`): no author; the
+/// page shows it as imported from that software.
 pub fn add_comment(
     conn: &Connection,
     tenant: TenantId,
     detection: crate::ids::DetectionId,
-    body: &str,
+    (body, kind): (&str, &str),
     at: Timestamp,
 ) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO comments (id, detection_id, tenant_id, user_id, body, created_at) VALUES (?1, ?2, ?3, NULL, ?4, ?5)",
+        "INSERT INTO comments (id, detection_id, tenant_id, user_id, body, created_at, imported_from)
+         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6)",
     )?
-    .execute(params![uuid::Uuid::new_v4().to_string(), detection, tenant, body, at])?;
+    .execute(params![uuid::Uuid::new_v4().to_string(), detection, tenant, body, at, kind])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{comments, detections::testing, testing as store_testing};
+
+    #[tokio::test]
+    async fn an_imported_comment_has_no_author_and_says_where_it_came_from() {
+        let (store, _dir) = store_testing::store().await;
+        let listed = store
+            .call(|c| {
+                let (tenant, _) = store_testing::team(c, "a@b.org")?;
+                let detection = testing::one(c, tenant)?;
+                add_comment(c, tenant, detection, ("heard it twice", "birdnet-go"), Timestamp(chrono::Utc::now()))?;
+                comments::list(c, tenant, detection)
+            })
+            .await
+            .expect("comment");
+        assert_eq!(listed.len(), 1);
+        assert_eq!((listed[0].user_id, listed[0].imported_from.as_deref()), (None, Some("birdnet-go")));
+        assert_eq!(listed[0].body, "heard it twice");
+    }
 }

@@ -182,7 +182,7 @@ pub fn batch(
             }
             for comment in &p.row.comments {
                 let at = comment.at.map_or(now, Timestamp);
-                store::imports::add_comment(&tx, tenant, id, &comment.text, at)?;
+                store::imports::add_comment(&tx, tenant, id, (&comment.text, &t.model_id), at)?;
             }
         }
         store::imports::insert_row(

@@ -329,7 +329,7 @@ fn comments(ctx: &Ctx, id: &str, list: &Value) -> Markup {
                     @let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default();
                     li {
                         div.comment-head {
-                            strong { (c.get("user_name").and_then(Value::as_str).unwrap_or("deleted account")) }
+                            strong { (comment_author(c)) }
                             " " (layout::ago(s("created_at")))
                             @if ctx.can_edit() && (s("user_id") == ctx.user.id || ctx.is_admin()) {
                                 button.linkish.delete-comment type="button" data-comment=(s("id")) data-id=(id) { "Delete" }
@@ -347,5 +347,18 @@ fn comments(ctx: &Ctx, id: &str, list: &Value) -> Markup {
                 }
             }
         }
+    }
+}
+
+/// Who wrote a comment: the person, a comment an import carried over from an old station
+/// (issue 38), or an account since deleted.
+fn comment_author(c: &Value) -> &str {
+    if let Some(name) = c.get("user_name").and_then(Value::as_str) {
+        return name;
+    }
+    match c.get("imported_from").and_then(Value::as_str) {
+        Some("birdnet-go") => "imported from BirdNET-Go",
+        Some("birdnet-pi") => "imported from BirdNET-Pi",
+        _ => "deleted account",
     }
 }
