@@ -62,6 +62,10 @@ impl Hub {
 pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     ensure_secrets(&mut settings).context("preparing secrets")?;
     let state = open_state(settings).await?;
+    if state.settings.mode != Mode::Dispatcher {
+        // Imports uploaded through the API that this hub was running when it stopped (issue 38).
+        crate::usecases::import_uploads::recover(&state.store, &state.settings.data_dir).await?;
+    }
 
     let listener = TcpListener::bind(state.settings.http.bind)
         .await

@@ -21,6 +21,7 @@ pub mod files;
 pub mod health;
 mod humane;
 mod idempotency;
+mod imports;
 mod invites;
 mod me;
 pub mod metrics;
@@ -76,7 +77,7 @@ pub use request_log::redact_uri;
 use crate::state::AppState;
 
 /// Every documented route under `/api`, before fallbacks and layers.
-fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
+fn routes(max_apk_bytes: u64, max_import_bytes: u64) -> OpenApiRouter<AppState> {
     let api = OpenApiRouter::new()
         .merge(openapi::router())
         .merge(health::router())
@@ -116,6 +117,7 @@ fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
         .merge(workers::router())
         .merge(system::router())
         .merge(mobile::router(max_apk_bytes))
+        .merge(imports::router(max_import_bytes))
         .merge(system_versions::router())
         .merge(ws::router());
     OpenApiRouter::new().nest("/api", api)
@@ -123,13 +125,14 @@ fn routes(max_apk_bytes: u64) -> OpenApiRouter<AppState> {
 
 /// The OpenAPI 3.1 document of every route of [`router`] (served at `GET /api/openapi.json`).
 pub fn document() -> utoipa::openapi::OpenApi {
-    let apk_limit = crate::config::Settings::default().releases.max_apk_bytes;
-    openapi::finish(routes(apk_limit).into_openapi())
+    let defaults = crate::config::Settings::default();
+    openapi::finish(routes(defaults.releases.max_apk_bytes, defaults.imports.max_upload_bytes).into_openapi())
 }
 
 /// The whole HTTP surface of the hub.
 pub fn router(state: AppState) -> Router {
-    let (routes, _) = routes(state.settings.releases.max_apk_bytes).split_for_parts();
+    let settings = &state.settings;
+    let (routes, _) = routes(settings.releases.max_apk_bytes, settings.imports.max_upload_bytes).split_for_parts();
     let api = Router::new().merge(routes).fallback(unknown_route).method_not_allowed_fallback(method_not_allowed);
 
     // Innermost: a repeated POST with the same Idempotency-Key gets the first answer back.

@@ -388,3 +388,44 @@ impl From<crate::usecases::learned_thresholds::QualityError> for ApiError {
         }
     }
 }
+
+impl From<crate::usecases::imports::ImportError> for ApiError {
+    fn from(e: crate::usecases::imports::ImportError) -> Self {
+        use crate::usecases::imports::{ImportError, SourceError};
+        let m = e.to_string();
+        match e {
+            ImportError::Source(SourceError::NotFound { .. }) => Self::Unprocessable("source_not_found", m),
+            ImportError::Source(SourceError::UnknownSchema { .. }) => Self::Unprocessable("unknown_schema", m),
+            ImportError::Source(SourceError::WrongKind { .. }) => Self::Unprocessable("wrong_kind", m),
+            ImportError::Source(SourceError::Unreadable { .. } | SourceError::Sqlite(_)) => {
+                Self::Unprocessable("source_unreadable", m)
+            }
+            ImportError::Source(SourceError::Io(e)) => Self::internal(e),
+            ImportError::UnknownSatellite(_) => Self::NotFound("satellite_not_found", m),
+            ImportError::BadZone(_) => Self::Unprocessable("invalid_time_zone", m),
+            ImportError::AlreadyRunning(_) => Self::Conflict("import_running", m),
+            ImportError::NotFound(_) => Self::NotFound("import_not_found", m),
+            ImportError::NoSpace { .. } => Self::Unavailable("insufficient_storage", m),
+            ImportError::NoLabels => Self::Unavailable("model_missing", m),
+            ImportError::Store(e) => e.into(),
+            ImportError::Objects(e) => e.into(),
+            ImportError::Failed(m) => Self::internal(anyhow::anyhow!(m)),
+        }
+    }
+}
+
+impl From<crate::usecases::import_uploads::UploadError> for ApiError {
+    fn from(e: crate::usecases::import_uploads::UploadError) -> Self {
+        use crate::usecases::import_uploads::UploadError;
+        let m = e.to_string();
+        match e {
+            UploadError::TooLarge { .. } => Self::PayloadTooLarge(m),
+            UploadError::NoSpace { .. } => Self::Unavailable("insufficient_storage", m),
+            UploadError::Busy => Self::Conflict("import_running", m),
+            UploadError::Invalid(_) => Self::Unprocessable("invalid_import", m),
+            UploadError::Import(e) => e.into(),
+            UploadError::Io(e) => Self::internal(e),
+            UploadError::Store(e) => e.into(),
+        }
+    }
+}

@@ -63,6 +63,7 @@ pub struct Settings {
     pub weather: WeatherSettings,
     pub retention: RetentionSettings,
     pub releases: ReleaseSettings,
+    pub imports: ImportSettings,
     pub backup: BackupSettings,
     pub metrics: MetricsSettings,
     pub integrations: IntegrationsSettings,
@@ -211,6 +212,14 @@ pub struct RetentionSettings {
     pub min_free_disk_mb: u64,
     /// Audit log entries older than this are deleted by the hourly housekeeping.
     pub keep_audit_days: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportSettings {
+    /// Largest file `POST /api/imports` takes (a station's backup tar or database), in bytes
+    /// (413 beyond it); this one route's body limit is this plus [`UPLOAD_ENVELOPE_BYTES`].
+    pub max_upload_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -405,6 +414,12 @@ impl Settings {
             return bad("weather.timeout_secs", "must be 1 to 120 seconds");
         }
         self.validate_releases()?;
+        if !(1024 * 1024..=1024 * 1024 * 1024 * 1024).contains(&self.imports.max_upload_bytes) {
+            return Err(ConfigError::Invalid {
+                key: "imports.max_upload_bytes".into(),
+                message: "must be between 1048576 and 1099511627776".into(),
+            });
+        }
         if !(1..=36_500).contains(&self.retention.keep_audio_days) {
             return bad("retention.keep_audio_days", "must be 1 to 36500 days");
         }

@@ -305,6 +305,19 @@ pub fn list(conn: &Connection, tenant: TenantId, limit: u32) -> Result<Vec<Impor
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Every team's queued or running jobs with the process last running each (the hub's start-up
+/// marks those it was running when it stopped as failed).
+pub fn unfinished_all(conn: &Connection) -> Result<Vec<(ImportJob, Option<u32>)>> {
+    let mut stmt = conn.prepare(&format!("{SELECT} WHERE status IN ('queued', 'running') ORDER BY created_at"))?;
+    let jobs = stmt.query_map([], from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut out = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let pid = runner(conn, job.id)?;
+        out.push((job, pid));
+    }
+    Ok(out)
+}
+
 /// A rerun found the unfinished job: the source may now be at another place (a backup unpacked
 /// again into a new scratch directory).
 pub fn repoint(

@@ -62,6 +62,7 @@ pub mod expected_species;
 pub mod exports;
 pub mod first_run;
 pub mod home_feed;
+pub mod import_uploads;
 pub mod imports;
 pub mod learned_thresholds;
 pub mod membership;

@@ -7,6 +7,7 @@ pub mod images;
 pub mod mosq;
 pub mod paho;
 pub mod peers;
+pub mod peers_go;
 pub mod process;
 pub mod receiver;
 pub mod sat;

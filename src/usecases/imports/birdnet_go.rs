@@ -1,16 +1,226 @@
-//! BirdNET-Go's reader (issue 38): the legacy `notes` schema and the v2 schema, with reviews,
-//! comments and locks. Not built yet in this branch: the goapi part replaces this file.
+//! BirdNET-Go's reader (IMPORTS.md B): finds `birdnet.db` in a data directory (or takes the file
+//! given), reads a consistent snapshot without ever writing the source, decides the schema from
+//! its tables (`birdnet_go/schema.rs`) and gives legacy (`legacy.rs`) or v2 (`v2.rs`) rows with
+//! their clips (`clips.rs`), reviews, comments and locks as [`PeerSource`] batches.
 
-use std::path::Path;
+mod clips;
+mod legacy;
+mod locate;
+mod schema;
+mod v2;
+mod values;
 
-use super::peer::{PeerSource, SourceError};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
-/// Opens a BirdNET-Go data directory or database file at `path` (a copy is made under `scratch`
-/// when the database is in WAL mode).
-pub fn open(path: &Path, _scratch: &Path) -> Result<Box<dyn PeerSource>, SourceError> {
-    Err(SourceError::UnknownSchema {
-        path: path.display().to_string(),
-        expected: "a BirdNET-Go database".into(),
-        found: "BirdNET-Go reader not built yet".into(),
+use rusqlite::Connection;
+use rusqlite::types::Value;
+
+use self::clips::ClipRoot;
+use self::locate::Snapshot;
+use self::schema::{Detected, Tables};
+use super::peer::{Batch, PeerKind, PeerSource, Schema, SourceError, StationInfo, Verdict};
+
+/// Opens a BirdNET-Go station: `path` is its data directory (with `birdnet.db` at the top or in
+/// `data/`, clips in `clips/` or where a nearby `config.yaml` says) or the database file itself
+/// (a `-wal` beside it is read too). A WAL database is copied into `scratch` and read there;
+/// the source is opened read-only otherwise. Nothing is written beside the source.
+pub fn open(path: &Path, scratch: &Path) -> Result<Box<dyn PeerSource>, SourceError> {
+    let found = locate::find(path)?;
+    // During a v2 migration the `_v2` sidecar may be partial: it is read only once completed.
+    if let Some(sidecar) = &found.sidecar {
+        let snapshot = Snapshot::take(sidecar, scratch)?;
+        let tables = Tables::read(&snapshot.conn)?;
+        if schema::detect(&snapshot.conn, &tables)? == Detected::V2 {
+            return Ok(Box::new(GoSource::new(sidecar.clone(), snapshot, tables, Schema::BirdnetGoV2, &found.base)?));
+        }
+    }
+    let Some(db) = found.db.clone().or_else(|| found.sidecar.clone()) else {
+        return Err(SourceError::NotFound {
+            path: path.display().to_string(),
+            expected: "BirdNET-Go database birdnet.db".into(),
+            found: found.listing.clone(),
+        });
+    };
+    let snapshot = Snapshot::take(&db, scratch)?;
+    let tables = Tables::read(&snapshot.conn)?;
+    let shown = db.display().to_string();
+    let schema = match schema::detect(&snapshot.conn, &tables)? {
+        Detected::Legacy => Schema::BirdnetGoLegacy,
+        Detected::V2 => Schema::BirdnetGoV2,
+        Detected::BirdnetPi => {
+            return Err(SourceError::WrongKind {
+                path: shown,
+                expected: "BirdNET-Go".into(),
+                found: "BirdNET-Pi".into(),
+            });
+        }
+        Detected::InProgress(state) => {
+            return Err(SourceError::UnknownSchema {
+                path: shown,
+                expected: "a completed v2 migration, or the legacy birdnet.db that is authoritative during one".into(),
+                found: format!("a v2 migration in progress (state {state}); import the legacy birdnet.db instead"),
+            });
+        }
+        Detected::Unknown => {
+            return Err(SourceError::UnknownSchema {
+                path: shown,
+                expected: schema::EXPECTED.into(),
+                found: tables.describe(),
+            });
+        }
+    };
+    Ok(Box::new(GoSource::new(db, snapshot, tables, schema, &found.base)?))
+}
+
+struct GoSource {
+    /// The database as the user named it (for messages), not the snapshot copy.
+    db: PathBuf,
+    schema: Schema,
+    tables: Tables,
+    clips: ClipRoot,
+    station: StationInfo,
+    /// The open connection and, for a WAL file, the scratch copy it reads (removed on drop).
+    snapshot: Snapshot,
+}
+
+impl GoSource {
+    fn new(db: PathBuf, snapshot: Snapshot, tables: Tables, schema: Schema, base: &Path) -> Result<Self, SourceError> {
+        let config = locate::config(base);
+        let clips = ClipRoot::find(base, config.get("realtime.audio.export.path").cloned());
+        let mut station = StationInfo {
+            name: config.get("main.name").cloned().filter(|n| !n.is_empty()),
+            latitude: config.get("birdnet.latitude").and_then(|v| v.parse().ok()).filter(|v: &f64| *v != 0.0),
+            longitude: config.get("birdnet.longitude").and_then(|v| v.parse().ok()).filter(|v: &f64| *v != 0.0),
+        };
+        if station.name.is_none() {
+            station.name = node_name(&snapshot.conn, &tables, schema)?;
+        }
+        Ok(Self { db, schema, tables, clips, station, snapshot })
+    }
+}
+
+/// The station's node name from its rows when no `config.yaml` came with the database (rows a
+/// BirdNET-Go imported from a BirdNET-Pi say `birdnet-pi` and are skipped).
+fn node_name(conn: &Connection, tables: &Tables, schema: Schema) -> Result<Option<String>, SourceError> {
+    let sql = match schema {
+        Schema::BirdnetGoLegacy if tables.has_column("notes", "source_node") => {
+            "SELECT source_node FROM notes WHERE source_node NOT IN ('', 'birdnet-pi') ORDER BY id DESC LIMIT 1"
+        }
+        Schema::BirdnetGoV2 if tables.has_column("audio_sources", "node_name") => {
+            "SELECT node_name FROM audio_sources WHERE node_name NOT IN ('', 'birdnet-pi') ORDER BY id DESC LIMIT 1"
+        }
+        _ => return Ok(None),
+    };
+    let mut stmt = conn.prepare(sql)?;
+    let mut rows = stmt.query([])?;
+    Ok(match rows.next()? {
+        Some(r) => values::text(&r.get::<_, Value>(0)?),
+        None => None,
     })
 }
+
+impl PeerSource for GoSource {
+    fn kind(&self) -> PeerKind {
+        PeerKind::BirdnetGo
+    }
+
+    fn schema(&self) -> Schema {
+        self.schema
+    }
+
+    fn describe(&self) -> String {
+        let era = if self.schema == Schema::BirdnetGoV2 { "v2" } else { "legacy" };
+        format!("BirdNET-Go database ({era} schema) {}", self.db.display())
+    }
+
+    fn station(&self) -> StationInfo {
+        self.station.clone()
+    }
+
+    fn total_rows(&mut self) -> Result<u64, SourceError> {
+        match self.schema {
+            Schema::BirdnetGoV2 => v2::total(&self.snapshot.conn),
+            _ => legacy::total(&self.snapshot.conn),
+        }
+    }
+
+    fn next_batch(&mut self, cursor: i64, limit: usize) -> Result<Batch, SourceError> {
+        let conn = &self.snapshot.conn;
+        match self.schema {
+            Schema::BirdnetGoV2 => v2::batch(conn, &self.tables, &self.clips, cursor, limit),
+            _ => legacy::batch(conn, &self.tables, &self.clips, cursor, limit),
+        }
+    }
+}
+
+/// `table`'s columns as a select list in `wanted`'s order, NULL for those it lacks.
+fn columns_or_null(tables: &Tables, table: &str, wanted: &[&str]) -> String {
+    wanted
+        .iter()
+        .map(|c| if tables.has_column(table, c) { format!("\"{c}\"") } else { "NULL".into() })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The reviews, comments and locks of the rows with ids in `(after, last]`, one query per table.
+struct Extras {
+    verdicts: HashMap<i64, Verdict>,
+    comments: legacy::CommentsById,
+    locked: HashSet<i64>,
+}
+
+impl Extras {
+    fn read(
+        conn: &Connection,
+        tables: &Tables,
+        reviews: (&str, &str),
+        comments: (&str, &str),
+        locks: (&str, &str),
+        (after, last): (i64, i64),
+    ) -> Result<Self, SourceError> {
+        let mut out = Self { verdicts: HashMap::new(), comments: HashMap::new(), locked: HashSet::new() };
+        let range = rusqlite::params![after, last];
+        let (table, key) = reviews;
+        if tables.has_columns(table, &[key, "verified"]) {
+            let sql = format!("SELECT \"{key}\", verified FROM \"{table}\" WHERE \"{key}\" > ?1 AND \"{key}\" <= ?2");
+            let mut stmt = conn.prepare(&sql)?;
+            let mut rows = stmt.query(range)?;
+            while let Some(r) = rows.next()? {
+                if let (Some(id), Some(v)) = (values::integer(&r.get(0)?), values::verdict(&r.get(1)?)) {
+                    out.verdicts.insert(id, v);
+                }
+            }
+        }
+        let (table, key) = comments;
+        if tables.has_columns(table, &[key, "entry"]) {
+            let created = if tables.has_column(table, "created_at") { "created_at" } else { "NULL" };
+            let order = if tables.has_column(table, "id") { "\"id\"" } else { "rowid" };
+            let sql = format!(
+                "SELECT \"{key}\", entry, {created} FROM \"{table}\" WHERE \"{key}\" > ?1 AND \"{key}\" <= ?2 ORDER BY \"{key}\", {order}"
+            );
+            let mut stmt = conn.prepare(&sql)?;
+            let mut rows = stmt.query(range)?;
+            while let Some(r) = rows.next()? {
+                if let (Some(id), Some(c)) = (values::integer(&r.get(0)?), legacy::comment(&r.get(1)?, &r.get(2)?)) {
+                    out.comments.entry(id).or_default().push(c);
+                }
+            }
+        }
+        let (table, key) = locks;
+        if tables.has_column(table, key) {
+            let sql = format!("SELECT \"{key}\" FROM \"{table}\" WHERE \"{key}\" > ?1 AND \"{key}\" <= ?2");
+            let mut stmt = conn.prepare(&sql)?;
+            let mut rows = stmt.query(range)?;
+            while let Some(r) = rows.next()? {
+                if let Some(id) = values::integer(&r.get(0)?) {
+                    out.locked.insert(id);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests;

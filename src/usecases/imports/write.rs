@@ -170,7 +170,9 @@ pub fn batch(
         let stored = store::detections::insert(&tx, &d, detection_flags::judge(history, d.expected_here), now)?;
         let detection = stored.map(|s| s.id);
         if let Some(id) = detection {
-            let status = match (p.row.verdict, p.row.reidentified) {
+            // A note locked on BirdNET-Go (kept from its clean-up) is kept here as a verified
+            // detection is: confirmed, which audio retention deletes last (docs/imports.md).
+            let status = match (p.row.verdict, p.row.reidentified || p.row.locked) {
                 (Some(Verdict::FalsePositive), _) => Some("rejected"),
                 (Some(Verdict::Correct), _) | (None, true) => Some("confirmed"),
                 (None, false) => None,

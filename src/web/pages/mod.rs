@@ -15,6 +15,7 @@ mod detections;
 mod exports;
 mod exports_scheduled;
 mod forms;
+mod imports;
 mod live;
 mod map_tiles;
 mod public;
@@ -23,6 +24,7 @@ mod recovery;
 mod sat_birdweather;
 mod sat_clock;
 mod sat_detection;
+mod sat_history;
 mod sat_parts;
 mod sat_summary;
 mod satellite;
@@ -62,6 +64,7 @@ pub fn routes() -> Router<WebState> {
         .merge(satellite::routes())
         .merge(alerts::routes())
         .merge(exports::routes())
+        .merge(imports::routes())
         .merge(public::routes())
         .merge(share::routes())
         .merge(quality::routes())

@@ -113,16 +113,18 @@ async fn detail(ctx: &Ctx, raw_id: &str) -> Result<Markup, PageError> {
     let sat: Sat = ctx.api.get(&format!("/satellites/{id}")).await?;
     let (config_path, schedule_path) = (format!("/satellites/{id}/config"), format!("/satellites/{id}/schedule"));
     let birdweather_path = format!("/satellites/{id}/birdweather");
-    let (config, team, schedule, points, newest, birdweather) = tokio::try_join!(
+    let (config, team, schedule, points, newest, birdweather, history) = tokio::try_join!(
         ctx.api.get::<ConfigAnswer>(&config_path),
         ctx.api.get::<TeamSettings>("/settings/tenant"),
         ctx.api.get::<Schedule>(&schedule_path),
         sat_parts::telemetry(&ctx.api, &id),
         sat_summary::latest(&ctx.api),
         ctx.api.get::<sat_birdweather::Sharing>(&birdweather_path),
+        super::sat_history::card(&ctx.api, &id),
     )?;
     let body = html! {
         (sat_summary::summary(&sat, &points, newest.satellite.as_deref()))
+        (history)
         (actions(ctx, &sat))
         (super::zones::card(&sat))
         (schedule_card(&schedule))

@@ -87,8 +87,14 @@ async fn list(ctx: &Ctx, f: &ListFilter) -> Result<Markup, PageError> {
         section.card {
             div.card-head {
                 h1 { "Satellites" }
-                @if ctx.can_edit() {
-                    a.button.primary #register href="/satellites/new" { "Register a satellite" }
+                div {
+                    @if ctx.is_admin() {
+                        a.button #import-station href="/imports" { "Import a station" }
+                        " "
+                    }
+                    @if ctx.can_edit() {
+                        a.button.primary #register href="/satellites/new" { "Register a satellite" }
+                    }
                 }
             }
             p.muted #sat-count { span.online-n { (online) } " of " (page.satellites.len()) " shown online" @if page.total as usize > page.satellites.len() { " (" (page.total) " in all)" } "." }

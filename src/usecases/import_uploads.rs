@@ -1,0 +1,321 @@
+//! Imports started from the dashboard (issue 38): a team admin uploads an old station's backup
+//! tar or database (`POST /api/imports`), the file streams to `<data>/imports/uploads/<id>/`
+//! (never into memory) under a size cap and a free-space check, the engine's
+//! [`imports::prepare`] checks it at once (a broken or unknown file is refused and removed), and
+//! a task of the hub runs the job; the page polls the job row. One import runs per team at a
+//! time. The upload and anything unpacked from it are removed when the job ends. A hub that stops
+//! mid-import marks the job failed at its next start ([`recover`]): uploading the file again
+//! resumes it, the de-duplication keys skipping what was already added.
+
+use std::{
+    collections::HashSet,
+    path::{Path, PathBuf},
+    sync::Mutex,
+};
+
+use tokio::io::AsyncWriteExt;
+
+use crate::{
+    ids::{ImportId, SatelliteId, TenantId, UserId},
+    inference::{range, translations::Translations},
+    objects::ObjectStore,
+    store::{self, Store, imports::ImportJob},
+    usecases::imports::{self, ImportError, ImportRequest, PeerKind, Target},
+};
+
+/// Space left free on the data dir's disk while an upload is written.
+const RESERVE_BYTES: u64 = 256 * 1024 * 1024;
+/// How often (bytes written) the free space is checked again during an upload.
+const CHECK_EVERY: u64 = 16 * 1024 * 1024;
+
+/// What an upload can meet.
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    #[error(
+        "the file is larger than the upload limit of {limit} bytes (imports.max_upload_bytes); copy it to the hub and use `birdhub import` instead"
+    )]
+    TooLarge { limit: u64 },
+    #[error("not enough free disk for the upload: {free} bytes are free")]
+    NoSpace { free: u64 },
+    #[error("an import is already running for this team; wait for it to finish")]
+    Busy,
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Import(#[from] ImportError),
+    #[error("writing the upload: {0}")]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+/// What the import task needs of the hub.
+#[derive(Clone)]
+pub struct Handles {
+    pub store: Store,
+    pub objects: ObjectStore,
+    pub names: Translations,
+    pub range: range::Shared,
+    pub data_dir: PathBuf,
+}
+
+/// Where uploads are written, one directory each.
+pub fn uploads_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("imports").join("uploads")
+}
+
+/// Where the engine unpacks tar backups.
+pub fn scratch_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("imports").join("scratch")
+}
+
+fn busy_teams() -> &'static Mutex<HashSet<TenantId>> {
+    static BUSY: std::sync::OnceLock<Mutex<HashSet<TenantId>>> = std::sync::OnceLock::new();
+    BUSY.get_or_init(Mutex::default)
+}
+
+/// The team's one import slot, held from the upload's first byte to the job's end.
+#[derive(Debug)]
+pub struct TeamSlot(TenantId);
+
+impl Drop for TeamSlot {
+    fn drop(&mut self) {
+        busy_teams().lock().unwrap_or_else(|p| p.into_inner()).remove(&self.0);
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Takes the team's import slot: refused while an upload or an import of this hub runs for the
+/// team, or a `birdhub import` process is running one of its jobs.
+pub async fn reserve(store: &Store, tenant: TenantId) -> Result<TeamSlot, UploadError> {
+    let running = store
+        .call(move |c| {
+            let jobs = store::imports::list(c, tenant, 20)?;
+            let mut pids = Vec::new();
+            for job in jobs.iter().filter(|j| j.status == store::imports::ImportStatus::Running) {
+                pids.extend(store::imports::runner(c, job.id)?);
+            }
+            Ok(pids)
+        })
+        .await?;
+    let me = std::process::id();
+    if running.iter().any(|pid| *pid != me && alive(*pid)) {
+        return Err(UploadError::Busy);
+    }
+    if !busy_teams().lock().unwrap_or_else(|p| p.into_inner()).insert(tenant) {
+        return Err(UploadError::Busy);
+    }
+    Ok(TeamSlot(tenant))
+}
+
+/// An uploaded file arriving in pieces, in its own directory (removed when dropped unless
+/// handed to a job).
+#[derive(Debug)]
+pub struct Upload {
+    dir: PathBuf,
+    path: PathBuf,
+    file: Option<tokio::fs::File>,
+    written: u64,
+    next_check: u64,
+    limit: u64,
+}
+
+impl Upload {
+    /// Starts a file named `name` (the sent file name, made safe) of at most `limit` bytes;
+    /// `declared` is the request's length, when known, for the free-space check.
+    pub async fn begin(data_dir: &Path, name: &str, limit: u64, declared: Option<u64>) -> Result<Self, UploadError> {
+        let dir = uploads_dir(data_dir).join(uuid::Uuid::new_v4().to_string());
+        tokio::fs::create_dir_all(&dir).await?;
+        let mut up =
+            Self { path: dir.join(safe_name(name)), dir, file: None, written: 0, next_check: CHECK_EVERY, limit };
+        up.check_space(declared.unwrap_or(0))?;
+        up.file = Some(tokio::fs::File::create_new(&up.path).await?);
+        Ok(up)
+    }
+
+    fn check_space(&self, more: u64) -> Result<(), UploadError> {
+        let free = rustix::fs::statvfs(&self.dir)
+            .map(|s| s.f_bavail.saturating_mul(s.f_frsize))
+            .map_err(|e| UploadError::Io(e.into()))?;
+        if more.saturating_add(RESERVE_BYTES) > free {
+            return Err(UploadError::NoSpace { free });
+        }
+        Ok(())
+    }
+
+    pub async fn write(&mut self, piece: &[u8]) -> Result<(), UploadError> {
+        self.written += piece.len() as u64;
+        if self.written > self.limit {
+            return Err(UploadError::TooLarge { limit: self.limit });
+        }
+        if self.written >= self.next_check {
+            self.next_check = self.written + CHECK_EVERY;
+            self.check_space(0)?;
+        }
+        match self.file.as_mut() {
+            Some(f) => Ok(f.write_all(piece).await?),
+            None => Err(UploadError::Invalid("the upload was already closed".into())),
+        }
+    }
+
+    pub async fn finish(&mut self) -> Result<(), UploadError> {
+        if let Some(mut f) = self.file.take() {
+            f.flush().await?;
+            f.sync_all().await?;
+        }
+        if self.written == 0 {
+            return Err(UploadError::Invalid("the file is empty".into()));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Upload {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A file name the sender chose, reduced to a plain name (no directories, no dot files).
+fn safe_name(name: &str) -> String {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or_default();
+    let clean: String =
+        base.chars().map(|c| if c.is_alphanumeric() || "._- ".contains(c) { c } else { '_' }).take(100).collect();
+    let clean = clean.trim().trim_start_matches('.').to_owned();
+    if clean.is_empty() { "upload".into() } else { clean }
+}
+
+/// The form's other fields, as sent.
+#[derive(Debug, Default, Clone)]
+pub struct UploadForm {
+    /// `birdnet-pi` or `birdnet-go`.
+    pub kind: Option<String>,
+    pub satellite_id: Option<String>,
+    pub name: Option<String>,
+    pub time_zone: Option<String>,
+    /// `true`/`false` (`1`/`0`, `on`/`off`).
+    pub dry_run: Option<String>,
+}
+
+fn nonempty(v: &Option<String>) -> Option<&str> {
+    v.as_deref().map(str::trim).filter(|s| !s.is_empty())
+}
+
+fn request(
+    tenant: TenantId,
+    actor: Option<UserId>,
+    form: &UploadForm,
+    source: PathBuf,
+) -> Result<ImportRequest, UploadError> {
+    let kind = match nonempty(&form.kind) {
+        Some("birdnet-pi") => PeerKind::BirdnetPi,
+        Some("birdnet-go") => PeerKind::BirdnetGo,
+        Some(other) => return Err(UploadError::Invalid(format!("kind is birdnet-pi or birdnet-go, not {other:?}"))),
+        None => return Err(UploadError::Invalid("say which station this is: kind = birdnet-pi or birdnet-go".into())),
+    };
+    let target = match (nonempty(&form.satellite_id), nonempty(&form.name)) {
+        (Some(_), Some(_)) => {
+            return Err(UploadError::Invalid(
+                "give satellite_id (an existing satellite) or name (a new one), not both".into(),
+            ));
+        }
+        (Some(id), None) => Target::Existing(
+            id.parse::<SatelliteId>()
+                .map_err(|_| UploadError::Invalid(format!("satellite_id {id:?} is not a satellite id")))?,
+        ),
+        (None, name) => Target::New { name: name.map(str::to_owned) },
+    };
+    if let Some(name) = nonempty(&form.name)
+        && name.chars().count() > 100
+    {
+        return Err(UploadError::Invalid("name is longer than 100 characters".into()));
+    }
+    let dry_run = match nonempty(&form.dry_run).map(str::to_lowercase).as_deref() {
+        None | Some("false" | "0" | "off" | "no") => false,
+        Some("true" | "1" | "on" | "yes") => true,
+        Some(other) => return Err(UploadError::Invalid(format!("dry_run is true or false, not {other:?}"))),
+    };
+    let mut req = ImportRequest::new(tenant, kind, source, target);
+    req.zone = nonempty(&form.time_zone).map(str::to_owned);
+    req.dry_run = dry_run;
+    req.actor = actor;
+    Ok(req)
+}
+
+/// Checks the uploaded file and the form, writes the queued job and starts it in the
+/// background; returns the job as it is now. On any refusal the upload is removed.
+pub async fn start(
+    h: &Handles,
+    slot: TeamSlot,
+    actor: Option<UserId>,
+    form: UploadForm,
+    upload: Upload,
+) -> Result<ImportJob, UploadError> {
+    let tenant = slot.0;
+    let req = request(tenant, actor, &form, upload.path.clone())?;
+    let id = imports::prepare(&h.store, &scratch_dir(&h.data_dir), req).await?;
+    let job = h.store.call(move |c| store::imports::get(c, tenant, id)).await?;
+    let h2 = h.clone();
+    tokio::spawn(async move {
+        run(&h2, id).await;
+        // The upload goes with the job; the slot frees the team for the next one.
+        drop(upload);
+        drop(slot);
+    });
+    Ok(job)
+}
+
+async fn run(h: &Handles, id: ImportId) {
+    match imports::run(&h.store, &h.objects, &h.names, Some(&h.range), id, |_| {}).await {
+        Ok(job) => {
+            tracing::info!(import = %id, added = job.rows_added, duplicates = job.rows_duplicate, "import finished")
+        }
+        Err(e) => tracing::warn!(import = %id, error = %e, "import failed"),
+    }
+}
+
+/// At the hub's start: upload jobs this hub was running or had queued when it stopped are marked
+/// failed ("interrupted"), and uploads left behind are removed. Jobs of `birdhub import` (the
+/// command line) are left alone: rerunning the command resumes them.
+pub async fn recover(store: &Store, data_dir: &Path) -> Result<u64, store::Error> {
+    let uploads = uploads_dir(data_dir);
+    // Job rows name their source canonically.
+    let canonical = std::fs::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_path_buf());
+    let uploads_text = uploads_dir(&canonical).display().to_string();
+    let me = std::process::id();
+    let marked = store
+        .call(move |c| {
+            let mut n = 0;
+            for (job, pid) in store::imports::unfinished_all(c)? {
+                // The command line's jobs are its own: a rerun of `birdhub import` resumes them.
+                let from_upload = job.source.starts_with(&uploads_text);
+                let live = pid.is_some_and(|p| p != me && alive(p));
+                if from_upload && !live {
+                    let msg = "interrupted: the hub stopped during the import; upload the file again to resume";
+                    store::imports::finish(c, job.id, Some(msg), crate::time::Timestamp(chrono::Utc::now()))?;
+                    n += 1;
+                }
+            }
+            Ok(n)
+        })
+        .await?;
+    let _ = tokio::fs::remove_dir_all(&uploads).await;
+    Ok(marked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sent_file_names_stay_plain_names() {
+        assert_eq!(safe_name("../../etc/passwd"), "passwd");
+        assert_eq!(safe_name("C:\\Users\\me\\birds.db"), "birds.db");
+        assert_eq!(safe_name(".hidden"), "hidden");
+        assert_eq!(safe_name(""), "upload");
+        assert_eq!(safe_name("backup 2024;rm -rf.tar"), "backup 2024_rm -rf.tar");
+    }
+}

@@ -1,0 +1,77 @@
+//! The satellite page's "History" card: how many detections the satellite has, from which day
+//! to which, and its species with their counts, so a station imported from BirdNET-Pi or
+//! BirdNET-Go (issue 38), whose detections are years old, shows its history like any other.
+//! Counts come from `GET /api/detections` (totals, first and last) and `GET /api/stats/top-species`
+//! over the satellite's last year of records (the statistics' longest range).
+
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use crate::web::{client::Api, error::PageError, layout};
+
+#[derive(Debug, Deserialize)]
+struct Page {
+    detections: Vec<Row>,
+    total: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Row {
+    detected_at: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Top {
+    species: Vec<Ranked>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Ranked {
+    common_name: String,
+    scientific_name: String,
+    detections: i64,
+}
+
+/// The statistics' longest range, in days.
+const YEAR: i64 = 366;
+
+pub async fn card(api: &Api, sat: &str) -> Result<Markup, PageError> {
+    let q = |dir: &str| format!("/detections?satelliteId={sat}&limit=1&sortBy=date&sortDir={dir}&withCount=true");
+    let (desc, asc) = (q("desc"), q("asc"));
+    let (newest, oldest) = tokio::try_join!(api.get::<Page>(&desc), api.get::<Page>(&asc))?;
+    let total = newest.total.unwrap_or(0);
+    let (Some(last), Some(first)) = (newest.detections.first(), oldest.detections.first()) else {
+        return Ok(html! {
+            section.card #sat-history { h2 { "History" } p.muted { "No detections yet." } }
+        });
+    };
+    let day = |t: &str| chrono::DateTime::parse_from_rfc3339(t).map(|d| d.date_naive()).ok();
+    let (Some(to), Some(from)) = (day(&last.detected_at), day(&first.detected_at)) else {
+        return Err(PageError::Internal(anyhow::anyhow!("a detection time that is not RFC 3339")));
+    };
+    // One day of slack each side: the statistics count the satellite's local days.
+    let to = to + chrono::Duration::days(1);
+    let cut = to - chrono::Duration::days(YEAR - 1);
+    let from = (from - chrono::Duration::days(1)).max(cut);
+    let top: Top = api.get(&format!("/stats/top-species?satelliteId={sat}&from={from}&to={to}&limit=10")).await?;
+    Ok(html! {
+        section.card #sat-history {
+            h2 { "History" }
+            p {
+                strong.history-total { (total) } " detections, from " (layout::at(&first.detected_at))
+                " to " (layout::at(&last.detected_at)) "."
+            }
+            @if !top.species.is_empty() {
+                @if from == cut { p.small.muted { "Species of its last year of records:" } }
+                ul.history-species {
+                    @for s in &top.species {
+                        li { (layout::names(&s.common_name, &s.scientific_name)) " " span.count { (s.detections) } }
+                    }
+                }
+            }
+            p { a href={ "/detections?satelliteId=" (sat) } { "See all its detections" } }
+        }
+    })
+}
