@@ -36,7 +36,7 @@ async fn chunk_meta(state: &AppState, tenant: TenantId, chunk: ChunkId) -> Resul
     let (meta, no_audio) = state
         .store
         .call(move |c| {
-            Ok((store::chunks::meta(c, tenant, chunk)?, store::imports::chunk_without_audio(c, tenant, chunk)?))
+            Ok((store::chunks::meta(c, tenant, chunk)?, store::import_rows::chunk_without_audio(c, tenant, chunk)?))
         })
         .await?;
     if no_audio {

@@ -30,6 +30,7 @@ pub mod export;
 pub mod first_flags;
 pub mod held;
 pub mod home_feed;
+pub mod import_rows;
 pub mod imports;
 pub mod invites;
 pub mod jobs;

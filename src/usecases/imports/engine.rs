@@ -296,7 +296,7 @@ impl Ctx {
         };
         let shown = path.display().to_string();
         if let Some(t) = target {
-            let known = self.store.call_blocking(|c| store::imports::clip_chunk(c, t.pk, &shown))?;
+            let known = self.store.call_blocking(|c| store::import_rows::clip_chunk(c, t.pk, &shown))?;
             if let Some((chunk, undecodable)) = known {
                 p.clip = Some(write::ClipChunk::Existing { chunk, undecodable, path: shown });
                 return Ok(());

@@ -19,7 +19,8 @@ use crate::{
         self,
         chunks::NewChunk,
         detections::NewDetection,
-        imports::{ChunkAudio, Counts, ImportJob, ImportedRow},
+        import_rows::{ChunkAudio, ImportedRow},
+        imports::{Counts, ImportJob},
     },
     time::Timestamp,
 };
@@ -83,7 +84,7 @@ pub fn clip_offset(m: Option<Measured>) -> i64 {
 pub fn target(c: &mut Connection, tenant: TenantId, satellite: SatelliteId, kind: &str) -> store::Result<Target> {
     store::satellites::ensure_in_tenant(c, tenant, satellite)?;
     let sat = store::satellites::get(c, satellite)?;
-    let pk = store::imports::satellite_pk(c, satellite)?;
+    let pk = store::import_rows::satellite_pk(c, satellite)?;
     Ok(Target { satellite, pk, name: sat.name, model_id: kind.to_owned() })
 }
 
@@ -131,7 +132,7 @@ pub fn new_satellite(
 
 /// Which rows the satellite already has.
 pub fn seen(c: &mut Connection, pk: i64, rows: &[Prepared]) -> store::Result<Vec<bool>> {
-    rows.iter().map(|p| store::imports::row_seen(c, pk, &p.row.key)).collect()
+    rows.iter().map(|p| store::import_rows::row_seen(c, pk, &p.row.key)).collect()
 }
 
 /// Writes one batch; with `report`, the job's counters and cursor too.
@@ -144,11 +145,11 @@ pub fn batch(
     let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let now = Timestamp(Utc::now());
     for p in rows {
-        if store::imports::row_seen(&tx, t.pk, &p.row.key)? {
+        if store::import_rows::row_seen(&tx, t.pk, &p.row.key)? {
             continue;
         }
         let (chunk, state) = chunk_of(&tx, tenant, t, p, now)?;
-        let recorded = store::imports::chunk_recorded_at(&tx, chunk)?;
+        let recorded = store::import_rows::chunk_recorded_at(&tx, chunk)?;
         let start_ms = recorded.map_or(0, |r| r.millis_until(p.at).max(0));
         let d = NewDetection {
             tenant_id: tenant,
@@ -178,14 +179,14 @@ pub fn batch(
                 (None, false) => None,
             };
             if let Some(s) = status {
-                store::imports::set_status(&tx, id, s)?;
+                store::import_rows::set_status(&tx, id, s)?;
             }
             for comment in &p.row.comments {
                 let at = comment.at.map_or(now, Timestamp);
-                store::imports::add_comment(&tx, tenant, id, (&comment.text, &t.model_id), at)?;
+                store::import_rows::add_comment(&tx, tenant, id, (&comment.text, &t.model_id), at)?;
             }
         }
-        store::imports::insert_row(
+        store::import_rows::insert_row(
             &tx,
             &ImportedRow {
                 satellite_pk: t.pk,
@@ -231,7 +232,7 @@ fn chunk_of(
                     storage_key: clips::no_audio_key(tenant, t.satellite, chunk),
                     size_bytes: 0,
                 };
-                store::imports::insert_chunk(tx, &new, ChunkAudio::None, now)?;
+                store::import_rows::insert_chunk(tx, &new, ChunkAudio::None, now)?;
             }
             let state = if p.row.clip.is_some() { "missing" } else { "none" };
             return Ok((chunk, state));
@@ -250,20 +251,20 @@ fn chunk_of(
                     storage_key: key.clone(),
                     size_bytes: *size as i64,
                 };
-                store::imports::insert_chunk(tx, &new, ChunkAudio::Clip, now)?;
+                store::import_rows::insert_chunk(tx, &new, ChunkAudio::Clip, now)?;
             }
-            store::imports::insert_clip(tx, t.pk, path, *chunk, measured.is_none())?;
+            store::import_rows::insert_clip(tx, t.pk, path, *chunk, measured.is_none())?;
             (*chunk, path, measured.is_none())
         }
         Some(ClipChunk::Existing { chunk, undecodable, path }) => (*chunk, path, *undecodable),
     };
     let state = if undecodable { "undecodable" } else { "copied" };
-    if !store::imports::chunk_has_species(tx, chunk, &p.label.code)? {
+    if !store::import_rows::chunk_has_species(tx, chunk, &p.label.code)? {
         return Ok((chunk, state));
     }
     let twin = clips::chunk_id(t.satellite, &format!("{path}#{}", p.row.key));
     if !store::chunks::exists(tx, twin)? {
-        store::imports::copy_chunk(tx, chunk, twin)?;
+        store::import_rows::copy_chunk(tx, chunk, twin)?;
     }
     Ok((twin, state))
 }
