@@ -227,6 +227,9 @@ pub struct Job {
     pub recorded_at: Timestamp,
     pub audio_deleted: bool,
     pub audio_expired: bool,
+    /// The detection came from an imported BirdNET-Pi or BirdNET-Go history (its chunk is an
+    /// imported clip, or the placeholder of a row whose clip was gone: migration 0026).
+    pub imported: bool,
     pub latitude: Option<f64>,
     pub longitude: Option<f64>,
     pub soundscape_id: Option<String>,
@@ -241,7 +244,8 @@ pub fn job(conn: &Connection, pk: i64) -> Result<Option<Job>> {
             "SELECT (SELECT id FROM tenants WHERE pk = d.tenant_pk), sat.id, d.id, d.verification_status, l.common_name,
                     l.scientific_name, d.confidence, d.detected_at, d.start_ms, d.end_ms, c.id, {key}, c.recorded_at,
                     c.audio_deleted, c.audio_expired_at IS NOT NULL, coalesce(c.latitude, sat.latitude),
-                    coalesce(c.longitude, sat.longitude), o.soundscape_id, s.enabled, s.min_confidence, s.token_sealed
+                    coalesce(c.longitude, sat.longitude), o.soundscape_id, s.enabled, s.min_confidence, s.token_sealed,
+                    c.imported <> 0
              FROM birdweather_outbox o JOIN detections d ON d.pk = o.detection_pk
              JOIN species_labels l ON l.pk = d.species_pk JOIN audio_chunks c ON c.pk = d.chunk_pk JOIN satellites sat ON sat.pk = o.satellite_pk
              LEFT JOIN birdweather_stations s ON s.satellite_pk = o.satellite_pk
@@ -269,6 +273,7 @@ fn job_row(r: &Row<'_>) -> rusqlite::Result<Job> {
         recorded_at: r.get(12)?,
         audio_deleted: r.get(13)?,
         audio_expired: r.get(14)?,
+        imported: r.get(21)?,
         latitude: r.get(15)?,
         longitude: r.get(16)?,
         soundscape_id: r.get(17)?,
@@ -357,10 +362,4 @@ pub fn station_failed(
     )?
     .execute(params![satellite_pk, error, now.millis(), pause_after, pause_until.millis()])?;
     Ok(())
-}
-
-/// Whether a detection came from an imported BirdNET-Pi or BirdNET-Go history: its chunk is an
-/// imported clip (stored under `imports/`).
-pub fn is_imported_key(key: &str) -> bool {
-    key.starts_with("imports/")
 }

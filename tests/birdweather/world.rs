@@ -138,7 +138,12 @@ pub async fn real_chunk(hub: &TestHub, team: TenantId, sat: SatelliteId, at: &st
         size_bytes: wav.len() as i64,
     };
     let now = hub.state().clock.stamp();
+    // A key under `imports/` stands for a clip `birdhub import` copied: marked as the importer marks it.
+    let imported = new.storage_key.starts_with("imports/");
     assert!(hub.state().store.call(move |c| store::chunks::insert_with_job(c, &new, now)).await.expect("chunk"));
+    if imported {
+        hub.sql(|c| c.execute("UPDATE audio_chunks SET imported = 1 WHERE id = ?1", [id])).expect("mark imported");
+    }
     id
 }
 

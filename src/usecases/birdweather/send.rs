@@ -35,7 +35,7 @@ fn held_back(job: &Job) -> Option<String> {
         format!("its confidence is below the minimum of {min:.2}")
     } else if !birdweather::is_bird(&job.scientific_name, &job.common_name) {
         "it is not a bird".into()
-    } else if store::birdweather::is_imported_key(&job.chunk_key) {
+    } else if job.imported {
         "imported history is not shared".into()
     } else if job.audio_expired {
         "its audio was removed by retention".into()
