@@ -8,10 +8,7 @@
 //! for the form, whatever `http.max_body_bytes` says.
 
 use axum::{
-    extract::{
-        DefaultBodyLimit, Multipart, State,
-        multipart::{Field, MultipartError, MultipartRejection},
-    },
+    extract::{DefaultBodyLimit, Multipart, State, multipart::MultipartRejection},
     http::{HeaderMap, StatusCode, header},
 };
 use serde::Deserialize;
@@ -19,6 +16,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
     ApiError, Path, Query,
+    form_fields::{multipart_error, text},
     openapi::{err, tags},
 };
 use crate::{
@@ -76,27 +74,34 @@ async fn create(
     let slot = uploads::reserve(&state.store, access.tenant_id).await?;
     let mut file: Option<Upload> = None;
     let mut form = UploadForm::default();
-    while let Some(mut field) = multipart.next_field().await.map_err(|e| multipart_error(e, max))? {
+    let too_large = || ApiError::from(UploadError::TooLarge { limit: max });
+    while let Some(mut field) = multipart.next_field().await.map_err(|e| multipart_error(e, too_large))? {
         let name = field.name().unwrap_or_default().to_owned();
         match name.as_str() {
             "file" if file.is_none() => {
                 let sent = field.file_name().unwrap_or("upload").to_owned();
                 let mut up = Upload::begin(&state.settings.data_dir, &sent, max, declared).await?;
-                while let Some(piece) = field.chunk().await.map_err(|e| multipart_error(e, max))? {
+                while let Some(piece) = field.chunk().await.map_err(|e| multipart_error(e, too_large))? {
                     up.write(&piece).await?;
                 }
                 up.finish().await?;
                 file = Some(up);
             }
-            "kind" if form.kind.is_none() => form.kind = Some(text(&mut field, &name, max).await?),
+            "kind" if form.kind.is_none() => {
+                form.kind = Some(text(&mut field, &name, MAX_FIELD_BYTES, too_large).await?)
+            }
             "satellite_id" | "satelliteId" if form.satellite_id.is_none() => {
-                form.satellite_id = Some(text(&mut field, &name, max).await?)
+                form.satellite_id = Some(text(&mut field, &name, MAX_FIELD_BYTES, too_large).await?)
             }
-            "name" if form.name.is_none() => form.name = Some(text(&mut field, &name, max).await?),
+            "name" if form.name.is_none() => {
+                form.name = Some(text(&mut field, &name, MAX_FIELD_BYTES, too_large).await?)
+            }
             "time_zone" | "timeZone" if form.time_zone.is_none() => {
-                form.time_zone = Some(text(&mut field, &name, max).await?)
+                form.time_zone = Some(text(&mut field, &name, MAX_FIELD_BYTES, too_large).await?)
             }
-            "dry_run" | "dryRun" if form.dry_run.is_none() => form.dry_run = Some(text(&mut field, &name, max).await?),
+            "dry_run" | "dryRun" if form.dry_run.is_none() => {
+                form.dry_run = Some(text(&mut field, &name, MAX_FIELD_BYTES, too_large).await?)
+            }
             "file" | "kind" | "satellite_id" | "satelliteId" | "name" | "time_zone" | "timeZone" | "dry_run"
             | "dryRun" => {
                 return Err(ApiError::Unprocessable("duplicate_field", format!("the form has `{name}` twice")));
@@ -125,34 +130,6 @@ async fn create(
         .write(&state)
         .await;
     Ok((StatusCode::ACCEPTED, axum::Json(job)))
-}
-
-/// A text field of the form, at most [`MAX_FIELD_BYTES`], read piece by piece.
-async fn text(field: &mut Field<'_>, name: &str, max: u64) -> Result<String, ApiError> {
-    let mut bytes = Vec::new();
-    while let Some(piece) = field.chunk().await.map_err(|e| multipart_error(e, max))? {
-        if bytes.len() + piece.len() > MAX_FIELD_BYTES {
-            return Err(ApiError::Unprocessable(
-                "field_too_long",
-                format!("`{name}` is longer than {MAX_FIELD_BYTES} bytes"),
-            ));
-        }
-        bytes.extend_from_slice(&piece);
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| ApiError::Unprocessable("invalid_field", format!("`{name}` is not UTF-8 text")))
-}
-
-/// A body over the route's limit is 413; anything else (a malformed form, a body cut off) is 400.
-fn multipart_error(e: MultipartError, max: u64) -> ApiError {
-    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        UploadError::TooLarge { limit: max }.into()
-    } else {
-        ApiError::BadRequest(
-            "invalid_multipart",
-            format!("the upload form is malformed or incomplete: {}", e.body_text()),
-        )
-    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -7,10 +7,7 @@
 
 use axum::{
     body::Bytes,
-    extract::{
-        DefaultBodyLimit, Multipart, Request, State,
-        multipart::{Field, MultipartError, MultipartRejection},
-    },
+    extract::{DefaultBodyLimit, Multipart, Request, State, multipart::MultipartRejection},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::Response,
 };
@@ -21,6 +18,7 @@ use uuid::Uuid;
 use super::{
     ApiError, Json, Path, Query,
     files::serve_object,
+    form_fields::{multipart_error, text},
     openapi::{err, tags},
 };
 use crate::{
@@ -183,20 +181,25 @@ async fn upload_release(
     })?;
     let mut apk: Option<ReceivedApk> = None;
     let mut form = ReleaseForm::default();
-    while let Some(mut field) = multipart.next_field().await.map_err(|e| multipart_error(e, max))? {
+    let too_large_form = || too_large(max);
+    while let Some(mut field) = multipart.next_field().await.map_err(|e| multipart_error(e, too_large_form))? {
         let name = field.name().unwrap_or_default().to_owned();
         match name.as_str() {
             "apk" if apk.is_none() => {
                 let mut sink = ApkUpload::begin(&state.objects, max).await?;
-                while let Some(piece) = field.chunk().await.map_err(|e| multipart_error(e, max))? {
+                while let Some(piece) = field.chunk().await.map_err(|e| multipart_error(e, too_large_form))? {
                     sink.write(&piece).await?;
                 }
                 apk = Some(sink.finish().await?);
             }
-            "version" if form.version.is_none() => form.version = Some(text(&mut field, &name, max).await?),
-            "notes" if form.notes.is_none() => form.notes = Some(text(&mut field, &name, max).await?),
+            "version" if form.version.is_none() => {
+                form.version = Some(text(&mut field, &name, MAX_FIELD_BYTES, too_large_form).await?)
+            }
+            "notes" if form.notes.is_none() => {
+                form.notes = Some(text(&mut field, &name, MAX_FIELD_BYTES, too_large_form).await?)
+            }
             "forceUpdate" | "force_update" if form.force_update.is_none() => {
-                form.force_update = Some(text(&mut field, &name, max).await?)
+                form.force_update = Some(text(&mut field, &name, MAX_FIELD_BYTES, too_large_form).await?)
             }
             "apk" | "version" | "notes" | "forceUpdate" | "force_update" => {
                 return Err(ApiError::Unprocessable("duplicate_field", format!("the form has `{name}` twice")));
@@ -221,36 +224,8 @@ async fn upload_release(
     Ok((StatusCode::CREATED, Json(view(&state, release))))
 }
 
-/// A text field of the form, at most [`MAX_FIELD_BYTES`], read piece by piece.
-async fn text(field: &mut Field<'_>, name: &str, max: u64) -> Result<String, ApiError> {
-    let mut bytes = Vec::new();
-    while let Some(piece) = field.chunk().await.map_err(|e| multipart_error(e, max))? {
-        if bytes.len() + piece.len() > MAX_FIELD_BYTES {
-            return Err(ApiError::Unprocessable(
-                "field_too_long",
-                format!("`{name}` is longer than {MAX_FIELD_BYTES} bytes"),
-            ));
-        }
-        bytes.extend_from_slice(&piece);
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| ApiError::Unprocessable("invalid_field", format!("`{name}` is not UTF-8 text")))
-}
-
 fn too_large(max: u64) -> ApiError {
     ApiError::PayloadTooLarge(format!("an APK may be at most {max} bytes"))
-}
-
-/// A body over the route's limit is 413; anything else (a malformed form, a body cut off) is 400.
-fn multipart_error(e: MultipartError, max: u64) -> ApiError {
-    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        too_large(max)
-    } else {
-        ApiError::BadRequest(
-            "invalid_multipart",
-            format!("the upload form is malformed or incomplete: {}", e.body_text()),
-        )
-    }
 }
 
 /// `PUT /mobile/releases/:id` body: `{"forceUpdate": true|false}` sets the flag; no body (or `{}`)

@@ -18,6 +18,7 @@ mod error;
 mod exports;
 mod extract;
 pub mod files;
+mod form_fields;
 pub mod health;
 mod humane;
 mod idempotency;
