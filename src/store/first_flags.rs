@@ -45,6 +45,15 @@ fn zones(conn: &Connection) -> Result<HashMap<i64, Tz>> {
     Ok(out)
 }
 
+/// Whether a detection at `at` (station zone `tz`) is the first of its local day and of its
+/// season, given the team's previous detection of the species (`before`): it is when there is
+/// none earlier in that day (season).
+fn firsts(before: Option<DateTime<Utc>>, at: DateTime<Utc>, tz: Tz) -> (bool, bool) {
+    let day = before.is_none_or(|b| b < zone::day_bounds_in(at, tz).0);
+    let season = before.is_none_or(|b| b < zone::season_bounds_in(at, tz).0);
+    (day, season)
+}
+
 /// Walks every detection by team, species and time and compares its flags with the rules;
 /// writes the differences unless `dry_run`, in transactions of 5,000 rows.
 pub fn recompute(conn: &mut Connection, dry_run: bool) -> Result<Recomputed> {
@@ -63,11 +72,8 @@ pub fn recompute(conn: &mut Connection, dry_run: bool) -> Result<Recomputed> {
             let at = DateTime::from_timestamp_millis(r.get(4)?).unwrap_or_default();
             let (day_was, season_was): (bool, bool) = (r.get(5)?, r.get(6)?);
             let tz = zones.get(&sat).copied().unwrap_or(chrono_tz::UTC);
-            // The team's previous detection of this species, if any: the first of the day
-            // (season) is the one with none earlier in that local day (season).
             let before = previous.filter(|p| p.0 == tenant && p.1 == species).map(|p| p.2);
-            let day = before.is_none_or(|b| b < zone::day_bounds_in(at, tz).0);
-            let season = before.is_none_or(|b| b < zone::season_bounds_in(at, tz).0);
+            let (day, season) = firsts(before, at, tz);
             found.detections += 1;
             match (day_was, day) {
                 (false, true) => found.day_set += 1,
@@ -123,8 +129,7 @@ pub fn recompute_species(conn: &mut Connection, tenant: crate::ids::TenantId, sp
             let at = DateTime::from_timestamp_millis(r.get(2)?).unwrap_or_default();
             let was: (bool, bool, bool) = (r.get(3)?, r.get(4)?, r.get(5)?);
             let tz = zones.get(&sat).copied().unwrap_or(chrono_tz::UTC);
-            let day = before.is_none_or(|b| b < zone::day_bounds_in(at, tz).0);
-            let season = before.is_none_or(|b| b < zone::season_bounds_in(at, tz).0);
+            let (day, season) = firsts(before, at, tz);
             let now = (day, season, before.is_none());
             if now != was {
                 fixes.push((pk, now.0, now.1, now.2));
