@@ -11,6 +11,7 @@ mod bench_api;
 mod bench_api_pages;
 mod bench_api_seed;
 mod bench_api_stats;
+mod bench_api_time;
 mod bench_auth;
 mod bench_export;
 mod bench_fleet;

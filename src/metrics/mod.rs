@@ -32,6 +32,7 @@ pub const MQTT_MESSAGES: &str = "birdhub_mqtt_messages_received_total";
 pub const HTTP_REQUESTS: &str = "birdhub_http_requests_total";
 pub const HTTP_SECONDS: &str = "birdhub_http_request_duration_seconds";
 pub const DATABASE_BYTES: &str = "birdhub_database_size_bytes";
+pub const SQLITE_STEPS: &str = "birdhub_sqlite_vm_steps_total";
 pub const MEMORY_BYTES: &str = "birdhub_process_resident_memory_bytes";
 pub const BUILD_INFO: &str = "birdhub_build_info";
 
@@ -200,6 +201,7 @@ impl Metrics {
             self.counter(MQTT_MESSAGES, vec![]).absolute(n);
         }
         self.gauge(DATABASE_BYTES, vec![], figures.database_bytes as f64);
+        self.counter(SQLITE_STEPS, vec![]).absolute(figures.sqlite_steps);
         if let Some(rss) = figures.memory_bytes {
             self.gauge(MEMORY_BYTES, vec![], rss as f64);
         }
@@ -218,6 +220,8 @@ pub struct Figures {
     pub mqtt_messages: Option<u64>,
     /// The database file and its write-ahead log.
     pub database_bytes: u64,
+    /// SQLite virtual-machine steps since the hub started (`store::work`).
+    pub sqlite_steps: u64,
     pub memory_bytes: Option<u64>,
 }
 
@@ -254,6 +258,11 @@ fn describe(r: &PrometheusRecorder) {
         HTTP_SECONDS.into(),
         Some(Unit::Seconds),
         text("Time to answer an HTTP request, by method and route template."),
+    );
+    r.describe_counter(
+        SQLITE_STEPS.into(),
+        None,
+        text("SQLite virtual-machine steps run by the hub's queries: its database work, in a unit that does not move with the machine."),
     );
     r.describe_gauge(DATABASE_BYTES.into(), Some(Unit::Bytes), text("Size of the SQLite database and its WAL."));
     r.describe_gauge(MEMORY_BYTES.into(), Some(Unit::Bytes), text("Resident memory of this process."));

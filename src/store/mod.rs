@@ -58,6 +58,7 @@ pub mod timeline;
 pub mod users;
 pub mod votes;
 pub mod weather;
+pub mod work;
 pub mod zones;
 
 use std::{path::Path, time::Duration};
@@ -111,6 +112,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Clone)]
 pub struct Store {
     pool: r2d2::Pool<SqliteConnectionManager>,
+    work: work::Counter,
 }
 
 /// How long a connection waits for another writer before giving up.
@@ -126,8 +128,11 @@ impl Store {
         first.busy_timeout(BUSY_TIMEOUT)?;
         first.pragma_update(None, "journal_mode", "WAL")?;
         drop(first);
-        let manager = SqliteConnectionManager::file(path).with_init(|c| {
+        let work = work::Counter::default();
+        let counting = work.clone();
+        let manager = SqliteConnectionManager::file(path).with_init(move |c| {
             c.busy_timeout(BUSY_TIMEOUT)?;
+            counting.attach(c)?;
             c.execute_batch(
                 "PRAGMA synchronous = NORMAL;
                  PRAGMA foreign_keys = ON;
@@ -135,7 +140,13 @@ impl Store {
             )
         });
         let pool = r2d2::Pool::builder().max_size(8).connection_timeout(Duration::from_secs(10)).build(manager)?;
-        Ok(Self { pool })
+        Ok(Self { pool, work })
+    }
+
+    /// SQLite virtual-machine steps this store's connections have run since it opened: the
+    /// machine-independent cost of its reads and writes ([`work`]).
+    pub fn vm_steps(&self) -> u64 {
+        self.work.steps()
     }
 
     /// Applies every pending migration; refuses a database newer than this binary.

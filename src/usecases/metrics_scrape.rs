@@ -15,6 +15,7 @@ use crate::{
 pub async fn figures(store: &Store, mqtt: &MqttHandle, mode: Mode, data_dir: &Path) -> Figures {
     let mut figures = Figures {
         database_bytes: database_bytes(data_dir),
+        sqlite_steps: store.vm_steps(),
         memory_bytes: super::service_registry::resident_memory_bytes(),
         ..Figures::default()
     };
