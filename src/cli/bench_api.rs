@@ -313,6 +313,12 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
             pinned_p99.map_or(String::new(), |p| format!("{p:.2}")),
             times.ms.len()
         );
+        if let Some((steps, url)) = times.costliest.as_ref().filter(|(steps, _)| *steps > WORK_BUDGET) {
+            println!(
+                "    costliest request: {steps} steps: {}",
+                url.split_once("/api").map_or(url.as_str(), |(_, u)| u)
+            );
+        }
         let judged = pinned_p99.unwrap_or(p99);
         if name.ends_with("withCount=false") {
             worst.list.keep(p99, name);

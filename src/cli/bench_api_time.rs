@@ -27,6 +27,8 @@ pub struct Getter {
 pub struct Timed {
     pub ms: Vec<f64>,
     pub steps: Vec<u64>,
+    /// The request that did the most work, and its steps.
+    pub costliest: Option<(u64, String)>,
 }
 
 impl Timed {
@@ -54,7 +56,8 @@ impl Getter {
     /// must hold rows under `key` (or be a detection, for `id`); a name search may match none of
     /// fewer species.
     pub async fn time(&self, urls: &[String], key: &str) -> anyhow::Result<Timed> {
-        let mut timed = Timed { ms: Vec::with_capacity(urls.len()), steps: Vec::with_capacity(urls.len()) };
+        let mut timed =
+            Timed { ms: Vec::with_capacity(urls.len()), steps: Vec::with_capacity(urls.len()), costliest: None };
         for (i, url) in urls.iter().enumerate() {
             let steps = self.store.vm_steps();
             let t = Instant::now();
@@ -84,6 +87,9 @@ impl Getter {
             if i >= WARMUP {
                 timed.ms.push(ms);
                 timed.steps.push(steps);
+                if timed.costliest.as_ref().is_none_or(|(most, _)| steps > *most) {
+                    timed.costliest = Some((steps, url.clone()));
+                }
             }
         }
         timed.ms.sort_by(f64::total_cmp);

@@ -163,6 +163,10 @@ fn after(version: u32, tx: &Connection) -> Result<()> {
             super::zones::default_team_zone(tx, &team, hub, crate::time::Timestamp(chrono::Utc::now()))?;
         }
     }
+    if version == 28 {
+        let filled = super::stats::rollups::fill_grains(tx)?;
+        tracing::info!(?filled, "statistics at coarser grains filled (migration 0028)");
+    }
     Ok(())
 }
 

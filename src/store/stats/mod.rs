@@ -6,6 +6,7 @@
 //! over the range's whole months (`stats_monthly`) and its other days (`stats_daily`), so a
 //! year's range reads about as many rows as a month's.
 
+pub mod cut;
 pub mod queries;
 pub mod rollups;
 pub mod series;
@@ -71,6 +72,44 @@ fn split(from: NaiveDate, to: NaiveDate) -> Split {
     }
 }
 
+/// The rollup tables a count reads, per grain: day, dekad (if the family has one) and month.
+#[derive(Debug, Clone, Copy)]
+pub struct Family {
+    pub day: &'static str,
+    pub dekad: Option<&'static str>,
+    pub month: &'static str,
+}
+
+impl Family {
+    /// Per satellite and species.
+    pub const SATELLITE_SPECIES: Self =
+        Self { day: "stats_pair_days", dekad: Some("stats_dekads"), month: "stats_pair_months" };
+    /// Per species, all satellites.
+    pub const SPECIES: Self = Self { day: "stats_species_days", dekad: None, month: "stats_species_months" };
+    /// Per satellite, all species.
+    pub const SATELLITE: Self = Self { day: "stats_satellite_days", dekad: None, month: "stats_satellite_months" };
+    /// Verdicts per satellite and status (no dekads, no kept columns).
+    pub const VERDICT_SATELLITE: Self =
+        Self { day: "stats_verdict_satellite_days", dekad: None, month: "stats_verdict_satellite_months" };
+    /// Verdicts per species and status.
+    pub const VERDICT_SPECIES: Self =
+        Self { day: "stats_verdict_species_days", dekad: None, month: "stats_verdict_species_months" };
+    /// Per satellite and local hour.
+    pub const HOUR_SATELLITE: Self = Self { day: "stats_hourly", dekad: None, month: "stats_hour_months" };
+}
+
+/// Parameter names of the parts of a cut with dekads (at most five parts) and without (three):
+/// first and last row key, first and last day.
+pub const DEKAD_CUT: [[&str; 4]; 5] = [
+    [":ka0", ":kb0", ":kx0", ":ky0"],
+    [":ka1", ":kb1", ":kx1", ":ky1"],
+    [":ka2", ":kb2", ":kx2", ":ky2"],
+    [":ka3", ":kb3", ":kx3", ":ky3"],
+    [":ka4", ":kb4", ":kx4", ":ky4"],
+];
+pub const MONTH_CUT: [[&str; 4]; 3] =
+    [[":ma0", ":mb0", ":mx0", ":my0"], [":ma1", ":mb1", ":mx1", ":my1"], [":ma2", ":mb2", ":mx2", ":my2"]];
+
 impl Scope {
     /// The counting tables' column this scope counts: `n`, or the `geNN` of its lowest band.
     pub fn column(&self) -> String {
@@ -82,7 +121,8 @@ impl Scope {
     /// The named parameters every statistic query may use (unused ones are not bound): `:t`
     /// team, `:sat` satellite or NULL, `:band` lowest band, `:from`/`:to` the range's days,
     /// `:h1`/`:h2` and `:e1`/`:e2` its edge days, `:m1`/`:m2` its whole months, `:rej` 1 when
-    /// rejected detections are left out.
+    /// rejected detections are left out; and per part of the range's cuts ([`cut::cut`]) with
+    /// and without dekads, its first and last row key and day ([`DEKAD_CUT`], [`MONTH_CUT`]).
     pub fn params(&self) -> Vec<(&'static str, Value)> {
         let s = split(self.from, self.to);
         let (m1, m2) = match s.months {
@@ -90,7 +130,7 @@ impl Scope {
             // An empty month range.
             None => ("9".into(), "0".into()),
         };
-        vec![
+        let mut params = vec![
             (":t", Value::Text(self.tenant.to_string())),
             (":sat", self.satellite.map_or(Value::Null, |s| Value::Text(s.to_string()))),
             (":band", Value::Integer(i64::from(self.min_band))),
@@ -104,51 +144,122 @@ impl Scope {
             (":m2", Value::Text(m2)),
             (":rej", Value::Integer(i64::from(!self.include_rejected))),
             (":sp", self.species.clone().map_or(Value::Null, Value::Text)),
-        ]
+        ];
+        for (dekads, names) in [(true, &DEKAD_CUT[..]), (false, &MONTH_CUT[..])] {
+            for (part, [a, b, x, y]) in cut::cut(self.from, self.to, dekads).iter().zip(names) {
+                let (first, last) = part.keys();
+                params.push((a, Value::Text(first)));
+                params.push((b, Value::Text(last)));
+                params.push((x, Value::Text(day_key(part.from))));
+                params.push((y, Value::Text(day_key(part.to))));
+            }
+        }
+        params
     }
 
     /// A subquery of the range's counts per `(satellite_id, species_code, month, c)`: the edge
     /// days from `stats_daily`, the whole months from `stats_monthly`, and (when rejected
     /// detections are left out) the rejected ones as negative rows from `stats_verdicts` and
-    /// `stats_verdicts_monthly` split the same way.
+    /// `stats_verdicts_monthly` split the same way. See [`Scope::cells_of`].
     pub fn cells(&self) -> String {
-        let col = self.column();
-        format!(
-            "(SELECT satellite_id, species_code, substr(day, 1, 7) AS month, {col} AS c FROM stats_daily
-              WHERE tenant_id = :t AND day BETWEEN :h1 AND :h2 AND (:sat IS NULL OR satellite_id = :sat)
-                AND (:sp IS NULL OR species_code = :sp)
-              UNION ALL
-              SELECT satellite_id, species_code, substr(day, 1, 7), {col} FROM stats_daily
-              WHERE tenant_id = :t AND day BETWEEN :e1 AND :e2 AND (:sat IS NULL OR satellite_id = :sat)
-                AND (:sp IS NULL OR species_code = :sp)
-              UNION ALL
-              SELECT satellite_id, species_code, month, {col} FROM stats_monthly
-              WHERE tenant_id = :t AND month BETWEEN :m1 AND :m2 AND (:sat IS NULL OR satellite_id = :sat)
-                AND (:sp IS NULL OR species_code = :sp)
-              UNION ALL
-              SELECT satellite_id, species_code, substr(day, 1, 7), -n FROM stats_verdicts
-              WHERE :rej = 1 AND tenant_id = :t AND status = 'rejected' AND day BETWEEN :h1 AND :h2
-                AND band >= :band AND (:sat IS NULL OR satellite_id = :sat)
-                AND (:sp IS NULL OR species_code = :sp)
-              UNION ALL
-              SELECT satellite_id, species_code, substr(day, 1, 7), -n FROM stats_verdicts
-              WHERE :rej = 1 AND tenant_id = :t AND status = 'rejected' AND day BETWEEN :e1 AND :e2
-                AND band >= :band AND (:sat IS NULL OR satellite_id = :sat)
-                AND (:sp IS NULL OR species_code = :sp)
-              UNION ALL
-              SELECT satellite_id, species_code, month, -n FROM stats_verdicts_monthly
-              WHERE :rej = 1 AND tenant_id = :t AND status = 'rejected' AND month BETWEEN :m1 AND :m2
-                AND band >= :band AND (:sat IS NULL OR satellite_id = :sat) AND (:sp IS NULL OR species_code = :sp))"
-        )
+        self.cells_of(true)
+    }
+
+    /// [`Scope::cells`], with the `month` column only when `with_month`: the range's days
+    /// from `stats_pair_days`, dekads from `stats_dekads` and months from `stats_pair_months`.
+    pub fn cells_of(&self, with_month: bool) -> String {
+        let keys = if with_month { "satellite_id, species_code, month" } else { "satellite_id, species_code" };
+        self.counts(keys, Family::SATELLITE_SPECIES)
+    }
+
+    /// A subquery of the scope's counts `c` per `keys`, read from the coarsest rows of `family`
+    /// that cover the range exactly ([`cut::cut`]), rejected detections left out unless the
+    /// scope counts them: by the kept columns of migration 0028's tables, or as negative rows of
+    /// the verdicts over the same days for the older ones. `keys` are columns all the tables
+    /// read have; `month` may be named and is computed where a table has none.
+    ///
+    /// The SQL names only the parts and filters this scope has (no `:sat IS NULL OR ...` for
+    /// SQLite to test on every row), and one satellite's or species' rows are read through
+    /// their own indexes, so a request reads the rollup rows it counts and few others: the
+    /// cost follows the days, species and satellites of the range, never the detections.
+    pub fn counts(&self, keys: &str, family: Family) -> String {
+        let mut filter = String::new();
+        if self.satellite.is_some() {
+            filter.push_str(" AND satellite_id = :sat");
+        }
+        if self.species.is_some() {
+            filter.push_str(" AND species_code = :sp");
+        }
+        let names: &[[&str; 4]] = if family.dekad.is_some() { &DEKAD_CUT } else { &MONTH_CUT };
+        let mut parts = Vec::new();
+        for (part, [a, b, x, y]) in cut::cut(self.from, self.to, family.dekad.is_some()).iter().zip(names) {
+            let (table, key) = match part.grain {
+                cut::Grain::Day => (family.day, "day"),
+                cut::Grain::Dekad => (family.dekad.unwrap_or(family.day), "dekad"),
+                cut::Grain::Month => (family.month, "month"),
+            };
+            let month = if key == "month" { "month".to_owned() } else { format!("substr({key}, 1, 7)") };
+            let select = keys.replace("month", &format!("{month} AS month"));
+            let kept = rollups::GRAINS.contains(&table);
+            let col = if kept && !self.include_rejected { self.kept_column() } else { self.column() };
+            parts.push(format!(
+                "SELECT {select}, {col} AS c FROM {table}{} WHERE tenant_id = :t AND {key} BETWEEN {a} AND {b}{filter}",
+                self.index_for(table)
+            ));
+            if !kept && !self.include_rejected {
+                let (verdicts, span) = match part.grain {
+                    cut::Grain::Month => ("stats_verdicts_monthly", format!("month BETWEEN {a} AND {b}")),
+                    _ => ("stats_verdicts", format!("day BETWEEN {x} AND {y}")),
+                };
+                let month = if verdicts == "stats_verdicts" { "substr(day, 1, 7)" } else { "month" };
+                let select = keys.replace("month", &format!("{month} AS month"));
+                parts.push(format!(
+                    "SELECT {select}, -n AS c FROM {verdicts}
+                     WHERE tenant_id = :t AND status = 'rejected' AND {span} AND band >= :band{filter}"
+                ));
+            }
+        }
+        if parts.is_empty() {
+            // An empty range (`from` after `to`, which the use cases refuse): no rows.
+            let select = keys.replace("month", "substr(day, 1, 7) AS month");
+            return format!("(SELECT {select}, 0 AS c FROM {} WHERE 0)", family.day);
+        }
+        format!("({})", parts.join(" UNION ALL "))
+    }
+
+    /// The index a one-satellite or one-species scope reads `table` through, if it has one.
+    fn index_for(&self, table: &str) -> String {
+        let by = if self.satellite.is_some() {
+            "satellite"
+        } else if self.species.is_some() {
+            "species"
+        } else {
+            return String::new();
+        };
+        match table {
+            "stats_pair_days" | "stats_dekads" | "stats_pair_months" => format!(" INDEXED BY {table}_{by}"),
+            _ => String::new(),
+        }
+    }
+
+    /// The kept-count column of migration 0028's tables this scope counts: `kn`, or the `kNN`
+    /// of its lowest band.
+    pub fn kept_column(&self) -> String {
+        rollups::kept_columns()
+            .find(|(band, _)| *band == self.min_band)
+            .map_or_else(|| "kn".to_owned(), |(_, column)| column)
     }
 
     /// The rejected detections of the range as negative rows of `stats_verdicts` with `keys`,
-    /// for the day-keyed tables (empty when rejected ones count).
+    /// for the day-keyed tables (no rows when rejected ones count).
     pub fn rejected(&self, keys: &str) -> String {
+        if self.include_rejected {
+            return format!("SELECT {keys}, 0 AS c FROM stats_verdicts WHERE 0");
+        }
+        let sat = if self.satellite.is_some() { " AND satellite_id = :sat" } else { "" };
         format!(
             "SELECT {keys}, -n AS c FROM stats_verdicts
-             WHERE :rej = 1 AND tenant_id = :t AND status = 'rejected' AND day BETWEEN :from AND :to AND band >= :band
-               AND (:sat IS NULL OR satellite_id = :sat)"
+             WHERE tenant_id = :t AND status = 'rejected' AND day BETWEEN :from AND :to AND band >= :band{sat}"
         )
     }
 }

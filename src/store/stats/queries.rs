@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 
 use rusqlite::{Connection, types::Value};
 
-use super::{super::Result, Scope, rows};
+use super::{super::Result, Family, Scope, rows};
 
 /// `(satellite, species, detections)` with counted detections, by satellite then species.
 pub fn by_satellite_species(conn: &Connection, scope: &Scope) -> Result<Vec<(String, String, i64)>> {
     let sql = format!(
         "SELECT satellite_id, species_code, sum(c) AS c FROM {}
          GROUP BY satellite_id, species_code HAVING sum(c) > 0 ORDER BY satellite_id, species_code",
-        scope.cells()
+        scope.cells_of(false)
     );
     rows(conn, &sql, &scope.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
 }
@@ -37,8 +37,31 @@ pub fn totals_of(cells: &[(String, String, i64)]) -> Totals {
     }
 }
 
+/// Detections, species and satellites over a scope. One satellite's come from its own rows per
+/// species; the team's from the per-species and per-satellite tables, which hold some fifty and
+/// twenty rows a day where the per-satellite-and-species table holds eight hundred.
 pub fn totals(conn: &Connection, scope: &Scope) -> Result<Totals> {
-    Ok(totals_of(&by_satellite_species(conn, scope)?))
+    if scope.satellite.is_some() || scope.species.is_some() {
+        return Ok(totals_of(&by_satellite_species(conn, scope)?));
+    }
+    let params = scope.params();
+    let (detections, species) = summed(conn, &scope.counts("species_code", Family::SPECIES), "species_code", &params)?;
+    let (_, satellites) = summed(conn, &scope.counts("satellite_id", Family::SATELLITE), "satellite_id", &params)?;
+    Ok(Totals { detections, species, satellites })
+}
+
+/// Detections and the number of `key`s with any, over a counts subquery.
+fn summed(conn: &Connection, counts: &str, key: &str, params: &[(&str, Value)]) -> Result<(i64, i64)> {
+    let sql = format!(
+        "SELECT coalesce(sum(c), 0), count(*) FROM (SELECT {key}, sum(c) AS c FROM {counts} GROUP BY {key} HAVING sum(c) > 0)"
+    );
+    Ok(rows(conn, &sql, params, |r| Ok((r.get(0)?, r.get(1)?)))?.pop().unwrap_or_default())
+}
+
+/// Detections of a scope, however rejected ones count (the per-satellite table: the fewest rows).
+pub fn detections(conn: &Connection, scope: &Scope) -> Result<i64> {
+    let sql = format!("SELECT coalesce(sum(c), 0) FROM {}", scope.counts("satellite_id", Family::SATELLITE));
+    Ok(rows(conn, &sql, &scope.params(), |r| r.get(0))?.pop().unwrap_or_default())
 }
 
 /// One species over a scope.
@@ -66,18 +89,38 @@ pub fn by_species(conn: &Connection, scope: &Scope) -> Result<Vec<SpeciesRow>> {
 /// Verdicts per species over a scope (its satellite, range and lowest band; whatever it says of
 /// rejected ones): `species -> [confirmed, rejected, pending_review]`.
 pub fn verdicts(conn: &Connection, scope: &Scope) -> Result<BTreeMap<String, [i64; 3]>> {
-    const STATUSES: &str = "status IN ('confirmed', 'rejected', 'pending_review')";
-    let part = |table: &str, span: &str| {
-        format!(
-            "SELECT species_code, status, n FROM {table} WHERE tenant_id = :t AND {STATUSES} AND {span}
-               AND band >= :band AND (:sat IS NULL OR satellite_id = :sat) AND (:sp IS NULL OR species_code = :sp)"
-        )
-    };
+    if scope.satellite.is_none() {
+        return by_status(conn, scope, "species_code", Family::VERDICT_SPECIES);
+    }
+    // One satellite's: its rows of the per-hour, per-band verdicts, through its own index.
+    let mut filter = String::new();
+    if scope.satellite.is_some() {
+        filter.push_str(" AND satellite_id = :sat");
+    }
+    if scope.species.is_some() {
+        filter.push_str(" AND species_code = :sp");
+    }
+    let parts: Vec<String> = super::cut::cut(scope.from, scope.to, false)
+        .iter()
+        .zip(super::MONTH_CUT)
+        .map(|(part, [a, b, x, y])| {
+            let (table, span) = match part.grain {
+                super::cut::Grain::Month => ("stats_verdicts_monthly", format!("month BETWEEN {a} AND {b}")),
+                _ => ("stats_verdicts", format!("day BETWEEN {x} AND {y}")),
+            };
+            format!(
+                "SELECT species_code, status, n FROM {table}
+                 WHERE tenant_id = :t AND status IN ('confirmed', 'rejected', 'pending_review') AND {span}
+                   AND band >= :band{filter}"
+            )
+        })
+        .collect();
+    if parts.is_empty() {
+        return Ok(BTreeMap::new());
+    }
     let sql = format!(
-        "SELECT species_code, status, sum(n) FROM ({} UNION ALL {} UNION ALL {}) GROUP BY species_code, status",
-        part("stats_verdicts", "day BETWEEN :h1 AND :h2"),
-        part("stats_verdicts", "day BETWEEN :e1 AND :e2"),
-        part("stats_verdicts_monthly", "month BETWEEN :m1 AND :m2"),
+        "SELECT species_code, status, sum(n) FROM ({}) GROUP BY species_code, status",
+        parts.join(" UNION ALL ")
     );
     let found = rows(conn, &sql, &scope.params(), |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?))
@@ -94,55 +137,101 @@ pub fn verdicts(conn: &Connection, scope: &Scope) -> Result<BTreeMap<String, [i6
     Ok(out)
 }
 
-/// `(species, YYYY-MM, detections)` with counted detections.
+/// Verdicts per `key` from a verdict family of migration 0028 (thresholds as columns): `key ->
+/// [confirmed, rejected, pending_review]`.
+fn by_status(conn: &Connection, scope: &Scope, key: &str, family: Family) -> Result<BTreeMap<String, [i64; 3]>> {
+    let col = scope.column();
+    let mut filter = String::new();
+    if scope.satellite.is_some() {
+        filter.push_str(" AND satellite_id = :sat");
+    }
+    if scope.species.is_some() {
+        filter.push_str(" AND species_code = :sp");
+    }
+    let parts: Vec<String> = super::cut::cut(scope.from, scope.to, false)
+        .iter()
+        .zip(super::MONTH_CUT)
+        .map(|(part, [a, b, _, _])| {
+            let (table, span) = match part.grain {
+                super::cut::Grain::Month => (family.month, "month"),
+                _ => (family.day, "day"),
+            };
+            format!("SELECT {key} AS k, status, {col} AS n FROM {table} WHERE tenant_id = :t AND {span} BETWEEN {a} AND {b}{filter}")
+        })
+        .collect();
+    let mut out: BTreeMap<String, [i64; 3]> = BTreeMap::new();
+    if parts.is_empty() {
+        return Ok(out);
+    }
+    let sql = format!("SELECT k, status, sum(n) FROM ({}) GROUP BY k, status", parts.join(" UNION ALL "));
+    let found = rows(conn, &sql, &scope.params(), |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?))
+    })?;
+    for (k, status, n) in found {
+        let slot = match status.as_str() {
+            "confirmed" => 0,
+            "rejected" => 1,
+            _ => 2,
+        };
+        out.entry(k).or_default()[slot] += n;
+    }
+    Ok(out)
+}
+
+/// Verdicts over a scope (its satellite or all): `[confirmed, rejected, pending_review]`.
+pub fn status_totals(conn: &Connection, scope: &Scope) -> Result<[i64; 3]> {
+    let per = by_status(conn, scope, "satellite_id", Family::VERDICT_SATELLITE)?;
+    Ok(per.values().fold([0; 3], |acc, v| [acc[0] + v[0], acc[1] + v[1], acc[2] + v[2]]))
+}
+
+/// `(species, YYYY-MM, detections)` with counted detections (the per-species tables; one
+/// satellite's from its own rows).
 pub fn by_species_month(conn: &Connection, scope: &Scope) -> Result<Vec<(String, String, i64)>> {
+    let counts =
+        if scope.satellite.is_some() { scope.cells() } else { scope.counts("species_code, month", Family::SPECIES) };
     let sql = format!(
-        "SELECT species_code, month, sum(c) AS c FROM {}
-         GROUP BY species_code, month HAVING sum(c) > 0 ORDER BY species_code, month",
-        scope.cells()
+        "SELECT species_code, month, sum(c) AS c FROM {counts}
+         GROUP BY species_code, month HAVING sum(c) > 0 ORDER BY species_code, month"
     );
     rows(conn, &sql, &scope.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
 }
 
 /// One species' counted detections per confidence band (0 to 20) over the scope's days and
-/// months, all satellites; bands below the scope's lowest are zero.
+/// months, all satellites; bands below the scope's lowest are zero. Read from the per-species
+/// tables, whose kept columns leave rejected detections out.
 pub fn species_bands(conn: &Connection, scope: &Scope, code: &str) -> Result<[i64; 21]> {
-    let columns: Vec<String> = super::rollups::threshold_columns().map(|(_, c)| c).collect();
-    let sums: Vec<String> = std::iter::once("n".to_owned()).chain(columns.iter().cloned()).collect();
-    let listed = sums.join(", ");
-    let summed: Vec<String> = sums.iter().map(|c| format!("coalesce(sum({c}), 0)")).collect();
-    let sql = format!(
-        "SELECT {} FROM (
-            SELECT {listed} FROM stats_daily WHERE tenant_id = :t AND day BETWEEN :h1 AND :h2 AND species_code = :code
-            UNION ALL
-            SELECT {listed} FROM stats_daily WHERE tenant_id = :t AND day BETWEEN :e1 AND :e2 AND species_code = :code
-            UNION ALL
-            SELECT {listed} FROM stats_monthly WHERE tenant_id = :t AND month BETWEEN :m1 AND :m2 AND species_code = :code)",
-        summed.join(", ")
-    );
+    let columns: Vec<String> = if scope.include_rejected {
+        std::iter::once("n".to_owned()).chain(super::rollups::threshold_columns().map(|(_, c)| c)).collect()
+    } else {
+        std::iter::once("kn".to_owned()).chain(super::rollups::kept_columns().map(|(_, c)| c)).collect()
+    };
+    let summed: Vec<String> = columns.iter().map(|c| format!("coalesce(sum({c}), 0)")).collect();
+    let parts: Vec<String> = super::cut::cut(scope.from, scope.to, false)
+        .iter()
+        .zip(super::MONTH_CUT)
+        .map(|(part, [a, b, _, _])| {
+            let (table, key) = match part.grain {
+                super::cut::Grain::Month => (Family::SPECIES.month, "month"),
+                _ => (Family::SPECIES.day, "day"),
+            };
+            format!(
+                "SELECT {} FROM {table} WHERE tenant_id = :t AND {key} BETWEEN {a} AND {b} AND species_code = :code",
+                columns.join(", ")
+            )
+        })
+        .collect();
+    let mut bands = [0i64; 21];
+    if parts.is_empty() {
+        return Ok(bands);
+    }
+    let sql = format!("SELECT {} FROM ({})", summed.join(", "), parts.join(" UNION ALL "));
     let mut params = scope.params();
     params.push((":code", Value::Text(code.to_owned())));
     let at_least: Vec<i64> =
         rows(conn, &sql, &params, |r| (0..21).map(|i| r.get::<_, i64>(i)).collect())?.pop().unwrap_or_default();
-    let mut bands = [0i64; 21];
     for (b, slot) in bands.iter_mut().enumerate() {
         // Band b holds those at least b and not at least b + 1.
         *slot = at_least.get(b).copied().unwrap_or(0) - at_least.get(b + 1).copied().unwrap_or(0);
-    }
-    if !scope.include_rejected {
-        let rejected = rows(
-            conn,
-            "SELECT band, sum(n) FROM stats_verdicts
-             WHERE tenant_id = :t AND status = 'rejected' AND day BETWEEN :from AND :to AND species_code = :code
-             GROUP BY band",
-            &params,
-            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
-        )?;
-        for (band, n) in rejected {
-            if let Some(slot) = usize::try_from(band).ok().and_then(|b| bands.get_mut(b)) {
-                *slot -= n;
-            }
-        }
     }
     for slot in bands.iter_mut().take(usize::from(scope.min_band)) {
         *slot = 0;

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use super::super::Result;
 
 /// Every rollup table, in the order they are filled.
-pub const TABLES: [&str; 9] = [
+pub const TABLES: [&str; 22] = [
     "stats_daily",
     "stats_monthly",
     "stats_hourly",
@@ -20,12 +20,55 @@ pub const TABLES: [&str; 9] = [
     "stats_verdicts_monthly",
     "stats_chunks",
     "stats_votes",
+    // Migration 0028: coarser grains, with the kept counts (see `GRAINS`).
+    "stats_dekads",
+    "stats_species_days",
+    "stats_species_months",
+    "stats_satellite_days",
+    "stats_satellite_months",
+    "stats_hour_days",
+    "stats_hour_months",
+    "stats_pair_days",
+    "stats_pair_months",
+    "stats_verdict_satellite_days",
+    "stats_verdict_satellite_months",
+    "stats_verdict_species_days",
+    "stats_verdict_species_months",
+];
+
+/// The tables of migration 0028, which it fills from the source tables. Beside `n` and the
+/// thresholds they count the detections not voted down: `kn` and [`kept_columns`].
+pub const GRAINS: [&str; 9] = [
+    "stats_dekads",
+    "stats_species_days",
+    "stats_species_months",
+    "stats_satellite_days",
+    "stats_satellite_months",
+    "stats_hour_days",
+    "stats_hour_months",
+    "stats_pair_days",
+    "stats_pair_months",
+];
+
+/// Migration 0028's verdict tables: per satellite or species, status and day or month, with the
+/// thresholds as columns.
+pub const VERDICT_GRAINS: [&str; 4] = [
+    "stats_verdict_satellite_days",
+    "stats_verdict_satellite_months",
+    "stats_verdict_species_days",
+    "stats_verdict_species_months",
 ];
 
 /// The counting tables' threshold columns, `ge05` to `ge100`: detections with a confidence band
 /// (floor(confidence * 20)) of at least 1 to 20.
 pub fn threshold_columns() -> impl Iterator<Item = (u8, String)> {
     (1..=20u8).map(|band| (band, format!("ge{:02}", u32::from(band) * 5)))
+}
+
+/// The kept-count columns of migration 0028's tables, `k05` to `k100`: detections not voted
+/// down with a confidence band of at least 1 to 20.
+pub fn kept_columns() -> impl Iterator<Item = (u8, String)> {
+    (1..=20u8).map(|band| (band, format!("k{:02}", u32::from(band) * 5)))
 }
 
 const BAND: &str = "CAST(d.confidence * 20 AS INTEGER)";
@@ -144,6 +187,21 @@ pub fn rebuild(conn: &mut Connection) -> Result<Filled> {
         filled.push((table, rows as i64));
     }
     tx.commit()?;
+    Ok(filled)
+}
+
+/// Fills the tables of migration 0028 from the source tables, each row in the zone the older
+/// rollups count it in (a zone move under way goes on moving both). The caller holds the
+/// transaction.
+pub fn fill_grains(conn: &Connection) -> Result<Filled> {
+    let mut filled = Vec::with_capacity(GRAINS.len() + VERDICT_GRAINS.len());
+    let grains = super::zoned::aggregates(super::zoned::Rows::AsCounted)
+        .into_iter()
+        .filter(|a| GRAINS.contains(&a.table) || VERDICT_GRAINS.contains(&a.table));
+    for super::zoned::Aggregate { table, select, .. } in grains {
+        let rows = conn.execute(&format!("INSERT INTO {table} {select}"), [])?;
+        filled.push((table, rows as i64));
+    }
     Ok(filled)
 }
 

@@ -186,7 +186,12 @@ fn the_migration_fills_rollups_from_detections_already_stored() {
     }
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).expect("tx");
     let filled = super::rollups::fill(&tx).expect("fill");
+    // Migration 0028 fills its own tables the same way.
+    let grains = super::rollups::fill_grains(&tx).expect("fill grains");
     tx.commit().expect("commit");
+    let dekads = grains.iter().find(|(t, _)| *t == "stats_dekads").map(|f| f.1);
+    // Both days fall in one dekad.
+    assert_eq!(dekads, Some(1));
     let daily = filled.iter().find(|(t, _)| *t == "stats_daily").map(|f| f.1);
     // Two days (0 and 30 minutes fall on one), one band, one satellite, one species.
     assert_eq!(daily, Some(2));

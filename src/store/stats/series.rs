@@ -8,33 +8,58 @@ use super::{super::Result, Scope, rows};
 /// `(day, detections, species)` for each day of the scope with counted detections.
 pub fn by_day(conn: &Connection, scope: &Scope) -> Result<Vec<(String, i64, i64)>> {
     let col = scope.column();
-    // The team's days come from the per-day species table; one satellite's from its index.
-    let counts = if scope.satellite.is_none() {
-        format!(
-            "SELECT day, species_code, {col} AS c FROM stats_day_species WHERE tenant_id = :t AND day BETWEEN :from AND :to"
-        )
-    } else {
-        format!(
-            "SELECT day, species_code, {col} AS c FROM stats_daily INDEXED BY stats_daily_satellite
-             WHERE tenant_id = :t AND satellite_id = :sat AND day BETWEEN :from AND :to"
-        )
-    };
+    // The team's days come from the per-day species table, whose kept columns leave rejected
+    // detections out: one row per day and species; one satellite's from its index.
+    if scope.satellite.is_none() {
+        let col = if scope.include_rejected { col } else { scope.kept_column() };
+        let sql = format!(
+            "SELECT day, sum({col}), count(*) FROM stats_species_days
+             WHERE tenant_id = :t AND day BETWEEN :from AND :to AND {col} > 0 GROUP BY day ORDER BY day"
+        );
+        return rows(conn, &sql, &scope.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)));
+    }
+    // One satellite's: a row per day and species, in day order from its index (so no sort).
+    let col = if scope.include_rejected { col } else { scope.kept_column() };
     let sql = format!(
-        "SELECT day, sum(c), count(*) FROM (
-             SELECT day, species_code, sum(c) AS c FROM ({counts} UNION ALL {})
-             GROUP BY day, species_code HAVING sum(c) > 0)
-         GROUP BY day ORDER BY day",
-        scope.rejected("day, species_code")
+        "SELECT day, sum({col}), count(*) FROM stats_pair_days INDEXED BY stats_pair_days_satellite
+         WHERE tenant_id = :t AND satellite_id = :sat AND day BETWEEN :from AND :to AND {col} > 0
+         GROUP BY day ORDER BY day"
+    );
+    rows(conn, &sql, &scope.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+}
+
+/// `(day, hour, detections)` with counted detections, all satellites (or the scope's one).
+pub fn by_day_hour(conn: &Connection, scope: &Scope) -> Result<Vec<(String, u8, i64)>> {
+    if scope.satellite.is_some() {
+        let rows = by_day_hour_satellite(conn, scope)?;
+        return Ok(rows.into_iter().map(|(d, h, _, n)| (d, h, n)).collect());
+    }
+    let col = if scope.include_rejected { scope.column() } else { scope.kept_column() };
+    let sql = format!(
+        "SELECT day, hour, {col} FROM stats_hour_days
+         WHERE tenant_id = :t AND day BETWEEN :from AND :to AND {col} > 0 ORDER BY day, hour"
+    );
+    rows(conn, &sql, &scope.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+}
+
+/// `(hour, satellite, detections)` over the scope's range with counted detections: whole months
+/// from `stats_hour_months`, other days from `stats_hourly`.
+pub fn by_hour_satellite(conn: &Connection, scope: &Scope) -> Result<Vec<(u8, String, i64)>> {
+    let sql = format!(
+        "SELECT hour, satellite_id, sum(c) FROM {} GROUP BY hour, satellite_id HAVING sum(c) > 0 ORDER BY hour, satellite_id",
+        scope.counts("hour, satellite_id", super::Family::HOUR_SATELLITE)
     );
     rows(conn, &sql, &scope.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
 }
 
 /// `(day, hour, satellite, detections)` with counted detections, from `stats_hourly`.
 pub fn by_day_hour_satellite(conn: &Connection, scope: &Scope) -> Result<Vec<(String, u8, String, i64)>> {
+    let sat = if scope.satellite.is_some() { " INDEXED BY stats_hourly_satellite" } else { "" };
+    let only = if scope.satellite.is_some() { " AND satellite_id = :sat" } else { "" };
     let sql = format!(
         "SELECT day, hour, satellite_id, sum(c) AS c FROM (
-             SELECT day, hour, satellite_id, {} AS c FROM stats_hourly
-             WHERE tenant_id = :t AND day BETWEEN :from AND :to AND (:sat IS NULL OR satellite_id = :sat)
+             SELECT day, hour, satellite_id, {} AS c FROM stats_hourly{sat}
+             WHERE tenant_id = :t AND day BETWEEN :from AND :to{only}
              UNION ALL {})
          GROUP BY day, hour, satellite_id HAVING sum(c) > 0 ORDER BY day, hour, satellite_id",
         scope.column(),

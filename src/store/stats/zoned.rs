@@ -22,25 +22,37 @@ fn millis(text: &str) -> String {
     format!("CAST(round((julianday({text}) - 2440587.5) * 86400000) AS INTEGER)")
 }
 
-/// Which rows an aggregate reads: all of them in their satellites' zones, or one satellite's
-/// rows with pk in `(:lo, :hi]` in the zone `:zone`.
+/// Which rows an aggregate reads: all of them in their satellites' zones, all of them in the
+/// zone the triggers count them in now (a satellite's rows that a zone move has not reached
+/// yet are still in its old zone), or one satellite's rows with pk in `(:lo, :hi]` in the zone
+/// `:zone`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rows {
     All,
+    AsCounted,
     Batch,
 }
 
 impl Rows {
-    fn zone(self) -> &'static str {
-        match self {
-            Self::All => "s.zone_pk",
-            Self::Batch => ":zone",
+    /// The zone of a detection (`det`) or chunk row `x` of satellite `s`.
+    fn zone(self, det: bool) -> &'static str {
+        match (self, det) {
+            (Self::All, _) => "s.zone_pk",
+            (Self::AsCounted, true) => {
+                "(CASE WHEN s.zone_move_from IS NOT NULL AND x.pk > s.zone_move_det_done AND x.pk <= s.zone_move_det_last
+                   THEN s.zone_move_from ELSE s.zone_pk END)"
+            }
+            (Self::AsCounted, false) => {
+                "(CASE WHEN s.zone_move_from IS NOT NULL AND x.pk > s.zone_move_chunk_done AND x.pk <= s.zone_move_chunk_last
+                   THEN s.zone_move_from ELSE s.zone_pk END)"
+            }
+            (Self::Batch, _) => ":zone",
         }
     }
 
     fn filter(self, x: &str) -> String {
         match self {
-            Self::All => "1".to_owned(),
+            Self::All | Self::AsCounted => "1".to_owned(),
             // `+` keeps SQLite on the primary key's range, not the satellite's time index.
             Self::Batch => format!("{x}.pk > :lo AND {x}.pk <= :hi AND +{x}.satellite_pk = :sat"),
         }
@@ -55,16 +67,21 @@ fn detections(rows: Rows) -> String {
          FROM detections x JOIN tenants t ON t.pk = x.tenant_pk JOIN satellites s ON s.pk = x.satellite_pk
               JOIN species_labels l ON l.pk = x.species_pk
          WHERE {filter}",
-        zone = rows.zone(),
-        lt = local(rows.zone(), "x.detected_at"),
+        zone = rows.zone(true),
+        lt = local(rows.zone(true), "x.detected_at"),
         filter = rows.filter("x"),
     )
 }
 
 const BAND: &str = "CAST(d.confidence * 20 AS INTEGER)";
+/// 1 for a detection not voted down.
+const KEPT: &str = "(d.verification_status <> 'rejected')";
 const DAY: &str = "date(d.lt, 'unixepoch')";
 const HOUR: &str = "CAST(strftime('%H', d.lt, 'unixepoch') AS INTEGER)";
 const MONTH: &str = "strftime('%Y-%m', d.lt, 'unixepoch')";
+/// The third of the month (`YYYY-MM-1`: days 1 to 10, `-2`: 11 to 20, `-3`: 21 to the end).
+const DEKAD: &str =
+    "strftime('%Y-%m-', d.lt, 'unixepoch') || min(3, (CAST(strftime('%d', d.lt, 'unixepoch') AS INTEGER) + 9) / 10)";
 
 /// A rollup: its table, its key columns, and the SELECT of its rows (keys named as the table's
 /// columns, then the counts, multiplied by `:sign` for batches).
@@ -97,6 +114,30 @@ pub fn aggregates(rows: Rows) -> Vec<Aggregate> {
         );
         aggregate(table, keys, select)
     };
+    // Migration 0028's tables also count the detections not voted down (`kn`, `k05`..`k100`).
+    let kept: Vec<String> = std::iter::once(format!("{sign}sum({KEPT})"))
+        .chain(threshold_columns().map(|(b, _)| format!("{sign}sum(({BAND} >= {b}) * {KEPT})")))
+        .collect();
+    let kept_counting = |table: &'static str, keys: &[(&'static str, &str)]| {
+        let select = format!(
+            "{dets} SELECT {}, {sign}count(*), {}, {} FROM d WHERE 1 GROUP BY {}",
+            named(keys),
+            thresholds.join(", "),
+            kept.join(", "),
+            group(keys.len())
+        );
+        aggregate(table, keys, select)
+    };
+    // Its verdict tables: the thresholds as columns, never the unverified.
+    let verdict_counting = |table: &'static str, keys: &[(&'static str, &str)]| {
+        let select = format!(
+            "{dets} SELECT {}, {sign}count(*), {} FROM d WHERE d.verification_status <> 'unverified' GROUP BY {}",
+            named(keys),
+            thresholds.join(", "),
+            group(keys.len())
+        );
+        aggregate(table, keys, select)
+    };
     let counted = |table: &'static str, source: &str, keys: &[(&'static str, &str)], from: &str| {
         let select =
             format!("{source} SELECT {}, {sign}count(*) FROM {from} GROUP BY {}", named(keys), group(keys.len()));
@@ -105,7 +146,7 @@ pub fn aggregates(rows: Rows) -> Vec<Aggregate> {
     let chunks = format!(
         "WITH d AS MATERIALIZED (SELECT t.id AS tenant_id, s.id AS satellite_id, {lt} AS lt
          FROM audio_chunks x JOIN tenants t ON t.pk = x.tenant_pk JOIN satellites s ON s.pk = x.satellite_pk WHERE {filter})",
-        lt = local(rows.zone(), "x.recorded_at"),
+        lt = local(rows.zone(false), "x.recorded_at"),
         filter = rows.filter("x"),
     );
     let vote_day = format!("date({}, 'unixepoch')", local("d.zone_pk", &millis("v.created_at")));
@@ -116,7 +157,8 @@ pub fn aggregates(rows: Rows) -> Vec<Aggregate> {
         ("species_code", "d.species_code"),
         ("status", "d.verification_status"),
     );
-    let (day, hour, month, band) = (("day", DAY), ("hour", HOUR), ("month", MONTH), ("band", BAND));
+    let (day, hour, month, band, dekad) =
+        (("day", DAY), ("hour", HOUR), ("month", MONTH), ("band", BAND), ("dekad", DEKAD));
     vec![
         counting("stats_daily", &[tenant, day, sat, species]),
         counting("stats_monthly", &[tenant, month, sat, species]),
@@ -132,6 +174,19 @@ pub fn aggregates(rows: Rows) -> Vec<Aggregate> {
             &[tenant, ("day", vote_day.as_str()), ("user_id", "v.user_id"), ("vote", "v.vote")],
             "verification_votes v JOIN d ON d.id = v.detection_id WHERE 1",
         ),
+        kept_counting("stats_dekads", &[tenant, dekad, sat, species]),
+        kept_counting("stats_species_days", &[tenant, day, species]),
+        kept_counting("stats_species_months", &[tenant, month, species]),
+        kept_counting("stats_satellite_days", &[tenant, day, sat]),
+        kept_counting("stats_satellite_months", &[tenant, month, sat]),
+        kept_counting("stats_hour_days", &[tenant, day, hour]),
+        kept_counting("stats_hour_months", &[tenant, month, hour, sat]),
+        kept_counting("stats_pair_days", &[tenant, day, sat, species]),
+        kept_counting("stats_pair_months", &[tenant, month, sat, species]),
+        verdict_counting("stats_verdict_satellite_days", &[tenant, day, sat, status]),
+        verdict_counting("stats_verdict_satellite_months", &[tenant, month, sat, status]),
+        verdict_counting("stats_verdict_species_days", &[tenant, day, species, status]),
+        verdict_counting("stats_verdict_species_months", &[tenant, month, species, status]),
     ]
 }
 
@@ -143,9 +198,12 @@ fn reads_chunks(table: &str) -> bool {
 /// The `ON CONFLICT` clause adding a batch's signed counts to a table's rows.
 fn upsert(table: &str) -> String {
     let mut sets = vec!["n = n + excluded.n".to_owned()];
-    if matches!(table, "stats_daily" | "stats_monthly" | "stats_hourly" | "stats_day_species" | "stats_species_hourly")
-    {
+    if !matches!(table, "stats_verdicts" | "stats_verdicts_monthly" | "stats_chunks" | "stats_votes") {
         sets.extend(threshold_columns().map(|(_, c)| format!("{c} = {c} + excluded.{c}")));
+    }
+    if super::rollups::GRAINS.contains(&table) {
+        sets.push("kn = kn + excluded.kn".to_owned());
+        sets.extend(super::rollups::kept_columns().map(|(_, c)| format!("{c} = {c} + excluded.{c}")));
     }
     format!("ON CONFLICT DO UPDATE SET {}", sets.join(", "))
 }

@@ -187,9 +187,9 @@ pub struct Activity {
 /// Detections per hour of the day (default the last 30 days).
 pub async fn activity(ctx: &Ctx<'_>, f: &Filters) -> Result<Activity, StatsError> {
     let (scope, range) = ctx.scope(f, 30).await?;
-    let rows = ctx.read(move |c| series::by_day_hour_satellite(c, &scope)).await?;
+    let rows = ctx.read(move |c| series::by_hour_satellite(c, &scope)).await?;
     let mut hourly = vec![0i64; 24];
-    for (_, hour, _, n) in rows {
+    for (hour, _, n) in rows {
         hourly[usize::from(hour).min(23)] += n;
     }
     let total = hourly.iter().sum();
@@ -261,17 +261,16 @@ pub struct Verification {
 pub async fn verification(ctx: &Ctx<'_>, f: &Filters) -> Result<Verification, StatsError> {
     let f = Filters { include_rejected: true, ..f.clone() };
     let (scope, range) = ctx.scope(&f, 30).await?;
-    let (all, verdicts) = ctx.read(move |c| Ok((queries::totals(c, &scope)?, queries::verdicts(c, &scope)?))).await?;
-    let [confirmed, rejected, pending] =
-        verdicts.values().fold([0i64; 3], |acc, v| [acc[0] + v[0], acc[1] + v[1], acc[2] + v[2]]);
+    let (detections, [confirmed, rejected, pending]) =
+        ctx.read(move |c| Ok((queries::detections(c, &scope)?, queries::status_totals(c, &scope)?))).await?;
     Ok(Verification {
         range,
-        total: all.detections,
-        unverified: (all.detections - confirmed - rejected - pending).max(0),
+        total: detections,
+        unverified: (detections - confirmed - rejected - pending).max(0),
         pending_review: pending,
         confirmed,
         rejected,
-        reviewed_share: (confirmed + rejected) as f64 / all.detections.max(1) as f64,
+        reviewed_share: (confirmed + rejected) as f64 / detections.max(1) as f64,
     })
 }
 

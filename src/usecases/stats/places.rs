@@ -87,7 +87,17 @@ pub async fn compare(ctx: &Ctx<'_>, f: &Filters, ids: &[SatelliteId]) -> Result<
     }
     let (scope, range) = ctx.scope(f, 30).await?;
     let names = ctx.names(f).await?;
-    let (rows, places) = communities(ctx, scope).await?;
+    let (tenant, wanted) = (ctx.tenant, ids.to_vec());
+    // Each compared satellite's rows through its own index, not every satellite's.
+    let (rows, places) = ctx
+        .read(move |c| {
+            let mut rows = Vec::new();
+            for id in wanted {
+                rows.extend(queries::by_satellite_species(c, &Scope { satellite: Some(id), ..scope.clone() })?);
+            }
+            Ok((rows, queries::places(c, tenant)?))
+        })
+        .await?;
     let satellites: Vec<Compared> = ids
         .iter()
         .map(|id| {
@@ -235,9 +245,9 @@ pub struct Heatmap {
 /// Detections by day and hour (default the last 30 days).
 pub async fn heatmap(ctx: &Ctx<'_>, f: &Filters) -> Result<Heatmap, StatsError> {
     let (scope, range) = ctx.scope(f, 30).await?;
-    let rows = ctx.read(move |c| series::by_day_hour_satellite(c, &scope)).await?;
+    let rows = ctx.read(move |c| series::by_day_hour(c, &scope)).await?;
     let mut days: Vec<(String, Vec<i64>)> = super::day_keys(&range).into_iter().map(|d| (d, vec![0; 24])).collect();
-    for (d, h, _, n) in rows {
+    for (d, h, n) in rows {
         if let Ok(i) = days.binary_search_by(|(k, _)| k.as_str().cmp(d.as_str())) {
             days[i].1[usize::from(h).min(23)] += n;
         }
@@ -272,13 +282,13 @@ pub async fn satellite_activity(ctx: &Ctx<'_>, f: &Filters) -> Result<SatelliteA
     let only = scope.satellite.map(|s| s.to_string());
     let tenant = ctx.tenant;
     let (rows, places) =
-        ctx.read(move |c| Ok((series::by_day_hour_satellite(c, &scope)?, queries::places(c, tenant)?))).await?;
+        ctx.read(move |c| Ok((series::by_hour_satellite(c, &scope)?, queries::places(c, tenant)?))).await?;
     let satellites = places
         .iter()
         .filter(|p| only.as_ref().is_none_or(|o| *o == p.id))
         .map(|p| {
             let mut hourly = vec![0i64; 24];
-            for (_, h, s, n) in &rows {
+            for (h, s, n) in &rows {
                 if *s == p.id {
                     hourly[usize::from(*h).min(23)] += n;
                 }
