@@ -113,6 +113,9 @@ pub struct Store {
     pool: r2d2::Pool<SqliteConnectionManager>,
 }
 
+/// Prepared statements each pooled connection keeps.
+const STATEMENT_CACHE: usize = 64;
+
 /// How long a connection waits for another writer before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -128,6 +131,9 @@ impl Store {
         drop(first);
         let manager = SqliteConnectionManager::file(path).with_init(|c| {
             c.busy_timeout(BUSY_TIMEOUT)?;
+            // Room for the statements ingest runs per chunk beside those of the pages and jobs
+            // that share the connection (rusqlite keeps 16), so they stay prepared (issue 39).
+            c.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
             c.execute_batch(
                 "PRAGMA synchronous = NORMAL;
                  PRAGMA foreign_keys = ON;
