@@ -2,8 +2,8 @@
 //!
 //! With Nagle's algorithm a small write that follows another one still unacknowledged waits for
 //! the client's delayed ACK (40 ms on Linux). WebSocket frames are exactly such writes: two
-//! detections of one chunk, or a detection right after a heartbeat frame, and the second reached
-//! the browser 40 ms late (the ~48 ms p99 of detection to WebSocket in issue 39).
+//! detections of one chunk, or a detection right after a heartbeat frame, and the second could
+//! reach the browser 40 ms late (issue 39, detection to WebSocket).
 
 use axum::serve::{ListenerExt, TapIo};
 use tokio::net::{TcpListener, TcpStream};
