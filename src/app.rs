@@ -183,6 +183,7 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     }
     let stop = shutdown.clone();
     tasks.spawn(async move {
+        let listener = crate::net::without_nagle(listener);
         let serve = axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(async move { stop.cancelled().await });
         ("http", serve.await.map_err(Into::into))

@@ -24,6 +24,7 @@
 //! - [`inference`]: the classifier (ONNX Runtime), audio decoding, labels and the range filter.
 //! - [`integrations`]: Home Assistant discovery, the MQTT feed and the bridge to another broker.
 //! - [`jobs`]: background tasks (service registry refresh, monitors, retention, the species image fetcher).
+//! - [`net`]: the HTTP listener's connections with TCP_NODELAY (WebSocket frames go out at once).
 //! - [`mdns`]: the hub's mDNS/DNS-SD advertisement (`_birdhub._tcp`) and the client's discovery.
 //! - [`metrics`]: Prometheus metrics of this process and `GET /metrics`.
 //! - [`links`]: the hub's own public addresses for links in mail and API responses.
@@ -51,6 +52,7 @@ pub mod mdns;
 pub mod media;
 pub mod metrics;
 pub mod mqtt;
+pub mod net;
 pub mod notify;
 pub mod objects;
 pub mod process_memory;

@@ -58,7 +58,7 @@ pub async fn start(state: &AppState) -> anyhow::Result<Broker> {
     let readonly = super::auth::ReadOnlyLogin::from_settings(&state.settings);
     let auth =
         BrokerAuth::new(state.store.clone(), &s.topic_root, state.settings.security.internal_api_key.clone(), readonly);
-    let ingest = Arc::new(Ingest::new(state.clone(), auth.clone()));
+    let ingest = Arc::new(Ingest::new(state.clone(), auth.clone()).context("starting the chunk writer")?);
 
     let mut config = BrokerConfig::default()
         .with_bind_address(s.bind)

@@ -60,15 +60,15 @@ impl From<Refused> for AudioRefused {
 }
 
 impl Ingest {
-    /// Starts the chunk writer too, on the current runtime.
-    pub fn new(state: AppState, auth: Arc<BrokerAuth>) -> Self {
+    /// Starts the chunk writer too (its thread uses the current runtime).
+    pub fn new(state: AppState, auth: Arc<BrokerAuth>) -> std::io::Result<Self> {
         let writer = chunks::ChunkWriter::spawn(chunks::Handles {
             store: state.store.clone(),
             objects: state.objects.clone(),
             clock: state.clock.clone(),
             disk: state.disk.clone(),
-        });
-        Self { state, writer, auth }
+        })?;
+        Ok(Self { state, writer, auth })
     }
 
     async fn on_publish(&self, event: ClientPublishEvent) -> PublishAction {

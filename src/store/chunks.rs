@@ -60,7 +60,10 @@ fn uuid_text_sql(column: &str) -> String {
 }
 
 pub fn exists(conn: &Connection, id: ChunkId) -> Result<bool> {
-    Ok(conn.query_row("SELECT 1 FROM audio_chunks WHERE id = ?1", [id], |_| Ok(())).optional()?.is_some())
+    // Cached, like every statement ingest runs per chunk: preparing one (with the triggers it
+    // fires) costs more than running it (issue 39).
+    let mut stmt = conn.prepare_cached("SELECT 1 FROM audio_chunks WHERE id = ?1")?;
+    Ok(stmt.query_row([id], |_| Ok(())).optional()?.is_some())
 }
 
 /// Inserts the chunk and its queued job in one transaction. Returns false (and writes nothing)
@@ -77,29 +80,29 @@ pub fn insert_with_job_in(tx: &Connection, c: &NewChunk, now: Timestamp) -> Resu
     if exists(tx, c.id)? {
         return Ok(false);
     }
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate, latitude,
              longitude, storage_key, size_bytes, received_at)
          VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?4, ?5, ?6, ?7,
                  ?8, ?9, ?10, ?11)",
-        params![
-            c.id,
-            c.tenant_id,
-            c.satellite_id,
-            c.recorded_at.millis(),
-            c.duration_ms,
-            c.sample_rate,
-            c.latitude,
-            c.longitude,
-            stored_key(c),
-            c.size_bytes,
-            now.millis()
-        ],
-    )?;
-    tx.execute(
+    )?
+    .execute(params![
+        c.id,
+        c.tenant_id,
+        c.satellite_id,
+        c.recorded_at.millis(),
+        c.duration_ms,
+        c.sample_rate,
+        c.latitude,
+        c.longitude,
+        stored_key(c),
+        c.size_bytes,
+        now.millis()
+    ])?;
+    tx.prepare_cached(
         "INSERT INTO inference_jobs (id, chunk_id, tenant_id, status, run_after, created_at) VALUES (?1, ?2, ?3, 'queued', ?4, ?4)",
-        params![uuid::Uuid::new_v4().to_string(), c.id, c.tenant_id, now],
-    )?;
+    )?
+    .execute(params![uuid::Uuid::new_v4().to_string(), c.id, c.tenant_id, now])?;
     super::recording_sessions::add_chunk(tx, c.id, c.tenant_id, c.satellite_id, c.recorded_at, c.duration_ms)?;
     super::satellites::seen(tx, c.tenant_id, c.satellite_id, now)?;
     Ok(true)

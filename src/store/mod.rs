@@ -115,6 +115,9 @@ pub struct Store {
     work: work::Counter,
 }
 
+/// Prepared statements each pooled connection keeps.
+const STATEMENT_CACHE: usize = 64;
+
 /// How long a connection waits for another writer before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -133,6 +136,9 @@ impl Store {
         let manager = SqliteConnectionManager::file(path).with_init(move |c| {
             c.busy_timeout(BUSY_TIMEOUT)?;
             counting.attach(c)?;
+            // Room for the statements ingest runs per chunk beside those of the pages and jobs
+            // that share the connection (rusqlite keeps 16), so they stay prepared (issue 39).
+            c.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
             c.execute_batch(
                 "PRAGMA synchronous = NORMAL;
                  PRAGMA foreign_keys = ON;

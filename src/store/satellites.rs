@@ -323,27 +323,30 @@ pub fn set_profile(conn: &Connection, tenant: TenantId, id: SatelliteId, json: &
     )
 }
 
-pub fn set_location(conn: &Connection, tenant: TenantId, id: SatelliteId, lat: f64, lon: f64) -> Result<()> {
-    let n = conn.execute(
-        // A move of more than about 5 km decides the satellite's zone again (below); the CASE
-        // reads the position as it was.
+/// Stores a satellite's position. Returns whether it moved far enough for its zone to be decided
+/// again (done here), so the caller wakes the zone mover only then, not for every chunk.
+pub fn set_location(conn: &Connection, tenant: TenantId, id: SatelliteId, lat: f64, lon: f64) -> Result<bool> {
+    // A move of more than about 5 km decides the satellite's zone again (below); the CASE reads
+    // the position as it was. Cached: ingest runs it for every chunk that carries a position.
+    let n = conn.prepare_cached(
         "UPDATE satellites SET latitude = ?2, longitude = ?3,
              zone_source = CASE WHEN zone_source = 'override' THEN zone_source
                                 WHEN latitude IS NULL OR longitude IS NULL OR abs(latitude - ?2) > 0.05 OR abs(longitude - ?3) > 0.05
                                 THEN NULL ELSE zone_source END
          WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
-        params![id, lat, lon, tenant],
-    )?;
+    )?
+    .execute(params![id, lat, lon, tenant])?;
     if n == 0 {
         return Err(Error::NotFound);
     }
     let moved: Option<i64> = conn
-        .query_row("SELECT pk FROM satellites WHERE id = ?1 AND zone_source IS NULL", [id], |r| r.get(0))
+        .prepare_cached("SELECT pk FROM satellites WHERE id = ?1 AND zone_source IS NULL")?
+        .query_row([id], |r| r.get(0))
         .optional()?;
     if let Some(pk) = moved {
         super::zones::refresh_now(conn, pk)?;
     }
-    Ok(())
+    Ok(moved.is_some())
 }
 
 /// Soft deletion: the row stays for its history (chunks, detections), the device can no longer log in.
@@ -421,10 +424,11 @@ pub fn record_heartbeat(
 
 /// Any sign of life (audio, telemetry) refreshes `last_seen_at` of one of `tenant`'s satellites.
 pub fn seen(conn: &Connection, tenant: TenantId, id: SatelliteId, now: Timestamp) -> Result<()> {
-    conn.execute(
+    // Cached: ingest runs it for every chunk.
+    conn.prepare_cached(
         "UPDATE satellites SET last_seen_at = ?2 WHERE id = ?1 AND tenant_id = ?3 AND deleted_at IS NULL",
-        params![id, now, tenant],
-    )?;
+    )?
+    .execute(params![id, now, tenant])?;
     Ok(())
 }
 

@@ -120,11 +120,6 @@ impl Checked {
     pub fn chunk(&self) -> ChunkId {
         self.up.chunk
     }
-
-    /// Whether the chunk carries its satellite's position.
-    pub fn located(&self) -> bool {
-        self.up.location.is_some()
-    }
 }
 
 /// Checks a chunk without any I/O: location, a mono WAV that the workers will decode, its rate

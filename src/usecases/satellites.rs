@@ -309,7 +309,7 @@ mod tests {
                     store::satellites::set_overrides(c, team_a, id, "{\"x\":1}", now),
                     store::satellites::set_config_locked(c, team_a, id, true, now),
                     store::satellites::set_profile(c, team_a, id, "{}", now),
-                    store::satellites::set_location(c, team_a, id, 1.0, 2.0),
+                    store::satellites::set_location(c, team_a, id, 1.0, 2.0).map(|_| ()),
                     store::satellites::request_update(c, team_a, id, "1.0.0", now),
                     store::satellites::soft_delete(c, team_a, id, now),
                     store::satellites::record_heartbeat(c, team_a, id, &Default::default(), now, now),

@@ -30,29 +30,78 @@ pub async fn store_batch(
     batch: Vec<Checked>,
 ) -> Outcomes {
     let n = batch.len();
-    let ids: Vec<_> = batch.iter().map(Checked::chunk).collect();
-    let held = match store.call(move |c| held(c, &ids)).await {
-        Ok(held) => held,
-        Err(e) => return (0..n).map(|_| Err(ChunkError::NotStored(e.to_string()))).collect(),
-    };
-    if held.iter().all(|h| *h) {
-        return (0..n).map(|_| Ok(Stored::Duplicate)).collect();
-    }
-    // Never a half-written file: refused before writing when the disk cannot take it.
     if let Err(full) = disk.room_for_chunk(store, objects, clock).await {
-        return held
-            .iter()
-            .map(|h| if *h { Ok(Stored::Duplicate) } else { Err(ChunkError::DiskFull(full.clone())) })
-            .collect();
+        let ids: Vec<_> = batch.iter().map(Checked::chunk).collect();
+        return refused(store.call(move |c| held(c, &ids)).await, &full, n);
     }
     let (objects, now) = (objects.clone(), clock.stamp());
-    let located = batch.iter().any(Checked::located);
-    let written = store.call(move |c| Ok(write(c, &objects, now, &batch, &held))).await;
-    if located {
-        // A satellite that moved far gets its zone decided again (`usecases::zones`).
-        crate::usecases::zones::wake();
+    finish(store.call(move |c| held_then_write(c, &objects, now, &batch)).await, n)
+}
+
+/// [`store_batch`] on the calling thread, for the writer's own thread ([`super::writer`]): no
+/// hop to another thread for the database. `rt` runs the disk guard (a statvfs, or rarely a
+/// sweep).
+pub fn store_batch_blocking(
+    store: &Store,
+    objects: &ObjectStore,
+    clock: &Clock,
+    disk: &DiskGuard,
+    rt: &tokio::runtime::Handle,
+    batch: Vec<Checked>,
+) -> Outcomes {
+    let n = batch.len();
+    if let Err(full) = rt.block_on(disk.room_for_chunk(store, objects, clock)) {
+        let ids: Vec<_> = batch.iter().map(Checked::chunk).collect();
+        return refused(store.call_blocking(|c| held(c, &ids)), &full, n);
     }
-    written.unwrap_or_else(|e| (0..n).map(|_| Err(ChunkError::NotStored(e.to_string()))).collect())
+    let now = clock.stamp();
+    finish(store.call_blocking(|c| held_then_write(c, objects, now, &batch)), n)
+}
+
+/// Never a half-written file: a batch is refused before writing when the disk cannot take it,
+/// though a chunk the hub already holds is still a duplicate, acknowledged as such.
+fn refused(held: store::Result<Vec<bool>>, full: &crate::usecases::audio_retention::DiskFull, n: usize) -> Outcomes {
+    match held {
+        Ok(held) => held
+            .iter()
+            .map(|h| if *h { Ok(Stored::Duplicate) } else { Err(ChunkError::DiskFull(full.clone())) })
+            .collect(),
+        Err(e) => failed(&e, n),
+    }
+}
+
+fn failed(e: &store::Error, n: usize) -> Outcomes {
+    (0..n).map(|_| Err(ChunkError::NotStored(e.to_string()))).collect()
+}
+
+/// The outcomes of a written batch; wakes the zone mover when a satellite moved far.
+fn finish(written: store::Result<(Outcomes, bool)>, n: usize) -> Outcomes {
+    match written {
+        Ok((outcomes, moved)) => {
+            if moved {
+                // A satellite that moved far had its zone decided again: its statistics may have
+                // to follow (`usecases::zones`). A position that stayed put wakes nobody.
+                crate::usecases::zones::wake();
+            }
+            outcomes
+        }
+        Err(e) => failed(&e, n),
+    }
+}
+
+/// Which chunks are held, then the writing of the others (nothing when all are held).
+fn held_then_write(
+    c: &mut Connection,
+    objects: &ObjectStore,
+    now: Timestamp,
+    batch: &[Checked],
+) -> store::Result<(Outcomes, bool)> {
+    let ids: Vec<_> = batch.iter().map(Checked::chunk).collect();
+    let held = held(c, &ids)?;
+    if held.iter().all(|h| *h) {
+        return Ok((held.iter().map(|_| Ok(Stored::Duplicate)).collect(), false));
+    }
+    Ok(write(c, objects, now, batch, &held))
 }
 
 /// Whether each chunk is already stored, or is repeated earlier in the same batch.
@@ -68,7 +117,14 @@ fn key_of(c: &Checked) -> String {
 }
 
 /// The blocking part: files first (durable before any row names them), then one transaction.
-fn write(c: &mut Connection, objects: &ObjectStore, now: Timestamp, batch: &[Checked], held: &[bool]) -> Outcomes {
+/// Also returns whether a committed chunk moved its satellite far (a zone decided again).
+fn write(
+    c: &mut Connection,
+    objects: &ObjectStore,
+    now: Timestamp,
+    batch: &[Checked],
+    held: &[bool],
+) -> (Outcomes, bool) {
     let keys: Vec<String> = batch.iter().map(key_of).collect();
     let todo: Vec<usize> = (0..batch.len()).filter(|i| !held[*i]).collect();
     let items: Vec<(&str, &[u8])> = todo.iter().map(|&i| (keys[i].as_str(), batch[i].up.wav.as_slice())).collect();
@@ -82,11 +138,13 @@ fn write(c: &mut Connection, objects: &ObjectStore, now: Timestamp, batch: &[Che
             None => out[i] = Err(ChunkError::NotStored("file not written".into())),
         }
     }
+    let mut moved = false;
     match commit(c, now, batch, &keys, &files) {
         Ok(inserted) => {
             for ((i, _), result) in files.iter().zip(inserted) {
-                // `false`: the same chunk was committed meanwhile, under the same key.
-                out[*i] = result.map(|new| if new { Stored::New } else { Stored::Duplicate }).map_err(Into::into);
+                moved |= result.as_ref().is_ok_and(|r| r.moved);
+                // Not `new`: the same chunk was committed meanwhile, under the same key.
+                out[*i] = result.map(|r| if r.new { Stored::New } else { Stored::Duplicate }).map_err(Into::into);
             }
         }
         Err(e) => files.iter().for_each(|(i, _)| out[*i] = Err(e.clone().into())),
@@ -98,18 +156,18 @@ fn write(c: &mut Connection, objects: &ObjectStore, now: Timestamp, batch: &[Che
             let _ = objects.remove_blocking(&keys[i]);
         }
     }
-    out
+    (out, moved)
 }
 
 /// Inserts each chunk under its own savepoint in one IMMEDIATE transaction and commits it.
-/// Returns whether each chunk was inserted, or why that chunk alone was rolled back.
+/// Returns what became of each chunk, or why that chunk alone was rolled back.
 fn commit(
     c: &mut Connection,
     now: Timestamp,
     batch: &[Checked],
     keys: &[String],
     files: &[(usize, u64)],
-) -> Result<Vec<store::Result<bool>>, CommitFailed> {
+) -> Result<Vec<store::Result<Inserted>>, CommitFailed> {
     let mut tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let mut inserted = Vec::with_capacity(files.len());
     for &(i, size) in files {
@@ -125,8 +183,16 @@ fn commit(
     Ok(inserted)
 }
 
+/// What inserting one chunk did.
+struct Inserted {
+    /// The row is new (not a chunk committed meanwhile).
+    new: bool,
+    /// Its position moved the satellite far enough for its zone to be decided again.
+    moved: bool,
+}
+
 /// The chunk's row, job and session, and the satellite's location when it sent one.
-fn insert(c: &Connection, now: Timestamp, chunk: &Checked, key: &str, size: u64) -> store::Result<bool> {
+fn insert(c: &Connection, now: Timestamp, chunk: &Checked, key: &str, size: u64) -> store::Result<Inserted> {
     let up = &chunk.up;
     let row = store::chunks::NewChunk {
         id: up.chunk,
@@ -144,10 +210,11 @@ fn insert(c: &Connection, now: Timestamp, chunk: &Checked, key: &str, size: u64)
     if let (true, Some(reported)) = (inserted, chunk.reported_at) {
         store::clock::mark_corrected(c, up.chunk, up.satellite, reported)?;
     }
-    if let (true, Some((lat, lon))) = (inserted, up.location) {
-        store::satellites::set_location(c, up.tenant, up.satellite, lat, lon)?;
-    }
-    Ok(inserted)
+    let moved = match (inserted, up.location) {
+        (true, Some((lat, lon))) => store::satellites::set_location(c, up.tenant, up.satellite, lat, lon)?,
+        _ => false,
+    };
+    Ok(Inserted { new: inserted, moved })
 }
 
 /// A failure of the batch's transaction itself, which every chunk in it shares.

@@ -94,7 +94,7 @@ async fn a_batch_commits_its_good_chunks_and_fails_a_bad_one_alone() {
 #[tokio::test]
 async fn chunks_sent_together_share_a_batch_and_each_gets_its_outcome() {
     let h = hub().await;
-    let writer = ChunkWriter::spawn(h.handles.clone());
+    let writer = ChunkWriter::spawn(h.handles.clone()).expect("writer thread");
     let sends: Vec<_> = (0..12)
         .map(|_| {
             let (writer, up) = (writer.clone(), upload(h.tenant, h.sat, ChunkId::new()));

@@ -1,9 +1,13 @@
-//! The one task that writes chunks. Ingest hands it each checked chunk through a bounded queue
-//! and waits for the outcome; the task takes everything queued (up to [`MAX_BATCH`]), stores it
-//! as one batch ([`super::batch`]) and answers each sender. While a batch waits for its fsyncs
-//! the next one gathers, so batches grow with the load and a lone chunk is written at once.
+//! The one writer of chunks. Ingest hands it each checked chunk through a bounded queue and
+//! waits for the outcome; the writer takes everything queued (up to [`MAX_BATCH`]), stores it as
+//! one batch ([`super::batch`]) and answers each sender. While a batch waits for its fsyncs the
+//! next one gathers, so batches grow with the load and a lone chunk is written at once.
 //! A full queue makes the sender wait, and the broker handles a client's publishes in order,
 //! so a slow disk slows the satellites down instead of losing chunks.
+//!
+//! The writer is a loop on a thread of its own, not an async task: a lone chunk (the
+//! real rate, one every few hundred ms) then costs one wake-up of that thread and one of the
+//! sender, not also a hop from a task to a blocking thread for the database and back (issue 39).
 
 use std::sync::{
     Arc,
@@ -50,12 +54,14 @@ struct Counts {
 }
 
 impl ChunkWriter {
-    /// Starts the writer task on the current runtime.
-    pub fn spawn(handles: Handles) -> Self {
+    /// Starts the writer on a thread of its own (`chunk-writer`), which uses the current runtime
+    /// only for the disk guard. The thread ends when the last clone of the writer is dropped.
+    pub fn spawn(handles: Handles) -> std::io::Result<Self> {
         let (queue, requests) = mpsc::channel(QUEUE);
         let counts = Arc::new(Counts::default());
-        tokio::spawn(run(handles, requests, counts.clone()));
-        Self { queue, counts }
+        let (rt, c) = (tokio::runtime::Handle::current(), counts.clone());
+        std::thread::Builder::new().name("chunk-writer".into()).spawn(move || run(handles, rt, requests, c))?;
+        Ok(Self { queue, counts })
     }
 
     /// Stores a checked chunk; returns once its file and row are durable (or it failed).
@@ -72,13 +78,20 @@ impl ChunkWriter {
     }
 }
 
-async fn run(h: Handles, mut requests: mpsc::Receiver<Request>, counts: Arc<Counts>) {
+fn run(h: Handles, rt: tokio::runtime::Handle, mut requests: mpsc::Receiver<Request>, counts: Arc<Counts>) {
     let mut taken = Vec::with_capacity(MAX_BATCH);
-    while requests.recv_many(&mut taken, MAX_BATCH).await > 0 {
+    while let Some(first) = requests.blocking_recv() {
+        taken.push(first);
+        while taken.len() < MAX_BATCH {
+            match requests.try_recv() {
+                Ok(r) => taken.push(r),
+                Err(_) => break,
+            }
+        }
         let (chunks, senders): (Vec<_>, Vec<_>) = taken.drain(..).map(|r| (r.chunk, r.done)).unzip();
         counts.batches.fetch_add(1, Ordering::Relaxed);
         counts.chunks.fetch_add(chunks.len() as u64, Ordering::Relaxed);
-        let outcomes = batch::store_batch(&h.store, &h.objects, &h.clock, &h.disk, chunks).await;
+        let outcomes = batch::store_batch_blocking(&h.store, &h.objects, &h.clock, &h.disk, &rt, chunks);
         for (sender, outcome) in senders.into_iter().zip(outcomes) {
             let _ = sender.send(outcome); // a sender that went away has nobody to ack
         }
