@@ -63,6 +63,19 @@ async fn a_may_morning_in_pennsylvania_expects_the_warbler_the_team_already_hear
     let (_, german) = api.get(&format!("/species/translate?code={code}&lang=de")).await;
     assert_eq!(top["commonName"], german["commonName"], "named in German");
 
+    // One species asked about (a species page): only it, with the team's record of it.
+    let (status, one) =
+        api.get(&format!("/stats/expected-species?satelliteId={sat}&date=2026-05-15&speciesCode={}", WARBLER.0)).await;
+    assert_eq!(status, 200, "{one}");
+    assert_eq!(one["species"].as_array().map(Vec::len), Some(1), "{one}");
+    assert_eq!(one["species"][0]["score"], warbler["score"], "the same score as in the whole list");
+    assert_eq!(one["species"][0]["lastDetectedAt"], json!("2026-05-14T06:00:00.000Z"));
+    let unlikely = species.last().expect("species")["speciesCode"].as_str().expect("code");
+    let (_, strict) = api
+        .get(&format!("/stats/expected-species?satelliteId={sat}&date=2026-05-15&speciesCode={unlikely}&threshold=0.9"))
+        .await;
+    assert_eq!(strict["species"], json!([]), "below the threshold it is not listed: {strict}");
+
     let unplaced = seed::satellite(&hub, owner.tenant, "no gps").await;
     assert_error(&api.get(&format!("/stats/expected-species?satelliteId={unplaced}")).await, 422, "no_location");
     assert_error(&api.get(&format!("/stats/expected-species?satelliteId={theirs}")).await, 404, "satellite_not_found");

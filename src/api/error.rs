@@ -42,6 +42,20 @@ pub enum ApiError {
     Internal(anyhow::Error),
 }
 
+/// The codes of a 503 whose cause is a part of the hub the operator has not installed (the
+/// classifier model and its label files), not a failure: every species route answers it until
+/// `birdhub model fetch` runs, so it is logged once, not per request.
+pub const NOT_INSTALLED: &[&str] = &["model_unavailable", "model_missing"];
+
+/// Marks a response as a [`NOT_INSTALLED`] 503 for the request log (`request_log.rs`), which
+/// reports it once at WARN instead of an ERROR line per request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotInstalled {
+    pub code: &'static str,
+    /// The answer's message, which says what is missing and how to install it.
+    pub message: String,
+}
+
 /// The body of every error response.
 #[derive(Debug, Serialize, serde::Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct ErrorBody {
@@ -89,7 +103,12 @@ impl IntoResponse for ApiError {
             tracing::error!(error = ?e, "internal error");
         }
         let (status, code, message) = self.parts();
+        let not_installed = matches!(self, ApiError::Unavailable(..)) && NOT_INSTALLED.contains(&code);
+        let marker = not_installed.then(|| NotInstalled { code, message: message.clone() });
         let mut resp = (status, Json(ErrorBody { code: code.into(), message })).into_response();
+        if let Some(m) = marker {
+            resp.extensions_mut().insert(m);
+        }
         if status == StatusCode::TOO_MANY_REQUESTS {
             // Every limit here counts over a minute at most.
             resp.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from_static("60"));

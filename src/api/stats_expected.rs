@@ -1,6 +1,7 @@
 //! `GET /stats/expected-species` (SPEC 4.8): the species the range model expects at a
 //! satellite's place (or `lat`/`lon`) in a week, each marked detected by the team or not. Query: `satelliteId` or `lat` and `lon`; `date` (YYYY-MM-DD, default today) or `week`
-//! (1-48); `threshold` (default 0.03); `lang` (default the team's primary language).
+//! (1-48); `threshold` (default 0.03); `lang` (default the team's primary language); `speciesCode`
+//! (only that species, for a species page).
 
 use super::openapi::{err, tags};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -33,6 +34,8 @@ struct ExpectedQuery {
     week: Option<u32>,
     threshold: Option<f32>,
     lang: Option<String>,
+    /// Only this species code.
+    species_code: Option<String>,
 }
 
 #[utoipa::path(
@@ -84,7 +87,8 @@ async fn expected(
             settings.primary_language
         }
     };
-    let ask =
-        Ask { tenant, latitude, longitude, week, threshold: q.threshold.unwrap_or(range::DEFAULT_THRESHOLD), lang };
+    let threshold = q.threshold.unwrap_or(range::DEFAULT_THRESHOLD);
+    let only = q.species_code.map(|c| c.trim().to_owned()).filter(|c| !c.is_empty());
+    let ask = Ask { tenant, latitude, longitude, week, threshold, lang, only };
     Ok(axum::Json(expected_species::expected(&state.store, &state.range, &state.names, ask).await?))
 }

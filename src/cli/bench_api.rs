@@ -93,7 +93,7 @@ pub async fn run(settings: &Settings, args: ApiArgs) -> anyhow::Result<ExitCode>
         dir.display()
     );
     let seeded = prepare(&dir, &args).await?;
-    let hub = start_hub(settings, &dir).await?;
+    let hub = start_hub(settings, &dir, true).await?;
     let measured = measure(&hub, &args, &dir, seeded).await;
     let stopped = hub.stop().await;
     measured?;
@@ -162,12 +162,31 @@ async fn prepare(dir: &Path, args: &ApiArgs) -> anyhow::Result<bool> {
     Ok(true)
 }
 
-pub(super) async fn start_hub(base: &Settings, data: &Path) -> anyhow::Result<app::Hub> {
+/// A hub on the seeded `data` on loopback ports. With `with_model`, it runs the classifier model
+/// where the hub would find it (`inference.model_dir`, else `models/birdnet-v2.4` in the checkout,
+/// else the system's), so the species pages are timed with the real names, pictures and range
+/// model; it says which, or why there is none (the cases that need it are then skipped, see
+/// `bench_api_pages::cases`). Without, it runs none (the export bench).
+pub(super) async fn start_hub(base: &Settings, data: &Path, with_model: bool) -> anyhow::Result<app::Hub> {
     let mut s = Settings { data_dir: data.to_path_buf(), log_level: "error".into(), ..base.clone() };
     s.http.bind = "127.0.0.1:0".parse()?;
     s.mqtt.bind = "127.0.0.1:0".parse()?;
     s.mqtt.ws_bind = "127.0.0.1:0".parse()?;
-    s.inference.model_dir = data.join("no-model").display().to_string();
+    let model = crate::inference::ModelDir::locate(&base.inference.model_dir).and_then(|d| d.check().map(|()| d));
+    s.inference.model_dir = match model {
+        Ok(dir) if with_model => {
+            println!(
+                "model:     {} (species names, pictures and the range model as the hub serves them)",
+                dir.path.display()
+            );
+            dir.path.display().to_string()
+        }
+        Err(e) if with_model => {
+            println!("model:     none ({e}); the cases that need it are skipped");
+            data.join("no-model").display().to_string()
+        }
+        _ => data.join("no-model").display().to_string(),
+    };
     // The bench is the only client: the public page's per-address limit would stop it.
     s.http.public_page_per_minute = 0;
     app::start(s).await
@@ -268,7 +287,7 @@ async fn measure(hub: &app::Hub, args: &ApiArgs, dir: &Path, seeded: bool) -> an
     }
     if args.suite == "all" || args.suite == "pages" {
         let http = format!("http://{}", hub.http_addr);
-        cases.extend(super::bench_api_pages::cases(&http, n, &ids, &codes, &sats));
+        cases.extend(super::bench_api_pages::cases(hub, &http, n, &ids, &codes, &sats));
         let team =
             get.json(&format!("{base}/settings/tenant")).await?["tenantId"].as_str().unwrap_or_default().to_owned();
         cases.extend(super::bench_api_pages::public_cases(hub, &http, n, &team, &codes).await?);

@@ -2,8 +2,14 @@
 //! page renders from in-process `/api` calls (see `web::client`), so its time is the sum of the
 //! routes it reads plus the template; the browser's share (charts, scripts) is not in it.
 
-/// The dashboard pages timed, with a label: (label, URLs round-robin, row key "-").
+/// The pages that show the model's species catalogue (names in the team's languages, pictures,
+/// expected here): without a model they render a placeholder, which would time the wrong thing.
+const NEED_MODEL: &[&str] = &["page /species", "page /species/:code"];
+
+/// The dashboard pages timed, with a label: (label, URLs round-robin, row key "-"). Without a
+/// model on `hub`, the pages of [`NEED_MODEL`] are left out, with a line that says so.
 pub fn cases(
+    hub: &crate::app::Hub,
     http: &str,
     n: usize,
     ids: &[String],
@@ -12,7 +18,7 @@ pub fn cases(
 ) -> Vec<(String, Vec<String>, &'static str)> {
     let each = |path: &str| -> Vec<String> { (0..n).map(|_| format!("{http}{path}")).collect() };
     let cycle = |f: &dyn Fn(usize) -> String| -> Vec<String> { (0..n).map(|i| format!("{http}{}", f(i))).collect() };
-    vec![
+    let mut all: Vec<(String, Vec<String>, &'static str)> = vec![
         ("page / (Live)".into(), each("/"), "-"),
         ("page /detections".into(), each("/detections"), "-"),
         (
@@ -28,7 +34,16 @@ pub fn cases(
         ("page /satellites/:id".into(), cycle(&|i| format!("/satellites/{}", sats[i % sats.len()])), "-"),
         ("page /alerts".into(), each("/alerts"), "-"),
         ("page /sessions".into(), each("/sessions"), "-"),
-    ]
+    ];
+    if hub.state.names.installed().is_empty() {
+        println!(
+            "pages:     skipped {} (no model installed: they would render without the species catalogue); \
+             the other pages are timed without species pictures",
+            NEED_MODEL.join(", ")
+        );
+        all.retain(|(name, ..)| !NEED_MODEL.contains(&name.as_str()));
+    }
+    all
 }
 
 /// The team's public page, turned on for the bench: the page and a species page as a visitor

@@ -66,7 +66,7 @@ pub async fn run(settings: &Settings, args: ExportArgs) -> anyhow::Result<ExitCo
 }
 
 async fn measure(settings: &Settings, dir: &std::path::Path) -> anyhow::Result<()> {
-    let hub = start_hub(settings, dir).await?;
+    let hub = start_hub(settings, dir, false).await?;
     let result = download(&hub).await;
     hub.stop().await?;
     result

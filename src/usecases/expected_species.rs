@@ -31,6 +31,9 @@ pub struct Ask {
     pub week: u32,
     pub threshold: f32,
     pub lang: String,
+    /// Only this species (a species page asks about one): the answer lists it when it scores at
+    /// least the threshold, and the team's last detection is looked up for it alone.
+    pub only: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -85,6 +88,9 @@ pub async fn expected(
             .filter(|(_, s)| **s >= a.threshold)
             .filter_map(|(i, s)| {
                 let l = classes.get(i)?;
+                if a.only.as_ref().is_some_and(|only| *only != l.code) {
+                    return None;
+                }
                 let common = names2.common_name(&a.lang, &l.code).unwrap_or_else(|| l.common.clone());
                 Some(Expected {
                     species_code: l.code.clone(),

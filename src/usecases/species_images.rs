@@ -140,6 +140,14 @@ pub async fn request(
     }
     let species = resolve(names, codes).await?;
     let (enabled, now) = (images.enabled(), clock.stamp());
+    // Pages ask on every render, and almost always for species asked about before: a plain read
+    // answers those without taking the write lock (which the ingest writer needs).
+    let codes: Vec<String> = species.iter().map(|(c, _)| c.clone()).collect();
+    let mut known = store.call(move |c| rows::get_many(c, &codes)).await?;
+    if !enabled || species.iter().all(|(c, _)| known.contains_key(c)) {
+        let images = species.into_iter().map(|(code, _)| (code.clone(), info(known.remove(&code), enabled))).collect();
+        return Ok(Answer { enabled, images, queued: 0 });
+    }
     let (found, queued) = super::in_tx(store, move |tx| {
         let codes: Vec<String> = species.iter().map(|(c, _)| c.clone()).collect();
         let mut found = rows::get_many(tx, &codes)?;
@@ -158,18 +166,17 @@ pub async fn request(
     if !queued.is_empty() {
         images.wake();
     }
-    let images = found
-        .into_iter()
-        .map(|(entry, code)| {
-            let info = match entry {
-                Some(e) if e.status == ImageStatus::Cached => cached_info(&e),
-                Some(e) if enabled => bare(e.status.public()),
-                _ => bare(ImageStatus::None),
-            };
-            (code, info)
-        })
-        .collect();
+    let images = found.into_iter().map(|(entry, code)| (code, info(entry, enabled))).collect();
     Ok(Answer { enabled, images, queued: queued.len() })
+}
+
+/// What an answer says of a species with this row (none when never asked for).
+fn info(entry: Option<rows::Entry>, enabled: bool) -> ImageInfo {
+    match entry {
+        Some(e) if e.status == ImageStatus::Cached => cached_info(&e),
+        Some(e) if enabled => bare(e.status.public()),
+        _ => bare(ImageStatus::None),
+    }
 }
 
 fn bare(status: ImageStatus) -> ImageInfo {

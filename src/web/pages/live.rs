@@ -78,7 +78,8 @@ async fn live(ctx: &Ctx) -> Result<Markup, PageError> {
     let ((dash, open_alerts), grid, recent, sat_list) = tokio::try_join!(
         today_counts(ctx),
         ctx.api.get::<Grid>("/stats/daily-activity"),
-        ctx.api.get::<DetectionPage>("/detections?limit=20&sortBy=date&sortDir=desc"),
+        // The feed shows the newest 20; the total of all of them is not on the page.
+        ctx.api.get::<DetectionPage>("/detections?limit=20&sortBy=date&sortDir=desc&withCount=false"),
         satellites(ctx),
     )?;
     let images = common::images(&ctx.api, recent.detections.iter().map(|d| d.species_code.clone())).await?;

@@ -38,8 +38,11 @@ struct Ranked {
 const YEAR: i64 = 366;
 
 pub async fn card(api: &Api, sat: &str) -> Result<Markup, PageError> {
-    let q = |dir: &str| format!("/detections?satelliteId={sat}&limit=1&sortBy=date&sortDir={dir}&withCount=true");
-    let (desc, asc) = (q("desc"), q("asc"));
+    let q = |dir: &str, count: bool| {
+        format!("/detections?satelliteId={sat}&limit=1&sortBy=date&sortDir={dir}&withCount={count}")
+    };
+    // One count is enough: the oldest detection is read for its time only.
+    let (desc, asc) = (q("desc", true), q("asc", false));
     let (newest, oldest) = tokio::try_join!(api.get::<Page>(&desc), api.get::<Page>(&asc))?;
     let total = newest.total.unwrap_or(0);
     let (Some(last), Some(first)) = (newest.detections.first(), oldest.detections.first()) else {

@@ -20,7 +20,10 @@ use super::{
     stats_parts::Named,
     stats_species::{self, Profile},
 };
-use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
+use crate::{
+    domain::languages,
+    web::{WebState, ctx::Ctx, error::PageError, layout},
+};
 
 pub fn routes() -> Router<WebState> {
     Router::new().route("/species", get(catalogue_page)).route("/species/{code}", get(species_page))
@@ -135,13 +138,14 @@ async fn species(ctx: &Ctx, code: &str, f: Filters) -> Result<Markup, PageError>
     let days: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("days", &f.days).finish();
     let p: Profile = ctx.api.get(&format!("/stats/species/{}?{days}", seg(code))).await?;
     let code = p.species.species_code.clone();
-    let (image, names, expected, sats, team) = tokio::try_join!(
-        image(ctx, &code),
-        names(ctx, &code),
-        expected(ctx, &code),
-        stats::satellites(ctx),
-        ctx.api.get::<Value>("/settings/tenant"),
-    )?;
+    let sats_and_expected = async {
+        let sats = stats::satellites(ctx).await?;
+        let expected = expected(ctx, &code, &sats).await?;
+        Ok::<_, PageError>((sats, expected))
+    };
+    let (image, (sats, expected), team) =
+        tokio::try_join!(image(ctx, &code), sats_and_expected, ctx.api.get::<Value>("/settings/tenant"))?;
+    let names = names(ctx, &code, &team["settings"]);
     let name = common::common_name(ctx, &code, &p.species.common_name);
     let body = html! {
         div.species-hero {
@@ -254,54 +258,46 @@ async fn image(ctx: &Ctx, code: &str) -> Result<Option<Image>, PageError> {
     }))
 }
 
-/// The species' common name in each of the team's languages and the viewer's, labelled with the
-/// language's own name; languages without an installed label file are left out.
-async fn names(ctx: &Ctx, code: &str) -> Result<Vec<(String, String)>, PageError> {
-    let (settings, langs) =
-        tokio::try_join!(ctx.api.get::<Value>("/settings/tenant"), ctx.api.get::<Value>("/species/languages"))?;
-    let s = &settings["settings"];
+/// The species' common name in each of the team's languages (`settings`, the team's settings)
+/// and the viewer's, labelled with the language's own name; languages without an installed label
+/// file are left out. Read from the model's label files, which the hub holds in memory, like every
+/// species name on the dashboard (`common::common_name`).
+fn names(ctx: &Ctx, code: &str, settings: &Value) -> Vec<(String, String)> {
     let mut wanted: Vec<String> = Vec::new();
-    for l in [s["primary_language"].as_str(), s["secondary_language"].as_str(), Some(ctx.language.as_str())]
-        .into_iter()
-        .flatten()
+    for l in
+        [settings["primary_language"].as_str(), settings["secondary_language"].as_str(), Some(ctx.language.as_str())]
+            .into_iter()
+            .flatten()
     {
-        if !l.is_empty() && !wanted.iter().any(|w| w == l) {
-            wanted.push(l.to_owned());
+        // The code as the label files name it (`pt-br` is `pt_BR`).
+        let l = languages::find(l).map_or_else(|| l.trim().to_owned(), |known| known.code.to_owned());
+        if !l.is_empty() && !wanted.contains(&l) {
+            wanted.push(l);
         }
     }
-    let list = langs["languages"].as_array().cloned().unwrap_or_default();
-    let mut out = Vec::new();
-    for lang in wanted {
-        let q: String = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("code", code)
-            .append_pair("lang", &lang)
-            .finish();
-        let answer = ctx.api.send(Method::GET, &format!("/species/translate?{q}"), None).await?;
-        let Some(n) = answer.ok().then(|| answer.body["commonName"].as_str().map(str::to_owned)).flatten() else {
-            continue;
-        };
-        let label = list
-            .iter()
-            .find(|l| l["code"].as_str() == Some(lang.as_str()))
-            .and_then(|l| l["nativeName"].as_str().or(l["name"].as_str()))
-            .unwrap_or(&lang)
-            .to_owned();
-        out.push((label, n));
-    }
-    Ok(out)
+    let labels = &ctx.api_state().names;
+    wanted
+        .into_iter()
+        .filter_map(|lang| {
+            let name = labels.common_name(&lang, code)?;
+            let label = languages::find(&lang).map_or_else(|| lang.clone(), |l| l.native_name.to_owned());
+            Some((label, name))
+        })
+        .collect()
 }
 
-/// Whether the range model expects the species this week at each placed satellite (at most 3).
-async fn expected(ctx: &Ctx, code: &str) -> Result<stats_species::Expected, PageError> {
-    let sats = stats::satellites(ctx).await?;
+/// Whether the range model expects the species this week at each placed satellite of `sats` (at
+/// most 3), asked about this species alone.
+async fn expected(ctx: &Ctx, code: &str, sats: &[stats::Sat]) -> Result<stats_species::Expected, PageError> {
     let placed: Vec<_> = sats.iter().filter(|s| s.latitude.is_some() && s.longitude.is_some()).take(3).collect();
     if placed.is_empty() {
         return Ok(stats_species::Expected::NoPlace);
     }
     let mut out = Vec::new();
     for s in placed {
-        let answer =
-            ctx.api.send(Method::GET, &format!("/stats/expected-species?satelliteId={}", seg(&s.id)), None).await?;
+        // English names: the page reads only the score, so the team's language need not be looked up.
+        let path = format!("/stats/expected-species?satelliteId={}&speciesCode={}&lang=en", seg(&s.id), seg(code));
+        let answer = ctx.api.send(Method::GET, &path, None).await?;
         if !answer.ok() {
             if answer.status.is_server_error() || answer.status.as_u16() == 503 {
                 return Ok(stats_species::Expected::Unavailable(answer.error().1));
