@@ -104,6 +104,55 @@ async fn events(
 
 /// Whether the credentials the socket opened with still pass the gates and give Viewer access to
 /// its team.
+/// The background re-check of a socket's credentials every [`RECHECK`]; dropping it stops it.
+struct Recheck {
+    task: tokio::task::JoinHandle<()>,
+    ended: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl Recheck {
+    fn spawn(state: AppState, credentials: HeaderMap, tenant: TenantId) -> Self {
+        let (tx, ended) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let mut recheck = tokio::time::interval(RECHECK);
+            recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            recheck.tick().await;
+            loop {
+                recheck.tick().await;
+                match still_allowed(&state, &credentials, tenant).await {
+                    Ok(()) => {}
+                    // A busy database is no reason to drop a listener; the next check decides.
+                    Err(AuthError::Store(e)) => tracing::warn!(error = %e, "could not re-check a WebSocket's credentials"),
+                    Err(refused) => {
+                        tracing::debug!(%tenant, reason = %refused, "closing a WebSocket whose credentials ended");
+                        let _ = tx.send(());
+                        return;
+                    }
+                }
+            }
+        });
+        Self { task, ended: Some(ended) }
+    }
+
+    /// Resolves once the credentials no longer admit the socket.
+    async fn ended(&mut self) {
+        if let Some(ended) = self.ended.as_mut()
+            && ended.await.is_ok()
+        {
+            return;
+        }
+        // The checker stopped without a verdict (it never does): never resolve again.
+        self.ended = None;
+        std::future::pending::<()>().await;
+    }
+}
+
+impl Drop for Recheck {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 async fn still_allowed(state: &AppState, credentials: &HeaderMap, tenant: TenantId) -> Result<(), AuthError> {
     let ctx = guard::admit(state, &Method::GET, PATH, credentials).await?;
     guard::access(state, &ctx, Some(tenant), Role::Viewer).await.map(|_| ())
@@ -152,9 +201,10 @@ async fn serve(
     }
     let mut ping = tokio::time::interval(Duration::from_secs(30));
     ping.tick().await;
-    let mut recheck = tokio::time::interval(RECHECK);
-    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    recheck.tick().await;
+    // The credentials are re-checked beside the loop, not in it: resolving them can take tens of
+    // milliseconds (an API key's hash, a busy pool), and events arriving meanwhile would wait
+    // (the ~48 ms detection-to-WebSocket p99 of issue 39).
+    let mut revoked = Recheck::spawn(state.clone(), credentials.clone(), tenant);
     loop {
         let outgoing = tokio::select! {
             event = events.recv() => match event {
@@ -172,20 +222,11 @@ async fn serve(
                 Some(Ok(_)) => None,
             },
             _ = ping.tick() => Some(Message::Ping(Vec::new().into())),
-            _ = recheck.tick() => match still_allowed(state, credentials, tenant).await {
-                Ok(()) => None,
-                // A busy database is no reason to drop a listener; the next check decides.
-                Err(AuthError::Store(e)) => {
-                    tracing::warn!(error = %e, "could not re-check a WebSocket's credentials");
-                    None
-                }
-                Err(refused) => {
-                    tracing::debug!(%tenant, reason = %refused, "closing a WebSocket whose credentials ended");
-                    let frame = CloseFrame { code: close_code::POLICY, reason: "credentials revoked".into() };
-                    let _ = socket.send(Message::Close(Some(frame))).await;
-                    return;
-                }
-            },
+            _ = revoked.ended() => {
+                let frame = CloseFrame { code: close_code::POLICY, reason: "credentials revoked".into() };
+                let _ = socket.send(Message::Close(Some(frame))).await;
+                return;
+            }
         };
         if let Some(message) = outgoing
             && socket.send(message).await.is_err()
