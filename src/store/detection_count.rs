@@ -5,7 +5,8 @@
 //! - exact from counts the triggers keep: `tenant_species` for the species filters alone;
 //!   `stats_monthly` (every detection per month, satellite and species, with `geNN`: those with
 //!   a confidence band `CAST(confidence * 20 AS INTEGER)` of at least NN/5) and
-//!   `stats_verdicts_monthly` (the confirmed, rejected and pending ones per band) when
+//!   `stats_verdicts_monthly` (the confirmed, rejected and pending ones per band; for the whole
+//!   team their own index `detections_tenant_status_confidence` counts them, cheaper) when
 //!   `minConfidence` is absent or on a 0.05 step ([`least_of_band`]; a step that is a double or
 //!   two off the band's least takes off the rows in between, read through the confidence index).
 //!   The list has no time range, so the months (each station's local ones) add up to every
@@ -186,6 +187,20 @@ fn rolled_up(conn: &Connection, tenant: TenantId, w: Wanted<'_>, codes: Option<&
     }
     let team = Value::Text(tenant.to_string());
     let verdicts = |statuses: &[&str]| -> Result<i64> {
+        if scope.is_empty() {
+            // The whole team: the verdicts' own index counts them without reading a row, and
+            // reads fewer entries than the rollup has rows.
+            let sql = format!(
+                "SELECT count(*) FROM detections d INDEXED BY detections_tenant_status_confidence
+                 WHERE d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?) AND d.verification_status IN ({})
+                   AND d.confidence >= ?",
+                vec!["?"; statuses.len()].join(",")
+            );
+            let mut args = vec![team.clone()];
+            args.extend(statuses.iter().map(|s| Value::Text((*s).to_owned())));
+            args.push(Value::Real(least_of_band(band)));
+            return Ok(conn.prepare_cached(&sql)?.query_row(rusqlite::params_from_iter(args), |r| r.get(0))?);
+        }
         let sql = format!(
             "SELECT coalesce(sum(n), 0) FROM stats_verdicts_monthly
              WHERE tenant_id = ? AND status IN ({}) AND band >= ?{scope}",
