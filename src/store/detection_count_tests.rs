@@ -79,7 +79,7 @@ fn fill(conn: &mut Connection, team: &Team, n: usize, seed: usize) {
         d.species_code = format!("sp{}", k % 4);
         d.confidence = confidences[k % confidences.len()] as f32;
         let stored = detections::insert(conn, &d, NO_FLAGS, at).expect("insert").expect("new");
-        if k % 3 == 0 {
+        if k.is_multiple_of(3) {
             // Half of these as the exact double, not the f32 nearest it.
             conn.execute(
                 "UPDATE detections SET confidence = ?1 WHERE id = ?2",
