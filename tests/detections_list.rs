@@ -1,5 +1,5 @@
 //! `GET /detections` over real HTTP: every filter and sort, paging edges, `withCount=false`,
-//! bad parameters, and team isolation.
+//! bad parameters, team isolation, and totals past the count's cap (a lower bound, "N+" on the page).
 
 mod common;
 
@@ -249,4 +249,94 @@ async fn every_filter_with_every_sort_matches_the_rule() {
             }
         }
     }
+}
+
+/// `n` detections of `species` on `sat`, each in its own chunk, a second apart in April 2026,
+/// all with confidence `confidence`: written in one transaction (the triggers keep their counts).
+async fn many(w: &World, sat: birdhub::ids::SatelliteId, n: i64, confidence: f64) {
+    let (tenant, sat) = (w.tenant.to_string(), sat.to_string());
+    w.hub
+        .state()
+        .store
+        .call(move |c| {
+            let tx = c.transaction()?;
+            tx.execute(
+                "INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate, storage_key,
+                     size_bytes)
+                 WITH RECURSIVE i(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM i WHERE k < ?3)
+                 SELECT randomblob(16), (SELECT pk FROM tenants WHERE id = ?1), (SELECT pk FROM satellites WHERE id = ?2),
+                        1775001600000 + k * 1000, 3000, 48000, '', 1 FROM i",
+                rusqlite::params![tenant, sat, n],
+            )?;
+            tx.execute(
+                "INSERT INTO detections (id, tenant_pk, satellite_pk, chunk_pk, model_id, species_pk, confidence, detected_at)
+                 SELECT randomblob(16), c.tenant_pk, c.satellite_pk, c.pk, 'm',
+                        (SELECT pk FROM species_labels WHERE species_code = ?1), ?2, c.recorded_at
+                 FROM audio_chunks c WHERE c.storage_key = '' AND c.recorded_at >= 1775001600000",
+                rusqlite::params![seed::ROBIN.0, confidence],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+        .expect("many detections");
+}
+
+/// Past 10,000 rows the count of a `minConfidence` between two 0.05 steps stops and says so;
+/// on a step, and with any satellite, species and status, the total stays exact. The page
+/// writes the lower bound as "N+" and keeps offering the next page.
+#[tokio::test]
+async fn a_long_list_counts_exactly_on_steps_and_says_n_plus_past_the_cap() {
+    let w = world().await;
+    many(&w, w.garden, 10_050, 0.92).await;
+    // Of the six: the 0.91 and 0.99 robins are at least 0.9; only the 0.99 one is at least 0.95.
+    for (query, want) in [
+        ("minConfidence=0.9".to_owned(), 10_052),
+        ("minConfidence=0.95".to_owned(), 1),
+        (format!("minConfidence=0.9&satelliteId={}", w.garden), 10_052),
+        (format!("minConfidence=0.9&satelliteId={}", w.field), 0),
+        ("minConfidence=0.9&verificationStatus=unverified".to_owned(), 10_052),
+        ("minConfidence=0.5&species=turdus-migratorius".to_owned(), 10_053),
+        (format!("satelliteId={}", w.garden), 10_054),
+    ] {
+        let (status, body) = w.api.get(&format!("/detections?{query}&limit=1")).await;
+        assert_eq!(status, 200, "{query}: {body}");
+        assert_eq!((body["total"].as_u64(), body["totalIsLowerBound"].as_bool()), (Some(want), Some(false)), "{query}");
+    }
+    let (_, body) = w.api.get("/detections?minConfidence=0.91&limit=1").await;
+    let total = body["total"].as_u64().expect("a number, as the SPEC has it");
+    assert_eq!(body["totalIsLowerBound"], true, "{body}");
+    assert!((10_000..10_052).contains(&total), "at least the 10,000 counted, less than all: {total}");
+    let (_, body) = w.api.get("/detections?minConfidence=0.91&withCount=false&limit=1").await;
+    assert!(body["total"].is_null() && body["totalIsLowerBound"] == false, "{body}");
+
+    let (client, base) = (&w.api.client, &w.hub.base_url);
+    let page = |path: String| async move {
+        let resp = client.get(format!("{base}{path}")).send().await.expect("page");
+        resp.text().await.expect("html")
+    };
+    let html = page("/detections?minConfidence=0.91".into()).await;
+    let shown = grouped(total);
+    assert!(html.contains(&format!("1–20 of {shown}+")), "the heading says N+: {shown}");
+    assert!(html.contains(&format!("Page 1 of {}+", grouped(total.div_ceil(20)))), "the pager too");
+    assert!(html.contains("rel=\"next\""));
+    // Past the lower bound the rows go on, and so does the pager.
+    let html = page(format!("/detections?minConfidence=0.91&offset={}", total / 20 * 20)).await;
+    assert!(html.contains("class=\"det-card\""), "a page past the bound still lists rows");
+    assert!(html.contains("rel=\"prev\""));
+    let html = page("/detections?minConfidence=0.9".into()).await;
+    assert!(html.contains("1–20 of 10,052<"), "an exact total has no plus");
+}
+
+/// Thousands separated by commas, as the dashboard writes counts.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

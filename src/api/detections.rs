@@ -1,8 +1,9 @@
 //! Detections (SPEC 4.2): the list with its filters and sorts, the detail, and votes.
 //!
 //! `GET /detections`: `limit` defaults to 50 and may be 1 to 500; `withCount=false` skips the
-//! total (`total: null`). `GET /detections/votes?ids=a,b,c` returns the caller's votes for up to
-//! 500 detection ids (ids of other teams are left out).
+//! total (`total: null`). A total that would read too many rows is a lower bound, flagged by
+//! `totalIsLowerBound` (see `store::detection_count`). `GET /detections/votes?ids=a,b,c` returns
+//! the caller's votes for up to 500 detection ids (ids of other teams are left out).
 
 use super::openapi::{err, tags};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -100,8 +101,8 @@ impl ListQuery {
 
 #[utoipa::path(
     get, path = "/detections", tag = tags::DETECTIONS,
-    description = "Viewer+. The team's detections, filtered (`satelliteId`, `species` (a code such as `parus_major`), `speciesSearch` (part of a common name in the caller's or the team's languages, a scientific name or a code), `minConfidence`, `verificationStatus`, dates), sorted (`sortBy`, `sortDir`) and paginated (`limit`, `offset`): `{detections, total}` (`total` is null unless `withCount`).",
-    responses((status = 200, description = "`{detections, total}`", body = Object), err::BadRequest, err::Auth)
+    description = "Viewer+. The team's detections, filtered (`satelliteId`, `species` (a code such as `parus_major`), `speciesSearch` (part of a common name in the caller's or the team's languages, a scientific name or a code), `minConfidence`, `verificationStatus`, dates), sorted (`sortBy`, `sortDir`) and paginated (`limit`, `offset`): `{detections, total, totalIsLowerBound, limit, offset}` (`total` is null when `withCount=false`). `total` is exact when the team's kept counts give it (no `minConfidence`, or one on a 0.05 step such as 0.9, with any satellite, species and status filter) or when at most 10,000 rows match a species filter. A `minConfidence` between two steps counts the rows of its partial step through a confidence index, at most 10,000 of them; when that count stops there, `total` is a lower bound and `totalIsLowerBound` is true (show it as \"10,000+\"). `totalIsLowerBound` is false otherwise.",
+    responses((status = 200, description = "`{detections, total, totalIsLowerBound, limit, offset}`", body = Object), err::BadRequest, err::Auth)
 )]
 async fn list(
     State(state): State<AppState>,
@@ -120,7 +121,13 @@ async fn list(
             .map_err(ApiError::internal)?;
     }
     let (rows, total) = state.store.call(move |c| detection_list::list(c, tenant, &query)).await?;
-    Ok(axum::Json(json!({ "detections": rows, "total": total, "limit": page.limit, "offset": page.offset })))
+    Ok(axum::Json(json!({
+        "detections": rows,
+        "total": total.map(|t| t.n),
+        "totalIsLowerBound": total.is_some_and(|t| t.is_lower_bound),
+        "limit": page.limit,
+        "offset": page.offset,
+    })))
 }
 
 /// The detail: the listed fields, the storage key and the vote counts.

@@ -122,7 +122,9 @@ impl Recheck {
                 match still_allowed(&state, &credentials, tenant).await {
                     Ok(()) => {}
                     // A busy database is no reason to drop a listener; the next check decides.
-                    Err(AuthError::Store(e)) => tracing::warn!(error = %e, "could not re-check a WebSocket's credentials"),
+                    Err(AuthError::Store(e)) => {
+                        tracing::warn!(error = %e, "could not re-check a WebSocket's credentials")
+                    }
                     Err(refused) => {
                         tracing::debug!(%tenant, reason = %refused, "closing a WebSocket whose credentials ended");
                         let _ = tx.send(());

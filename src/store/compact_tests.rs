@@ -129,7 +129,7 @@ fn without_session_ids(mut a: Answers) -> Answers {
 /// Everything the API reads of the team's detections, chunks and sessions.
 #[derive(Debug, PartialEq)]
 struct Answers {
-    pages: Vec<(Vec<detections::Stored>, Option<u64>)>,
+    pages: Vec<(Vec<detections::Stored>, Option<super::detection_count::Total>)>,
     one_by_one: Vec<detections::Stored>,
     metas: Vec<Option<chunks::ChunkMeta>>,
     keys: Vec<Option<String>>,

@@ -7,12 +7,16 @@
 //! - The index is chosen here ([`index_for`]) and named with `INDEXED BY`: without statistics,
 //!   SQLite's planner was seen to take a confidence range index and sort 400 000 rows for a
 //!   date-ordered page (3 s instead of 2 ms on the benchmark's year).
-//! - Totals without other filters are sums of the per-species counts the triggers keep.
+//! - The total is counted in [`detection_count`]: from kept counts, or bounded.
 //! - `calibrated_confidence` comes from one read of the team's curves per page.
 
 use rusqlite::{Connection, OptionalExtension, types::Value};
 
-use super::{Result, calibration, detections::Stored};
+use super::{
+    Result, calibration,
+    detection_count::{self, Filter, Part, Total, Wanted},
+    detections::Stored,
+};
 use crate::ids::{SatelliteId, TenantId};
 
 /// `sortBy` of the list.
@@ -71,13 +75,14 @@ pub fn team_species(conn: &Connection, tenant: TenantId) -> Result<Vec<TeamSpeci
 }
 
 /// What the species filters leave: the codes with their detection counts, and the team's total.
-struct SpeciesFilter {
-    codes: Vec<(String, i64)>,
+pub(super) struct SpeciesFilter {
+    pub(super) codes: Vec<(String, i64)>,
     team_total: i64,
 }
 
 impl SpeciesFilter {
-    fn rows(&self) -> i64 {
+    /// The detections of these species (the counts `tenant_species` keeps).
+    pub(super) fn rows(&self) -> i64 {
         self.codes.iter().map(|(_, n)| n).sum()
     }
 }
@@ -192,35 +197,49 @@ pub(super) fn every_index() -> Vec<&'static str> {
     names
 }
 
-/// One page of detections and, unless `with_count` is false, the total matching.
-pub fn list(conn: &Connection, tenant: TenantId, q: &Query) -> Result<(Vec<Stored>, Option<u64>)> {
+/// One page of detections and, unless `with_count` is false, the total matching (exact, or a
+/// lower bound past [`detection_count::CAP`] rows read: see [`detection_count`]).
+pub fn list(conn: &Connection, tenant: TenantId, q: &Query) -> Result<(Vec<Stored>, Option<Total>)> {
+    list_capped(conn, tenant, q, detection_count::CAP)
+}
+
+/// [`list`] with the count's cap as an argument, so tests can pass a small one.
+pub(super) fn list_capped(
+    conn: &Connection,
+    tenant: TenantId,
+    q: &Query,
+    cap: u64,
+) -> Result<(Vec<Stored>, Option<Total>)> {
     let species = species_filter(conn, tenant, q)?;
     if species.as_ref().is_some_and(|s| s.codes.is_empty()) {
-        return Ok((Vec::new(), q.with_count.then_some(0)));
+        return Ok((Vec::new(), q.with_count.then_some(Total { n: 0, is_lower_bound: false })));
     }
     let index = index_for(q, species.as_ref());
-    let mut clauses = vec!["d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?)".to_owned()];
-    let mut args: Vec<Value> = vec![Value::Text(tenant.to_string())];
+    let mut filter = Filter {
+        tenant: Part::new("d.tenant_pk = (SELECT pk FROM tenants WHERE id = ?)", vec![Value::Text(tenant.to_string())]),
+        ..Filter::default()
+    };
     if let Some(s) = q.satellite_id {
-        clauses.push("d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?)".into());
-        args.push(Value::Text(s.to_string()));
+        filter.satellite = Some(Part::new(
+            "d.satellite_pk = (SELECT pk FROM satellites WHERE id = ?)",
+            vec![Value::Text(s.to_string())],
+        ));
     }
     if let Some(s) = &species {
-        clauses.push(format!("d.species_pk IN ({})", vec!["?"; s.codes.len()].join(",")));
         let mut key = conn.prepare_cached("SELECT pk FROM species_labels WHERE species_code = ?1")?;
+        let mut keys = Vec::new();
         for (code, _) in &s.codes {
-            args.push(Value::Integer(key.query_row([code], |r| r.get(0)).optional()?.unwrap_or(-1)));
+            keys.push(Value::Integer(key.query_row([code], |r| r.get(0)).optional()?.unwrap_or(-1)));
         }
+        filter.species = Some(Part::new(format!("d.species_pk IN ({})", vec!["?"; s.codes.len()].join(",")), keys));
     }
     if let Some(min) = q.min_confidence {
-        clauses.push("d.confidence >= ?".into());
-        args.push(Value::Real(min));
+        filter.confidence = Some(Part::new("d.confidence >= ?", vec![Value::Real(min)]));
     }
     if let Some(status) = &q.verification_status {
-        clauses.push("d.verification_status = ?".into());
-        args.push(Value::Text(status.clone()));
+        filter.status = Some(Part::new("d.verification_status = ?", vec![Value::Text(status.clone())]));
     }
-    let filter = clauses.join(" AND ");
+    let (filter_sql, args) = filter.all();
     let dir = if q.descending { "DESC" } else { "ASC" };
     let order = match q.sort_by {
         SortBy::Date => format!("d.detected_at {dir}, d.rowid {dir}"),
@@ -255,8 +274,8 @@ pub fn list(conn: &Connection, tenant: TenantId, q: &Query) -> Result<(Vec<Store
             "",
         )
     };
-    let sql = format!("{from} WHERE {walk}{filter} ORDER BY {order} LIMIT ? OFFSET ?");
-    page_args.extend(args.iter().cloned());
+    let sql = format!("{from} WHERE {walk}{filter_sql} ORDER BY {order} LIMIT ? OFFSET ?");
+    page_args.extend(args);
     page_args.push(Value::Integer(i64::from(q.limit)));
     page_args.push(Value::Integer(i64::from(q.offset)));
     let mut rows = conn
@@ -267,15 +286,10 @@ pub fn list(conn: &Connection, tenant: TenantId, q: &Query) -> Result<(Vec<Store
     if !q.with_count {
         return Ok((rows, None));
     }
-    let only_species = q.satellite_id.is_none() && q.min_confidence.is_none() && q.verification_status.is_none();
-    let total = match (&species, only_species) {
-        (Some(s), true) => s.rows(),
-        (None, true) => conn
-            .prepare_cached("SELECT coalesce(sum(detection_count), 0) FROM tenant_species WHERE tenant_id = ?1")?
-            .query_row([tenant], |r| r.get(0))?,
-        _ => conn
-            .prepare_cached(&format!("SELECT count(*) FROM detections d WHERE {filter}"))?
-            .query_row(rusqlite::params_from_iter(args), |r| r.get::<_, i64>(0))?,
+    let wanted = Wanted {
+        satellite: q.satellite_id,
+        min_confidence: q.min_confidence,
+        status: q.verification_status.as_deref(),
     };
-    Ok((rows, Some(total.max(0) as u64)))
+    Ok((rows, Some(detection_count::total(conn, tenant, wanted, species.as_ref(), &filter, cap)?)))
 }

@@ -24,6 +24,7 @@ pub mod calibration;
 pub mod chunks;
 pub mod clock;
 pub mod comments;
+pub mod detection_count;
 pub mod detection_list;
 pub mod detections;
 pub mod export;
@@ -207,6 +208,9 @@ impl Store {
 mod compact_tests;
 
 #[cfg(test)]
+mod detection_count_tests;
+
+#[cfg(test)]
 mod tests {
     #[tokio::test]
     async fn connections_use_wal_foreign_keys_and_a_busy_timeout() {
@@ -245,6 +249,7 @@ mod index_names {
     fn literal_names() -> Vec<String> {
         let sources = [
             include_str!("calibration.rs"),
+            include_str!("detection_count.rs"),
             include_str!("detection_list.rs"),
             include_str!("detections.rs"),
             include_str!("recording_sessions.rs"),

@@ -171,6 +171,19 @@ pub fn confidence(c: f64, calibrated: bool) -> Markup {
     }
 }
 
+/// A count as people read it: thousands separated by commas (`2,000,000`).
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// An empty state that says why and what to do.
 pub fn empty(title: &str, hint: Markup) -> Markup {
     html! { div.empty { p.empty-title { (title) } div.empty-hint { (hint) } } }

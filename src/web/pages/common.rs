@@ -52,6 +52,9 @@ pub struct DetectionPage {
     pub detections: Vec<Detection>,
     #[serde(default)]
     pub total: Option<i64>,
+    /// `total` is a lower bound: counting on would have read too many rows ("10,000+").
+    #[serde(default, rename = "totalIsLowerBound")]
+    pub total_is_lower_bound: bool,
 }
 
 /// The common name in the viewer's language where the model ships one.

@@ -107,34 +107,62 @@ async fn list_page(ctx: Ctx, RawQuery(raw): RawQuery) -> Response {
     }
 }
 
-/// Where the pager stands: the first and last card shown (1-based), the page and the pages.
+/// The list's total as the API gave it: exact, or at least this many (the count stopped at its
+/// cap rather than read every matching row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Total {
+    n: u32,
+    at_least: bool,
+}
+
+impl Total {
+    /// `2,000,000`, or `10,000+` for a lower bound.
+    fn text(self) -> String {
+        format!("{}{}", layout::grouped(u64::from(self.n)), if self.at_least { "+" } else { "" })
+    }
+}
+
+/// Where the pager stands: the first and last card shown (1-based), the page and the pages (at
+/// least that many when the total is a lower bound).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Position {
     first: u32,
     last: u32,
     page: u32,
-    pages: u32,
+    pages: Total,
     has_prev: bool,
     has_next: bool,
 }
 
 /// The pager's numbers for `shown` cards at `offset` of `total`; `None` past the end (nothing
-/// shown although there are detections), which the page answers with a way back.
-fn position(offset: u32, limit: u32, shown: u32, total: u32) -> Option<Position> {
+/// shown although there are detections), which the page answers with a way back. Past a lower
+/// bound the cards shown count too, and a full page means there may be a next one.
+fn position(offset: u32, limit: u32, shown: u32, total: Total) -> Option<Position> {
     let limit = limit.max(1);
-    if shown == 0 && total > 0 {
+    if shown == 0 && total.n > 0 {
         return None;
     }
-    let pages = total.div_ceil(limit).max(1);
-    let last = offset.saturating_add(shown).min(total);
+    let end = offset.saturating_add(shown);
+    let known = if total.at_least { total.n.max(end) } else { total.n };
+    let pages = known.div_ceil(limit).max(1);
+    let last = end.min(known);
     Some(Position {
         first: offset.saturating_add(1).min(last),
         last,
         page: (offset.div_ceil(limit) + 1).min(pages),
-        pages,
+        pages: Total { n: pages, at_least: total.at_least },
         has_prev: offset > 0,
-        has_next: last < total,
+        has_next: last < known || (total.at_least && shown == limit),
     })
+}
+
+/// The results' heading: "21–40 of 2,000", "1–20 of 10,000+", or "No detections".
+fn heading(at: &Position, total: Total) -> String {
+    if at.last == 0 {
+        return "No detections".to_owned();
+    }
+    let total = if total.at_least { Total { n: total.n.max(at.last), at_least: true } } else { total };
+    format!("{}–{} of {}", layout::grouped(u64::from(at.first)), layout::grouped(u64::from(at.last)), total.text())
 }
 
 async fn render(ctx: &Ctx, f: Filters) -> Result<Response, PageError> {
@@ -143,15 +171,23 @@ async fn render(ctx: &Ctx, f: Filters) -> Result<Response, PageError> {
     let (page, sats) =
         tokio::try_join!(ctx.api.get::<DetectionPage>(&path), ctx.api.get::<Value>("/satellites?limit=500"),)?;
     let (limit, offset) = (f.limit(), f.number("offset", 0));
-    let total = page.total.unwrap_or(0).max(0) as u32;
+    let total =
+        Total { n: page.total.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32, at_least: page.total_is_lower_bound };
     let shown = page.detections.len() as u32;
-    let last_page = (total.saturating_sub(1) / limit) * limit;
+    let last_page = (total.n.saturating_sub(1) / limit) * limit;
     let at = match position(offset, limit, shown, total) {
         Some(at) => at,
         // Past the end ("Page 101 of 3"): the last page, with the other choices kept.
         None if offset != last_page => return Ok(Redirect::to(&f.page_url(last_page)).into_response()),
         // The last page itself came back empty (rows went meanwhile): say so, with a way back.
-        None => Position { first: 0, last: 0, page: 1, pages: 1, has_prev: false, has_next: false },
+        None => Position {
+            first: 0,
+            last: 0,
+            page: 1,
+            pages: Total { n: 1, at_least: false },
+            has_prev: false,
+            has_next: false,
+        },
     };
     let images = common::images(&ctx.api, page.detections.iter().map(|d| d.species_code.clone())).await?;
     let sats = sats.get("satellites").and_then(Value::as_array).cloned().unwrap_or_default();
@@ -161,11 +197,8 @@ async fn render(ctx: &Ctx, f: Filters) -> Result<Response, PageError> {
         (filter_form(ctx, &f, &sats, &example))
         section.card {
             div.card-head {
-                h2 #results-title {
-                    @if at.last == 0 { "No detections" }
-                    @else { (at.first) "–" (at.last) " of " (total) }
-                }
-                @if ctx.can_edit() && total > 0 {
+                h2 #results-title { (heading(&at, total)) }
+                @if ctx.can_edit() && total.n > 0 {
                     div.export-links {
                         span.muted.small { "Export this list: " }
                         a href=(format!("/api/export/detections?{}", f.query(&FILTERS, &[("format", "csv".to_owned())]))) download { "CSV" }
@@ -175,7 +208,7 @@ async fn render(ctx: &Ctx, f: Filters) -> Result<Response, PageError> {
                 }
             }
             @if page.detections.is_empty() {
-                @if total > 0 {
+                @if total.n > 0 {
                     (layout::empty("Nothing on this page", html! {
                         "The list is shorter than this page. " a href=(f.page_url(0)) { "Back to the first page" }
                     }))
@@ -194,11 +227,11 @@ async fn render(ctx: &Ctx, f: Filters) -> Result<Response, PageError> {
                     @for d in &page.detections { (common::card(ctx, d, images.get(&d.species_code))) }
                 }
             }
-            @if at.pages > 1 {
+            @if at.pages.n > 1 || at.has_next {
                 nav.pager aria-label="Pages" {
                     @if at.has_prev { a rel="prev" href=(f.page_url(offset.saturating_sub(limit))) { "← Previous" } }
                     @else { span.muted aria-disabled="true" { "← Previous" } }
-                    span.page-of { "Page " (at.page) " of " (at.pages) }
+                    span.page-of { "Page " (at.page) " of " (at.pages.text()) }
                     @if at.has_next { a rel="next" href=(f.page_url(offset.saturating_add(shown))) { "Next →" } }
                     @else { span.muted aria-disabled="true" { "Next →" } }
                 }
@@ -288,21 +321,56 @@ fn filter_form(ctx: &Ctx, f: &Filters, sats: &[Value], example: &species_pick::N
 
 #[cfg(test)]
 mod tests {
-    use super::{Position, position};
+    use super::{Position, Total, heading, position};
+
+    fn exact(n: u32) -> Total {
+        Total { n, at_least: false }
+    }
+
+    fn at_least(n: u32) -> Total {
+        Total { n, at_least: true }
+    }
 
     #[test]
     fn the_pager_never_counts_past_the_end() {
-        let p =
-            |first, last, page, pages, has_prev, has_next| Position { first, last, page, pages, has_prev, has_next };
-        assert_eq!(position(0, 20, 20, 25), Some(p(1, 20, 1, 2, false, true)));
-        assert_eq!(position(20, 20, 5, 25), Some(p(21, 25, 2, 2, true, false)));
-        assert_eq!(position(0, 20, 0, 0), Some(p(0, 0, 1, 1, false, false)));
+        let p = |first, last, page, pages, has_prev, has_next| Position {
+            first,
+            last,
+            page,
+            pages: exact(pages),
+            has_prev,
+            has_next,
+        };
+        assert_eq!(position(0, 20, 20, exact(25)), Some(p(1, 20, 1, 2, false, true)));
+        assert_eq!(position(20, 20, 5, exact(25)), Some(p(21, 25, 2, 2, true, false)));
+        assert_eq!(position(0, 20, 0, exact(0)), Some(p(0, 0, 1, 1, false, false)));
         assert_eq!(
-            position(24, 20, 1, 25),
+            position(24, 20, 1, exact(25)),
             Some(p(25, 25, 2, 2, true, false)),
             "an odd offset still ends at the last page"
         );
-        assert_eq!(position(2000, 20, 0, 25), None, "past the end: the page goes back");
-        assert_eq!(position(25, 25, 0, 25), None);
+        assert_eq!(position(2000, 20, 0, exact(25)), None, "past the end: the page goes back");
+        assert_eq!(position(25, 25, 0, exact(25)), None);
+    }
+
+    #[test]
+    fn a_lower_bound_reads_n_plus_and_the_pager_goes_on_while_pages_are_full() {
+        let total = at_least(10_000);
+        let first = position(0, 20, 20, total).expect("first page");
+        assert_eq!(heading(&first, total), "1–20 of 10,000+");
+        assert_eq!(first.pages.text(), "500+");
+        assert!(first.has_next);
+        // Past the bound the rows keep coming: the page still offers the next one.
+        let beyond = position(10_000, 20, 20, total).expect("page past the bound");
+        assert_eq!(heading(&beyond, total), "10,001–10,020 of 10,020+");
+        assert_eq!((beyond.page, beyond.pages.text(), beyond.has_next), (501, "501+".to_owned(), true));
+        // A short page is the real end, even of a lower bound.
+        let end = position(10_020, 20, 7, total).expect("last page");
+        assert!(!end.has_next && end.has_prev);
+        // An exact total keeps its plain figure, with thousands grouped.
+        let exact_total = exact(2_000_000);
+        let page = position(40, 20, 20, exact_total).expect("page");
+        assert_eq!(heading(&page, exact_total), "41–60 of 2,000,000");
+        assert_eq!(page.pages.text(), "100,000");
     }
 }

@@ -70,15 +70,7 @@ fn file_name(source: &str) -> &str {
 
 /// `1 detection` / `4 detections`.
 fn count(n: u64, one: &str, many: &str) -> String {
-    let digits = n.to_string();
-    let mut grouped = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    format!("{grouped} {}", if n == 1 { one } else { many })
+    format!("{} {}", crate::web::layout::grouped(n), if n == 1 { one } else { many })
 }
 
 async fn imports_page(ctx: Ctx) -> Response {
