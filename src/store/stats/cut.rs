@@ -39,7 +39,7 @@ pub fn key(grain: Grain, d: NaiveDate) -> String {
 
 /// 1, 2 or 3: the third of its month a day falls in.
 fn dekad_of(d: NaiveDate) -> u32 {
-    ((d.day() + 9) / 10).min(3)
+    d.day().div_ceil(10).min(3)
 }
 
 fn first_of_month(d: NaiveDate) -> NaiveDate {
