@@ -615,6 +615,8 @@ CREATE INDEX stats_pair_days_species ON stats_pair_days(tenant_id, species_code,
 CREATE INDEX stats_pair_months_satellite ON stats_pair_months(tenant_id, satellite_id, month);
 CREATE INDEX stats_pair_months_species ON stats_pair_months(tenant_id, species_code, month);
 CREATE INDEX stats_hourly_satellite ON stats_hourly(tenant_id, satellite_id, day);
+-- Today's species by hour (the Live page's grid) without walking every species' whole year.
+CREATE INDEX stats_species_hourly_day ON stats_species_hourly(tenant_id, day);
 CREATE INDEX stats_verdicts_satellite ON stats_verdicts(tenant_id, satellite_id, status, day);
 CREATE INDEX stats_verdicts_monthly_satellite ON stats_verdicts_monthly(tenant_id, satellite_id, status, month);
 

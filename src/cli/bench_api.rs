@@ -58,9 +58,10 @@ pub struct ApiArgs {
 type Param<'a> = Box<dyn Fn(usize) -> String + 'a>;
 
 /// The work budget of a statistics route or a dashboard page, in SQLite VM steps per request:
-/// what reading about 20,000 rollup rows costs. It holds at 2 million detections because those
-/// reads grow with the days, species and satellites of the range, never with the detections.
-pub const WORK_BUDGET: u64 = 400_000;
+/// what reading and grouping about 30,000 rollup rows costs (some 25 steps a row). It holds at 2
+/// million detections because those reads grow with the days, species and satellites of the
+/// range, never with the detections.
+pub const WORK_BUDGET: u64 = 750_000;
 /// The pinned p99 goal of a dashboard page.
 const PAGE_GOAL_MS: f64 = 150.0;
 /// The p99 goal of a list page without its total.
