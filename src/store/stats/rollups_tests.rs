@@ -199,3 +199,84 @@ fn the_migration_fills_rollups_from_detections_already_stored() {
     let n: i64 = conn.query_row("SELECT sum(n) FROM stats_monthly", [], |r| r.get(0)).expect("sum");
     assert_eq!(n, 3);
 }
+
+/// What a scope counts, straight from the detections (the test satellites keep UTC days).
+fn brute(conn: &Connection, scope: &super::Scope, keys: &str) -> Vec<(String, i64)> {
+    let sql = format!(
+        "SELECT {keys}, count(*) FROM detections x JOIN tenants t ON t.pk = x.tenant_pk
+           JOIN satellites s ON s.pk = x.satellite_pk JOIN species_labels l ON l.pk = x.species_pk
+         WHERE t.id = ?1 AND date(x.detected_at / 1000, 'unixepoch') BETWEEN ?2 AND ?3
+           AND CAST(x.confidence * 20 AS INTEGER) >= ?4 AND (?5 OR x.verification_status <> 'rejected')
+           AND (?6 IS NULL OR s.id = ?6)
+         GROUP BY 1 ORDER BY 1"
+    );
+    let mut stmt = conn.prepare(&sql).expect("prepare");
+    let params = rusqlite::params![
+        scope.tenant,
+        super::day_key(scope.from),
+        super::day_key(scope.to),
+        scope.min_band,
+        scope.include_rejected,
+        scope.satellite
+    ];
+    stmt.query_map(params, |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .collect::<rusqlite::Result<_>>()
+        .expect("rows")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Every range, cut into days, dekads and months, with or without a satellite, a lowest band
+    /// and the rejected detections, counts what the detections themselves say.
+    #[test]
+    fn statistics_over_any_range_count_what_the_detections_say(
+        ops in proptest::collection::vec(op(), 1..80),
+        ranges in proptest::collection::vec((0..75i64, 0..75i64, 0..3usize, 0..21u8, any::<bool>()), 1..6),
+    ) {
+        use super::{Scope, queries, series};
+        let (mut conn, teams) = fresh();
+        let mut kept = Vec::new();
+        for op in &ops {
+            apply(&mut conn, &teams, &mut kept, op);
+        }
+        let start = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch") + chrono::Duration::days(20_500 - 2);
+        for (a, b, sat, band, include_rejected) in ranges {
+            let (from, to) = (start + chrono::Duration::days(a.min(b)), start + chrono::Duration::days(a.max(b)));
+            let scope = Scope {
+                tenant: teams[0].id,
+                satellite: teams[0].satellites.get(sat).copied(),
+                from,
+                to,
+                min_band: band,
+                include_rejected,
+                species: None,
+            };
+            let pairs = brute(&conn, &scope, "s.id || ' ' || l.species_code");
+            let got: Vec<(String, i64)> = queries::by_satellite_species(&conn, &scope)
+                .expect("pairs")
+                .into_iter()
+                .map(|(s, sp, n)| (format!("{s} {sp}"), n))
+                .collect();
+            prop_assert_eq!(&got, &pairs, "{:?}", scope);
+            let totals = queries::totals(&conn, &scope).expect("totals");
+            prop_assert_eq!(totals, queries::totals_of(&queries::by_satellite_species(&conn, &scope).expect("pairs")));
+            let days = brute(&conn, &scope, "date(x.detected_at / 1000, 'unixepoch')");
+            let trend: Vec<(String, i64)> =
+                series::by_day(&conn, &scope).expect("days").into_iter().map(|(d, n, _)| (d, n)).collect();
+            prop_assert_eq!(trend, days, "{:?}", scope);
+            let hours = brute(&conn, &scope, "CAST(strftime('%H', x.detected_at / 1000, 'unixepoch') AS INTEGER) || ' ' || s.id");
+            let mut by_hour: Vec<(String, i64)> = series::by_hour_satellite(&conn, &scope)
+                .expect("hours")
+                .into_iter()
+                .map(|(h, s, n)| (format!("{h} {s}"), n))
+                .collect();
+            by_hour.sort();
+            prop_assert_eq!(by_hour, hours, "{:?}", scope);
+            let all = Scope { include_rejected: true, ..scope.clone() };
+            let total: i64 = brute(&conn, &all, "'all'").iter().map(|r| r.1).sum();
+            prop_assert_eq!(queries::detections(&conn, &all).expect("detections"), total);
+        }
+    }
+}
