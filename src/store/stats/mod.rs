@@ -183,13 +183,7 @@ impl Scope {
     /// their own indexes, so a request reads the rollup rows it counts and few others: the
     /// cost follows the days, species and satellites of the range, never the detections.
     pub fn counts(&self, keys: &str, family: Family) -> String {
-        let mut filter = String::new();
-        if self.satellite.is_some() {
-            filter.push_str(" AND satellite_id = :sat");
-        }
-        if self.species.is_some() {
-            filter.push_str(" AND species_code = :sp");
-        }
+        let filter = self.filter();
         let names: &[[&str; 4]] = if family.dekad.is_some() { &DEKAD_CUT } else { &MONTH_CUT };
         let mut parts = Vec::new();
         for (part, [a, b, x, y]) in cut::cut(self.from, self.to, family.dekad.is_some()).iter().zip(names) {
@@ -225,6 +219,18 @@ impl Scope {
             return format!("(SELECT {select}, 0 AS c FROM {} WHERE 0)", family.day);
         }
         format!("({})", parts.join(" UNION ALL "))
+    }
+
+    /// The SQL conditions of the scope's satellite and species, if it has them (` AND ...`).
+    pub fn filter(&self) -> String {
+        let mut filter = String::new();
+        if self.satellite.is_some() {
+            filter.push_str(" AND satellite_id = :sat");
+        }
+        if self.species.is_some() {
+            filter.push_str(" AND species_code = :sp");
+        }
+        filter
     }
 
     /// The index a one-satellite or one-species scope reads `table` through, if it has one.

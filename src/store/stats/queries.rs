@@ -93,13 +93,7 @@ pub fn verdicts(conn: &Connection, scope: &Scope) -> Result<BTreeMap<String, [i6
         return by_status(conn, scope, "species_code", Family::VERDICT_SPECIES);
     }
     // One satellite's: its rows of the per-hour, per-band verdicts, through its own index.
-    let mut filter = String::new();
-    if scope.satellite.is_some() {
-        filter.push_str(" AND satellite_id = :sat");
-    }
-    if scope.species.is_some() {
-        filter.push_str(" AND species_code = :sp");
-    }
+    let filter = scope.filter();
     let parts: Vec<String> = super::cut::cut(scope.from, scope.to, false)
         .iter()
         .zip(super::MONTH_CUT)
@@ -141,13 +135,7 @@ pub fn verdicts(conn: &Connection, scope: &Scope) -> Result<BTreeMap<String, [i6
 /// [confirmed, rejected, pending_review]`.
 fn by_status(conn: &Connection, scope: &Scope, key: &str, family: Family) -> Result<BTreeMap<String, [i64; 3]>> {
     let col = scope.column();
-    let mut filter = String::new();
-    if scope.satellite.is_some() {
-        filter.push_str(" AND satellite_id = :sat");
-    }
-    if scope.species.is_some() {
-        filter.push_str(" AND species_code = :sp");
-    }
+    let filter = scope.filter();
     let parts: Vec<String> = super::cut::cut(scope.from, scope.to, false)
         .iter()
         .zip(super::MONTH_CUT)
