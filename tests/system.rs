@@ -52,10 +52,16 @@ async fn a_full_hub_reports_its_services_infrastructure_and_data() {
     c.publish(&r.topic("audio"), sat::audio_message(&r, &chunk, &sat::warbler_wav(), 48_000, 3000)).await;
     assert_eq!(c.message_on(&r.topic("ack"), 10).await.expect("ack")["status"], "stored");
     c.message_on(&r.topic("detection"), 60).await.expect("a detection");
-    // And one heard today (the recording above is from May).
+    // And one heard today (the recording above is from May). "Today" is the hub zone's date and
+    // a detection counts on its station's local day: this station is in Pennsylvania (the
+    // recording's position), whose date differs from UTC's for hours every night. Noon of the
+    // hub's date in New York is on both calendars, whenever the test runs.
     let sat_id = r.id.parse().expect("satellite id");
-    let now = hub.state().clock.stamp().to_string();
-    seed::heard(&hub, owner.tenant, sat_id, &now, seed::ROBIN, 0.9).await;
+    let hub_today = chrono::Utc::now().with_timezone(&birdhub::time::hub_zone()).date_naive();
+    let noon = hub_today.and_hms_opt(12, 0, 0).expect("noon");
+    let noon = chrono::TimeZone::from_local_datetime(&chrono_tz::America::New_York, &noon).single().expect("one noon");
+    let today = birdhub::time::Timestamp(noon.with_timezone(&chrono::Utc)).to_string();
+    seed::heard(&hub, owner.tenant, sat_id, &today, seed::ROBIN, 0.9).await;
 
     let (status, s) = platform.get("/system/status").await;
     assert_eq!(status, 200, "{s}");

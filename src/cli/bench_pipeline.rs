@@ -50,6 +50,9 @@ pub struct PipelineArgs {
     /// and print chunks/s, ack latency and the satellites' CPU per chunk and RSS.
     #[arg(long, value_name = "N")]
     pub real_satellites: Option<usize>,
+    /// Only the ingest figures (capacity and ack latency with inference off): no model rounds.
+    #[arg(long)]
+    pub ingest_only: bool,
 }
 
 pub(super) struct Sat {
@@ -71,7 +74,7 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
 
     println!("birdhub bench pipeline: {} satellites, {threads} cores", args.satellites);
-    let bare_before = bare_model(&dir, &wav, threads).await?;
+    let bare_before = if args.ingest_only { 0.0 } else { bare_model(&dir, &wav, threads).await? };
 
     // 1. Ack latency at real rate, inference off (the model directory is hidden from this hub).
     //    The simulated satellites run on their own runtime, so the hub's CPU can be told apart.
@@ -104,6 +107,9 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
         "                            (CPU per chunk: user + system time over the phase / chunks; whole process: simulated satellites included; hub only: without the satellites' `{}` threads: broker, ingest, SQLite, fsync)",
         sim::THREAD
     );
+    if args.ingest_only {
+        return Ok(ExitCode::SUCCESS);
+    }
 
     // 2. Throughput and WebSocket latency with the real model, both ways: chunks arriving while
     //    the model works (ingest and inference share the cores), and a queued backlog drained.

@@ -2,6 +2,9 @@
 //! own whose threads are named [`THREAD`]. The hub runs in the same process, so the process's
 //! CPU time counts both MQTT ends; the satellites' threads are told apart by that name in
 //! `/proc/self/task`, and the hub's own CPU time is the process's minus theirs ([`Cpu`]).
+//! Both are read from nanosecond CPU clocks, not in the 10 ms ticks of `/proc/.../stat`, which
+//! would move a 30 s phase of 200 chunks in steps of 0.05 ms per chunk: the process's clock, and
+//! each satellite thread's own clock, which the thread notes whenever it goes idle.
 
 use std::{
     collections::HashMap,
@@ -39,6 +42,8 @@ pub(super) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .worker_threads(1)
         .max_blocking_threads(1)
         .thread_name(THREAD)
+        .on_thread_park(note_thread_cpu)
+        .on_thread_stop(note_thread_cpu)
         .enable_all()
         .build()?)
 }
@@ -59,7 +64,9 @@ pub(super) struct PerChunk {
 
 impl Cpu {
     pub fn now() -> Self {
-        Self { process: super::bench::cpu_seconds(std::process::id()), satellites: threads_cpu_seconds(THREAD) }
+        let process = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+        let process = process.tv_sec as f64 + process.tv_nsec as f64 / 1e9;
+        Self { process, satellites: threads_cpu_seconds() }
     }
 
     /// What was spent per chunk since `self` (the satellites' threads live through the phase,
@@ -74,21 +81,28 @@ impl Cpu {
 }
 
 /// User plus system CPU seconds of this process's threads named `name` (`/proc/self/task`).
-fn threads_cpu_seconds(name: &str) -> f64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0.0 };
-    tasks
-        .filter_map(Result::ok)
-        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name))
-        .map(|t| stat_cpu_seconds(&std::fs::read_to_string(t.path().join("stat")).unwrap_or_default()))
-        .sum()
+/// Each satellite thread's CPU seconds when it last went idle (or stopped).
+static THREAD_CPU: Mutex<Option<HashMap<std::thread::ThreadId, f64>>> = Mutex::new(None);
+
+/// Notes the calling thread's own CPU time (its runtime calls this as it parks and stops).
+fn note_thread_cpu() {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let seconds = t.tv_sec as f64 + t.tv_nsec as f64 / 1e9;
+    if let Ok(mut map) = THREAD_CPU.lock() {
+        map.get_or_insert_with(HashMap::new).insert(std::thread::current().id(), seconds);
+    }
 }
 
-/// utime + stime of a `stat` line (the 14th and 15th fields, 100 ticks a second).
-fn stat_cpu_seconds(stat: &str) -> f64 {
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
+/// The satellites' threads' CPU seconds as of their last idle moment: exact between phases, when
+/// they all wait.
+fn threads_cpu_seconds() -> f64 {
+    if std::thread::current().name() == Some(THREAD) {
+        note_thread_cpu(); // a satellite thread asking: its own clock, up to now
+    } else {
+        // Time for a satellite thread that just finished its work to go idle and note it.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    THREAD_CPU.lock().map_or(0.0, |m| m.as_ref().map_or(0.0, |m| m.values().sum()))
 }
 
 type Pending = Arc<Mutex<HashMap<String, Instant>>>;
@@ -185,15 +199,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stat_fields_after_the_command_name() {
-        // A command name with spaces and parentheses must not shift the fields.
-        let line = "42 (bench-sat (x) y) S 1 2 3 4 5 6 7 8 9 10 250 150 0 0";
-        assert!((stat_cpu_seconds(line) - 4.0).abs() < 1e-9);
-        assert_eq!(stat_cpu_seconds(""), 0.0);
-    }
-
-    #[test]
-    fn the_satellites_threads_are_found_by_name() {
+    fn the_satellites_threads_count_their_own_cpu_time() {
         let rt = runtime().expect("runtime");
         let spin = rt.spawn(async {
             let t = Instant::now();
@@ -201,8 +207,15 @@ mod tests {
                 std::hint::black_box(0u64);
             }
         });
+        let before = threads_cpu_seconds();
         rt.block_on(spin).expect("spin");
-        assert!(threads_cpu_seconds(THREAD) > 0.0, "300 ms of spinning on a {THREAD} thread is counted");
+        // The worker notes its clock as it goes idle after the spin.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while threads_cpu_seconds() - before < 0.25 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let spent = threads_cpu_seconds() - before;
+        assert!(spent >= 0.25, "300 ms of spinning on a {THREAD} thread is counted: {spent:.3} s");
         rt.shutdown_background();
     }
 }

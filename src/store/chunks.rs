@@ -80,11 +80,14 @@ pub fn insert_with_job_in(tx: &Connection, c: &NewChunk, now: Timestamp) -> Resu
     if exists(tx, c.id)? {
         return Ok(false);
     }
+    // The session first, so the row is written once, already in it.
+    let session =
+        super::recording_sessions::place_chunk(tx, c.tenant_id, c.satellite_id, c.recorded_at, c.duration_ms)?;
     tx.prepare_cached(
         "INSERT INTO audio_chunks (id, tenant_pk, satellite_pk, recorded_at, duration_ms, sample_rate, latitude,
-             longitude, storage_key, size_bytes, received_at)
+             longitude, storage_key, size_bytes, received_at, session_pk)
          VALUES (?1, (SELECT pk FROM tenants WHERE id = ?2), (SELECT pk FROM satellites WHERE id = ?3), ?4, ?5, ?6, ?7,
-                 ?8, ?9, ?10, ?11)",
+                 ?8, ?9, ?10, ?11, (SELECT pk FROM recording_sessions WHERE id = ?12))",
     )?
     .execute(params![
         c.id,
@@ -97,13 +100,13 @@ pub fn insert_with_job_in(tx: &Connection, c: &NewChunk, now: Timestamp) -> Resu
         c.longitude,
         stored_key(c),
         c.size_bytes,
-        now.millis()
+        now.millis(),
+        session
     ])?;
     tx.prepare_cached(
         "INSERT INTO inference_jobs (id, chunk_id, tenant_id, status, run_after, created_at) VALUES (?1, ?2, ?3, 'queued', ?4, ?4)",
     )?
     .execute(params![uuid::Uuid::new_v4().to_string(), c.id, c.tenant_id, now])?;
-    super::recording_sessions::add_chunk(tx, c.id, c.tenant_id, c.satellite_id, c.recorded_at, c.duration_ms)?;
     super::satellites::seen(tx, c.tenant_id, c.satellite_id, now)?;
     Ok(true)
 }

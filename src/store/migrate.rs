@@ -31,6 +31,26 @@ pub fn run(conn: &mut Connection) -> Result<Report> {
         // see [`compact`]). Only possible before the first table exists; a no-op afterwards.
         conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
     }
+    // A migration's sorts (a rollup filled by GROUP BY over millions of rows) spill to temp
+    // files rather than RAM: with the pool's `temp_store = MEMORY` the upgrade to 0028 peaked at
+    // 690 MB on 2 million detections, more than a 1 GB Pi has to spare.
+    conn.execute_batch("PRAGMA temp_store = FILE;")?;
+    let result = apply_pending(conn, from);
+    conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
+    let applied = result?;
+    if from > 0 && COMPACT_AT.iter().any(|&v| from < v && supported >= v) {
+        // Upgrading past 0016 or 0017: give the freed pages back and pack the rest, once. A
+        // failure (no room, a full disk half-way) leaves the database as it was, only not smaller.
+        match compact(conn) {
+            Ok(done) => tracing::info!(?done, "database compacted after the upgrade"),
+            Err(e) => tracing::warn!(error = %e, "the database could not be compacted; it keeps its size"),
+        }
+    }
+    Ok(Report { from, to: supported.max(from), applied })
+}
+
+/// Applies the migrations after `from`, in order; returns their names.
+fn apply_pending(conn: &mut Connection, from: u32) -> Result<Vec<String>> {
     let mut applied = Vec::new();
     for (version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 > from) {
         if sql.starts_with(FOREIGN_KEYS_OFF) {
@@ -45,15 +65,7 @@ pub fn run(conn: &mut Connection) -> Result<Report> {
         tracing::info!(version, name, "applied migration");
         applied.push(format!("{version:04}_{name}"));
     }
-    if from > 0 && COMPACT_AT.iter().any(|&v| from < v && supported >= v) {
-        // Upgrading past 0016 or 0017: give the freed pages back and pack the rest, once. A
-        // failure (no room, a full disk half-way) leaves the database as it was, only not smaller.
-        match compact(conn) {
-            Ok(done) => tracing::info!(?done, "database compacted after the upgrade"),
-            Err(e) => tracing::warn!(error = %e, "the database could not be compacted; it keeps its size"),
-        }
-    }
-    Ok(Report { from, to: supported.max(from), applied })
+    Ok(applied)
 }
 
 /// The migrations whose upgrade compacts the file once afterwards (`0016_compact.sql`, and

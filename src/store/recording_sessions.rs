@@ -31,6 +31,24 @@ pub fn add_chunk(
     recorded_at: Timestamp,
     duration: i64,
 ) -> Result<String> {
+    let id = place_chunk(conn, tenant, satellite, recorded_at, duration)?;
+    conn.prepare_cached(
+        "UPDATE audio_chunks SET session_pk = (SELECT pk FROM recording_sessions WHERE id = ?1) WHERE id = ?2",
+    )?
+    .execute(params![id, chunk])?;
+    Ok(id)
+}
+
+/// The session a chunk not yet stored belongs in, counted and extended as [`add_chunk`] does; the
+/// caller inserts the chunk with that session (ingest: one write of the chunk's row instead of
+/// an insert and an update, issue 39).
+pub fn place_chunk(
+    conn: &Connection,
+    tenant: TenantId,
+    satellite: SatelliteId,
+    recorded_at: Timestamp,
+    duration: i64,
+) -> Result<String> {
     let at = recorded_at.at();
     let this = Span::of_chunk(at, duration);
     let mut stmt = conn.prepare_cached(
@@ -81,10 +99,6 @@ pub fn add_chunk(
             first.id.clone()
         }
     };
-    conn.prepare_cached(
-        "UPDATE audio_chunks SET session_pk = (SELECT pk FROM recording_sessions WHERE id = ?1) WHERE id = ?2",
-    )?
-    .execute(params![id, chunk])?;
     Ok(id)
 }
 

@@ -198,7 +198,10 @@ pub fn fill_grains(conn: &Connection) -> Result<Filled> {
     let grains = super::zoned::aggregates(super::zoned::Rows::AsCounted)
         .into_iter()
         .filter(|a| GRAINS.contains(&a.table) || VERDICT_GRAINS.contains(&a.table));
-    for super::zoned::Aggregate { table, select, .. } in grains {
+    let total = GRAINS.len() + VERDICT_GRAINS.len();
+    for (i, super::zoned::Aggregate { table, select, .. }) in grains.enumerate() {
+        // Each table reads every detection once: minutes on a Pi with millions of them.
+        tracing::info!(table, step = i + 1, of = total, "filling statistics at a coarser grain (migration 0028)");
         let rows = conn.execute(&format!("INSERT INTO {table} {select}"), [])?;
         filled.push((table, rows as i64));
     }

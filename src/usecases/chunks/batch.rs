@@ -38,10 +38,11 @@ pub async fn store_batch(
     finish(store.call(move |c| held_then_write(c, &objects, now, &batch)).await, n)
 }
 
-/// [`store_batch`] on the calling thread, for the writer's own thread ([`super::writer`]): no
-/// hop to another thread for the database. `rt` runs the disk guard (a statvfs, or rarely a
-/// sweep).
+/// [`store_batch`] on the calling thread with its own connection `c`, for the writer's thread
+/// ([`super::writer`]): no hop to another thread for the database. `rt` runs the disk guard (a
+/// statvfs, or rarely a sweep).
 pub fn store_batch_blocking(
+    c: &mut Connection,
     store: &Store,
     objects: &ObjectStore,
     clock: &Clock,
@@ -52,10 +53,15 @@ pub fn store_batch_blocking(
     let n = batch.len();
     if let Err(full) = rt.block_on(disk.room_for_chunk(store, objects, clock)) {
         let ids: Vec<_> = batch.iter().map(Checked::chunk).collect();
-        return refused(store.call_blocking(|c| held(c, &ids)), &full, n);
+        return refused(held(c, &ids), &full, n);
     }
     let now = clock.stamp();
-    finish(store.call_blocking(|c| held_then_write(c, objects, now, &batch)), n)
+    finish(held_then_write(c, objects, now, &batch), n)
+}
+
+/// Every chunk of a batch that could not be tried, for `why`.
+pub fn failed_all(why: &str, n: usize) -> Outcomes {
+    (0..n).map(|_| Err(ChunkError::NotStored(why.to_owned()))).collect()
 }
 
 /// Never a half-written file: a batch is refused before writing when the disk cannot take it,
@@ -159,8 +165,13 @@ fn write(
     (out, moved)
 }
 
-/// Inserts each chunk under its own savepoint in one IMMEDIATE transaction and commits it.
-/// Returns what became of each chunk, or why that chunk alone was rolled back.
+/// Inserts each chunk in one IMMEDIATE transaction and commits it, each under its own savepoint
+/// when there are several. Returns what became of each chunk, or why that chunk alone was
+/// rolled back.
+///
+/// The transaction statements are cached like the inserts, rather than parsed per batch as
+/// rusqlite's `Transaction` does; a lone chunk (the real rate) needs no savepoint, so SQLite
+/// keeps no sub-journal of the pages it changes (issue 39).
 fn commit(
     c: &mut Connection,
     now: Timestamp,
@@ -168,19 +179,47 @@ fn commit(
     keys: &[String],
     files: &[(usize, u64)],
 ) -> Result<Vec<store::Result<Inserted>>, CommitFailed> {
-    let mut tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let mut inserted = Vec::with_capacity(files.len());
-    for &(i, size) in files {
-        let sp = tx.savepoint()?;
-        let result = insert(&sp, now, &batch[i], &keys[i], size);
-        match result {
-            Ok(_) => sp.commit()?,
-            Err(_) => sp.finish()?, // rolls back to the savepoint: this chunk only
-        }
-        inserted.push(result);
+    run(c, "BEGIN IMMEDIATE")?;
+    let outcome = inserts(c, now, batch, keys, files).and_then(|inserted| {
+        // Nothing to keep when every insert failed: a lone chunk's half-done insert goes too.
+        run(c, if inserted.iter().any(Result::is_ok) { "COMMIT" } else { "ROLLBACK" })?;
+        Ok(inserted)
+    });
+    if outcome.is_err() && !c.is_autocommit() {
+        let _ = c.execute_batch("ROLLBACK");
     }
-    tx.commit()?;
-    Ok(inserted)
+    Ok(outcome?)
+}
+
+/// Runs one of the transaction statements, prepared once per connection.
+fn run(c: &Connection, sql: &str) -> rusqlite::Result<()> {
+    c.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}
+
+/// The inserts of [`commit`], inside its transaction.
+fn inserts(
+    c: &Connection,
+    now: Timestamp,
+    batch: &[Checked],
+    keys: &[String],
+    files: &[(usize, u64)],
+) -> rusqlite::Result<Vec<store::Result<Inserted>>> {
+    if let [(i, size)] = files {
+        return Ok(vec![insert(c, now, &batch[*i], &keys[*i], *size)]);
+    }
+    files
+        .iter()
+        .map(|&(i, size)| {
+            run(c, "SAVEPOINT chunk")?;
+            let result = insert(c, now, &batch[i], &keys[i], size);
+            if result.is_err() {
+                run(c, "ROLLBACK TO chunk")?; // this chunk only
+            }
+            run(c, "RELEASE chunk")?;
+            Ok(result)
+        })
+        .collect()
 }
 
 /// What inserting one chunk did.

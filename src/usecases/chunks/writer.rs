@@ -80,6 +80,9 @@ impl ChunkWriter {
 
 fn run(h: Handles, rt: tokio::runtime::Handle, mut requests: mpsc::Receiver<Request>, counts: Arc<Counts>) {
     let mut taken = Vec::with_capacity(MAX_BATCH);
+    // One connection for the writer's life: its cached statements and pages stay warm (the
+    // writer is the only one changing most of them). Without one, each batch checks one out.
+    let mut conn = None;
     while let Some(first) = requests.blocking_recv() {
         taken.push(first);
         while taken.len() < MAX_BATCH {
@@ -91,7 +94,17 @@ fn run(h: Handles, rt: tokio::runtime::Handle, mut requests: mpsc::Receiver<Requ
         let (chunks, senders): (Vec<_>, Vec<_>) = taken.drain(..).map(|r| (r.chunk, r.done)).unzip();
         counts.batches.fetch_add(1, Ordering::Relaxed);
         counts.chunks.fetch_add(chunks.len() as u64, Ordering::Relaxed);
-        let outcomes = batch::store_batch_blocking(&h.store, &h.objects, &h.clock, &h.disk, &rt, chunks);
+        if conn.is_none() {
+            conn = h
+                .store
+                .dedicated()
+                .map_err(|e| tracing::warn!(error = %e, "the chunk writer has no connection yet"))
+                .ok();
+        }
+        let outcomes = match conn.as_deref_mut() {
+            Some(c) => batch::store_batch_blocking(c, &h.store, &h.objects, &h.clock, &h.disk, &rt, chunks),
+            None => batch::failed_all("no database connection", chunks.len()),
+        };
         for (sender, outcome) in senders.into_iter().zip(outcomes) {
             let _ = sender.send(outcome); // a sender that went away has nobody to ack
         }
