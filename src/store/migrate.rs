@@ -38,6 +38,14 @@ pub fn run(conn: &mut Connection) -> Result<Report> {
     let result = apply_pending(conn, from);
     conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
     let applied = result?;
+    if !applied.is_empty() {
+        // A migration that rewrote much (0028 wrote 215 MB of rollups on 2 million detections)
+        // leaves it in the WAL: copy it into the database and give the WAL's disk back now,
+        // rather than have every read look through it until ingest's next checkpoint.
+        if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
+            tracing::warn!(error = %e, "the write-ahead log could not be emptied after the upgrade");
+        }
+    }
     if from > 0 && COMPACT_AT.iter().any(|&v| from < v && supported >= v) {
         // Upgrading past 0016 or 0017: give the freed pages back and pack the rest, once. A
         // failure (no room, a full disk half-way) leaves the database as it was, only not smaller.
@@ -229,6 +237,20 @@ mod tests {
         }
         let again = run(&mut conn).expect("second run");
         assert!(again.applied.is_empty(), "a migrated database is left alone");
+    }
+
+    #[test]
+    fn an_upgrade_empties_the_write_ahead_log_and_restores_the_temp_store() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("w.db");
+        let mut conn = Connection::open(&path).expect("open");
+        conn.pragma_update(None, "journal_mode", "WAL").expect("wal");
+        conn.execute_batch("PRAGMA temp_store = MEMORY;").expect("as the pool sets it");
+        run(&mut conn).expect("migrate");
+        let wal = std::fs::metadata(dir.path().join("w.db-wal")).map_or(0, |m| m.len());
+        assert_eq!(wal, 0, "every migration's pages are in the database file, and the WAL is emptied");
+        let temp_store: i64 = conn.pragma_query_value(None, "temp_store", |r| r.get(0)).expect("pragma");
+        assert_eq!(temp_store, 2, "the connection goes back to the pool's in-memory temp store");
     }
 
     #[test]
