@@ -116,6 +116,9 @@ pub struct Store {
     work: work::Counter,
 }
 
+/// A connection checked out of the store's pool (back in the pool when dropped).
+pub type Pooled = r2d2::PooledConnection<SqliteConnectionManager>;
+
 /// Prepared statements each pooled connection keeps.
 const STATEMENT_CACHE: usize = 64;
 
@@ -204,7 +207,7 @@ impl Store {
 
     /// A pooled connection to keep, for a thread that does nothing else (the chunk writer): its
     /// prepared statements and page cache stay warm, and no checkout is paid per use.
-    pub fn dedicated(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>> {
+    pub fn dedicated(&self) -> Result<Pooled> {
         Ok(self.pool.get()?)
     }
 

@@ -116,17 +116,22 @@ pub fn verdicts(conn: &Connection, scope: &Scope) -> Result<BTreeMap<String, [i6
         "SELECT species_code, status, sum(n) FROM ({}) GROUP BY species_code, status",
         parts.join(" UNION ALL ")
     );
-    let found = rows(conn, &sql, &scope.params(), |r| {
+    tally(conn, scope, &sql)
+}
+
+/// Reads `(key, status, n)` rows into `key -> [confirmed, rejected, pending_review]`.
+fn tally(conn: &Connection, scope: &Scope, sql: &str) -> Result<BTreeMap<String, [i64; 3]>> {
+    let found = rows(conn, sql, &scope.params(), |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?))
     })?;
     let mut out: BTreeMap<String, [i64; 3]> = BTreeMap::new();
-    for (species, status, n) in found {
+    for (key, status, n) in found {
         let slot = match status.as_str() {
             "confirmed" => 0,
             "rejected" => 1,
             _ => 2,
         };
-        out.entry(species).or_default()[slot] += n;
+        out.entry(key).or_default()[slot] += n;
     }
     Ok(out)
 }
@@ -147,23 +152,11 @@ fn by_status(conn: &Connection, scope: &Scope, key: &str, family: Family) -> Res
             format!("SELECT {key} AS k, status, {col} AS n FROM {table} WHERE tenant_id = :t AND {span} BETWEEN {a} AND {b}{filter}")
         })
         .collect();
-    let mut out: BTreeMap<String, [i64; 3]> = BTreeMap::new();
     if parts.is_empty() {
-        return Ok(out);
+        return Ok(BTreeMap::new());
     }
     let sql = format!("SELECT k, status, sum(n) FROM ({}) GROUP BY k, status", parts.join(" UNION ALL "));
-    let found = rows(conn, &sql, &scope.params(), |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?))
-    })?;
-    for (k, status, n) in found {
-        let slot = match status.as_str() {
-            "confirmed" => 0,
-            "rejected" => 1,
-            _ => 2,
-        };
-        out.entry(k).or_default()[slot] += n;
-    }
-    Ok(out)
+    tally(conn, scope, &sql)
 }
 
 /// Verdicts over a scope (its satellite or all): `[confirmed, rejected, pending_review]`.

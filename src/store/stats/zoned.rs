@@ -105,38 +105,26 @@ pub fn aggregates(rows: Rows) -> Vec<Aggregate> {
         keys: keys.iter().map(|k| k.0).collect(),
         select,
     };
-    let counting = |table: &'static str, keys: &[(&'static str, &str)]| {
+    // Counts per key with the threshold columns, then `extra` columns, over the rows `filter` keeps.
+    let grouped = |table: &'static str, keys: &[(&'static str, &str)], extra: &str, filter: &str| {
         let select = format!(
-            "{dets} SELECT {}, {sign}count(*), {} FROM d WHERE 1 GROUP BY {}",
+            "{dets} SELECT {}, {sign}count(*), {}{extra} FROM d WHERE {filter} GROUP BY {}",
             named(keys),
             thresholds.join(", "),
             group(keys.len())
         );
         aggregate(table, keys, select)
     };
+    let counting = |table: &'static str, keys: &[(&'static str, &str)]| grouped(table, keys, "", "1");
     // Migration 0028's tables also count the detections not voted down (`kn`, `k05`..`k100`).
-    let kept: Vec<String> = std::iter::once(format!("{sign}sum({KEPT})"))
+    let kept: String = std::iter::once(format!("{sign}sum({KEPT})"))
         .chain(threshold_columns().map(|(b, _)| format!("{sign}sum(({BAND} >= {b}) * {KEPT})")))
+        .map(|c| format!(", {c}"))
         .collect();
-    let kept_counting = |table: &'static str, keys: &[(&'static str, &str)]| {
-        let select = format!(
-            "{dets} SELECT {}, {sign}count(*), {}, {} FROM d WHERE 1 GROUP BY {}",
-            named(keys),
-            thresholds.join(", "),
-            kept.join(", "),
-            group(keys.len())
-        );
-        aggregate(table, keys, select)
-    };
+    let kept_counting = |table: &'static str, keys: &[(&'static str, &str)]| grouped(table, keys, &kept, "1");
     // Its verdict tables: the thresholds as columns, never the unverified.
     let verdict_counting = |table: &'static str, keys: &[(&'static str, &str)]| {
-        let select = format!(
-            "{dets} SELECT {}, {sign}count(*), {} FROM d WHERE d.verification_status <> 'unverified' GROUP BY {}",
-            named(keys),
-            thresholds.join(", "),
-            group(keys.len())
-        );
-        aggregate(table, keys, select)
+        grouped(table, keys, "", "d.verification_status <> 'unverified'")
     };
     let counted = |table: &'static str, source: &str, keys: &[(&'static str, &str)], from: &str| {
         let select =

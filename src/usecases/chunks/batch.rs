@@ -59,11 +59,6 @@ pub fn store_batch_blocking(
     finish(held_then_write(c, objects, now, &batch), n)
 }
 
-/// Every chunk of a batch that could not be tried, for `why`.
-pub fn failed_all(why: &str, n: usize) -> Outcomes {
-    (0..n).map(|_| Err(ChunkError::NotStored(why.to_owned()))).collect()
-}
-
 /// Never a half-written file: a batch is refused before writing when the disk cannot take it,
 /// though a chunk the hub already holds is still a duplicate, acknowledged as such.
 fn refused(held: store::Result<Vec<bool>>, full: &crate::usecases::audio_retention::DiskFull, n: usize) -> Outcomes {
@@ -76,7 +71,8 @@ fn refused(held: store::Result<Vec<bool>>, full: &crate::usecases::audio_retenti
     }
 }
 
-fn failed(e: &store::Error, n: usize) -> Outcomes {
+/// Every chunk of a batch failed for `e`.
+pub fn failed(e: &store::Error, n: usize) -> Outcomes {
     (0..n).map(|_| Err(ChunkError::NotStored(e.to_string()))).collect()
 }
 

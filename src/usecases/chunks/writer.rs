@@ -17,7 +17,12 @@ use std::sync::{
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Checked, ChunkError, Stored, batch};
-use crate::{clock::Clock, objects::ObjectStore, store::Store, usecases::audio_retention::DiskGuard};
+use crate::{
+    clock::Clock,
+    objects::ObjectStore,
+    store::{self, Store},
+    usecases::audio_retention::DiskGuard,
+};
 
 /// The most chunks in one commit (about 10 MB of 3 s chunks at 48 kHz).
 pub const MAX_BATCH: usize = 32;
@@ -81,8 +86,8 @@ impl ChunkWriter {
 fn run(h: Handles, rt: tokio::runtime::Handle, mut requests: mpsc::Receiver<Request>, counts: Arc<Counts>) {
     let mut taken = Vec::with_capacity(MAX_BATCH);
     // One connection for the writer's life: its cached statements and pages stay warm (the
-    // writer is the only one changing most of them). Without one, each batch checks one out.
-    let mut conn = None;
+    // writer is the only one changing most of them), taken by the first batch.
+    let mut conn: Option<store::Pooled> = None;
     while let Some(first) = requests.blocking_recv() {
         taken.push(first);
         while taken.len() < MAX_BATCH {
@@ -94,16 +99,14 @@ fn run(h: Handles, rt: tokio::runtime::Handle, mut requests: mpsc::Receiver<Requ
         let (chunks, senders): (Vec<_>, Vec<_>) = taken.drain(..).map(|r| (r.chunk, r.done)).unzip();
         counts.batches.fetch_add(1, Ordering::Relaxed);
         counts.chunks.fetch_add(chunks.len() as u64, Ordering::Relaxed);
-        if conn.is_none() {
-            conn = h
-                .store
-                .dedicated()
-                .map_err(|e| tracing::warn!(error = %e, "the chunk writer has no connection yet"))
-                .ok();
-        }
         let outcomes = match conn.as_deref_mut() {
             Some(c) => batch::store_batch_blocking(c, &h.store, &h.objects, &h.clock, &h.disk, &rt, chunks),
-            None => batch::failed_all("no database connection", chunks.len()),
+            None => match h.store.dedicated() {
+                Ok(c) => {
+                    batch::store_batch_blocking(conn.insert(c), &h.store, &h.objects, &h.clock, &h.disk, &rt, chunks)
+                }
+                Err(e) => batch::failed(&e, chunks.len()), // the next batch asks again
+            },
         };
         for (sender, outcome) in senders.into_iter().zip(outcomes) {
             let _ = sender.send(outcome); // a sender that went away has nobody to ack
