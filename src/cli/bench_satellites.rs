@@ -72,9 +72,13 @@ impl Cpu {
     /// What was spent per chunk since `self` (the satellites' threads live through the phase,
     /// so their difference is all they spent; the hub's is the rest).
     pub fn per_chunk(self, chunks: usize) -> PerChunk {
-        let end = Self::now();
-        let whole = end.process - self.process;
-        let hub = whole - (end.satellites - self.satellites);
+        Self::now().since(self, chunks)
+    }
+
+    /// What was spent per chunk between `earlier` and `self`.
+    pub fn since(self, earlier: Self, chunks: usize) -> PerChunk {
+        let whole = self.process - earlier.process;
+        let hub = whole - (self.satellites - earlier.satellites);
         let n = chunks.max(1) as f64;
         PerChunk { whole_ms: whole * 1e3 / n, hub_ms: hub.max(0.0) * 1e3 / n }
     }
@@ -107,14 +111,26 @@ fn threads_cpu_seconds() -> f64 {
 
 type Pending = Arc<Mutex<HashMap<String, Instant>>>;
 
-/// Every satellite sends one chunk every 3 s; returns the ack latencies in ms (sorted) and how
-/// many chunks were sent.
+/// What [`real_rate`] saw.
+pub(super) struct RealRate {
+    /// Ack latencies in ms, sorted.
+    pub acks: Vec<f64>,
+    /// Chunks sent.
+    pub sent: usize,
+    /// The CPU clocks once every satellite was connected and the hub had settled, before the
+    /// first chunk: the connections (login, subscriptions, the config each one is pushed) are a
+    /// cost of a satellite's start, paid once, not of each chunk it sends for days after.
+    pub connected: Cpu,
+}
+
+/// Every satellite sends one chunk every 3 s; returns the ack latencies and how many chunks were
+/// sent.
 pub(super) async fn real_rate(
     to: Target,
     sats: Arc<Vec<Sat>>,
     wav: Arc<Vec<u8>>,
     seconds: u64,
-) -> anyhow::Result<(Vec<f64>, usize)> {
+) -> anyhow::Result<RealRate> {
     let b64 = base64::engine::general_purpose::STANDARD.encode(wav.as_slice());
     let pending: Pending = Arc::default();
     let latencies = Arc::new(Mutex::new(Vec::new()));
@@ -124,6 +140,9 @@ pub(super) async fn real_rate(
         clients
             .push(connect_to(to.port, &to.root, s, move |topic, payload| record_ack(&p, &l, &topic, &payload)).await?);
     }
+    // What the hub does for a satellite that just connected (its config push) is over by then.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let connected = Cpu::now();
     let rounds = seconds.div_ceil(3).max(1);
     let spacing = Duration::from_millis(3000 / sats.len().max(1) as u64);
     for _ in 0..rounds {
@@ -142,9 +161,9 @@ pub(super) async fn real_rate(
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let mut out = latencies.lock().map(|l| l.clone()).unwrap_or_default();
-    out.sort_by(f64::total_cmp);
-    Ok((out, expected))
+    let mut acks = latencies.lock().map(|l| l.clone()).unwrap_or_default();
+    acks.sort_by(f64::total_cmp);
+    Ok(RealRate { acks, sent: expected, connected })
 }
 
 fn record_ack(pending: &Pending, latencies: &Arc<Mutex<Vec<f64>>>, topic: &str, payload: &[u8]) {

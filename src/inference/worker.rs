@@ -67,12 +67,24 @@ const MODEL_RETRY: Duration = Duration::from_secs(30);
 pub struct JobSignal(Arc<(Mutex<u64>, Condvar)>);
 
 impl JobSignal {
+    /// A job was queued: one idle worker is enough to take it. Waking every worker made all but
+    /// one of them ask the queue for nothing after each chunk (issue 39); a busy worker asks
+    /// again when it finishes, and the count tells it something came meanwhile.
     pub fn notify(&self) {
-        let (lock, cv) = &*self.0;
-        if let Ok(mut n) = lock.lock() {
+        self.bump();
+        self.0.1.notify_one();
+    }
+
+    /// Wakes every worker (to stop).
+    fn notify_all(&self) {
+        self.bump();
+        self.0.1.notify_all();
+    }
+
+    fn bump(&self) {
+        if let Ok(mut n) = self.0.0.lock() {
             *n += 1;
         }
-        cv.notify_all();
     }
 
     /// Waits until notified after `seen` or `timeout` passes; returns the latest count.
@@ -227,7 +239,7 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
         .collect::<Result<_, _>>()?;
     shutdown.cancelled().await;
     shared.stop.store(true, Ordering::Relaxed);
-    state.signal.notify();
+    state.signal.notify_all();
     tokio::task::spawn_blocking(move || {
         for t in threads {
             let _ = t.join();

@@ -75,10 +75,17 @@ pub fn insert_with_job(conn: &mut Connection, c: &NewChunk, now: Timestamp) -> R
     Ok(inserted)
 }
 
-/// [`insert_with_job`] inside the caller's transaction or savepoint (ingest's group commit).
+/// [`insert_with_job`] inside the caller's transaction or savepoint.
 pub fn insert_with_job_in(tx: &Connection, c: &NewChunk, now: Timestamp) -> Result<bool> {
+    Ok(insert_arrived(tx, c, now, false)?.is_some())
+}
+
+/// [`insert_with_job_in`] for ingest's group commit, which also takes the chunk's position as the
+/// satellite's when `locate` (see [`super::satellites::chunk_arrived`]). `None` when the chunk
+/// is already stored (nothing written); else whether the satellite moved far.
+pub fn insert_arrived(tx: &Connection, c: &NewChunk, now: Timestamp, locate: bool) -> Result<Option<bool>> {
     if exists(tx, c.id)? {
-        return Ok(false);
+        return Ok(None);
     }
     // The session first, so the row is written once, already in it.
     let session =
@@ -107,8 +114,8 @@ pub fn insert_with_job_in(tx: &Connection, c: &NewChunk, now: Timestamp) -> Resu
         "INSERT INTO inference_jobs (id, chunk_id, tenant_id, status, run_after, created_at) VALUES (?1, ?2, ?3, 'queued', ?4, ?4)",
     )?
     .execute(params![uuid::Uuid::new_v4().to_string(), c.id, c.tenant_id, now])?;
-    super::satellites::seen(tx, c.tenant_id, c.satellite_id, now)?;
-    Ok(true)
+    let at = if locate { c.latitude.zip(c.longitude) } else { None };
+    Ok(Some(super::satellites::chunk_arrived(tx, c.tenant_id, c.satellite_id, now, at)?))
 }
 
 /// The storage key of a chunk of `tenant` (for streaming its audio).

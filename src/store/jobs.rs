@@ -32,9 +32,18 @@ pub fn requeue_running(conn: &Connection) -> Result<usize> {
 
 /// Claims up to `max` due jobs for `worker`, oldest first.
 pub fn claim(conn: &mut Connection, worker: &str, max: u32, now: Timestamp) -> Result<Vec<Claimed>> {
+    // An idle worker asks every second and after every chunk another worker took: a read finds
+    // there is nothing without taking the write lock that ingest's next chunk may be waiting for.
+    let any: bool = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM inference_jobs WHERE status = 'queued' AND run_after <= ?1)")?
+        .query_row([now], |r| r.get(0))?;
+    if !any {
+        return Ok(Vec::new());
+    }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let claimed = {
-        let mut stmt = tx.prepare(
+        // Cached, as they run for every chunk the hub classifies.
+        let mut stmt = tx.prepare_cached(
             "UPDATE inference_jobs SET status = 'running', claimed_at = ?1, worker_id = ?2, attempts = attempts + 1
              WHERE id IN (SELECT id FROM inference_jobs WHERE status = 'queued' AND run_after <= ?1
                           ORDER BY run_after, created_at LIMIT ?3)
@@ -44,23 +53,23 @@ pub fn claim(conn: &mut Connection, worker: &str, max: u32, now: Timestamp) -> R
             stmt.query_map(params![now, worker, max], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            out.push(tx.query_row(
-                &format!(
-                    "SELECT j.id, j.chunk_id, j.tenant_id, s.id, s.name, j.attempts, {}, c.recorded_at,
-                            c.latitude, c.longitude
-                     FROM inference_jobs j JOIN audio_chunks c ON c.id = j.chunk_id JOIN satellites s ON s.pk = c.satellite_pk
-                     WHERE j.id = ?1",
-                    super::chunks::key_sql("c")
-                ),
-                [id],
-                claimed_row,
-            )?);
+            out.push(tx.prepare_cached(&CLAIMED)?.query_row([id], claimed_row)?);
         }
         out
     };
     tx.commit()?;
     Ok(claimed)
 }
+
+/// What a worker needs of a claimed job.
+static CLAIMED: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT j.id, j.chunk_id, j.tenant_id, s.id, s.name, j.attempts, {}, c.recorded_at, c.latitude, c.longitude
+         FROM inference_jobs j JOIN audio_chunks c ON c.id = j.chunk_id JOIN satellites s ON s.pk = c.satellite_pk
+         WHERE j.id = ?1",
+        super::chunks::key_sql("c")
+    )
+});
 
 fn claimed_row(r: &Row<'_>) -> rusqlite::Result<Claimed> {
     Ok(Claimed {
@@ -139,15 +148,14 @@ pub fn stats(conn: &Connection, tenant: Option<TenantId>) -> Result<QueueStats> 
 /// are kept until they are retried.
 pub const DONE_RETENTION_DAYS: i64 = 7;
 
+/// A batch of done jobs finished before `?1`.
+const PRUNABLE: &str = "SELECT rowid FROM inference_jobs WHERE finished_at < ?1 AND status = 'done' LIMIT 5000";
+
 /// Deletes done jobs finished before `before`, in batches so writers are never held up long.
 pub fn prune_done(conn: &Connection, before: Timestamp) -> Result<u64> {
     let mut total = 0u64;
     loop {
-        let n = conn.execute(
-            "DELETE FROM inference_jobs WHERE rowid IN (
-                 SELECT rowid FROM inference_jobs WHERE finished_at < ?1 AND status = 'done' LIMIT 5000)",
-            [before],
-        )?;
+        let n = conn.execute(&format!("DELETE FROM inference_jobs WHERE rowid IN ({PRUNABLE})"), [before])?;
         total += n as u64;
         if n < 5000 {
             return Ok(total);
@@ -171,13 +179,17 @@ pub struct Finished {
     pub finished_at: Option<Timestamp>,
 }
 
+/// The latest finished jobs, newest first, read down `inference_jobs_finished` (which holds only
+/// finished jobs, hence the `IS NOT NULL` that lets the planner use it).
+const RECENT: &str =
+    "SELECT id, chunk_id, tenant_id, status, attempts, worker_id, error, duration_ms, created_at, finished_at
+     FROM inference_jobs
+     WHERE finished_at IS NOT NULL AND status IN ('done', 'failed') AND (?1 IS NULL OR tenant_id = ?1)
+     ORDER BY finished_at DESC LIMIT ?2";
+
 /// The most recently finished jobs; platform-wide when `tenant` is `None`.
 pub fn recent(conn: &Connection, tenant: Option<TenantId>, limit: u32) -> Result<Vec<Finished>> {
-    let mut stmt = conn.prepare(
-        "SELECT id, chunk_id, tenant_id, status, attempts, worker_id, error, duration_ms, created_at, finished_at
-         FROM inference_jobs WHERE status IN ('done', 'failed') AND (?1 IS NULL OR tenant_id = ?1)
-         ORDER BY finished_at DESC LIMIT ?2",
-    )?;
+    let mut stmt = conn.prepare(RECENT)?;
     let rows = stmt.query_map(params![tenant, limit], |r| {
         Ok(Finished {
             id: r.get(0)?,
@@ -257,5 +269,31 @@ mod tests {
             .map(|r| r.expect("row"))
             .collect();
         assert_eq!(left, ["new-done", "old-failed", "queued"]);
+    }
+
+    #[test]
+    fn the_finished_index_leaves_queued_jobs_out_and_the_latest_finished_come_first() {
+        let mut conn = Connection::open_in_memory().expect("open");
+        super::super::migrate::run(&mut conn).expect("migrate");
+        // A queued job (every chunk's, as it arrives) gets no entry: one page less per chunk.
+        let index: String = conn
+            .query_row("SELECT sql FROM sqlite_master WHERE name = 'inference_jobs_finished'", [], |r| r.get(0))
+            .expect("index");
+        assert!(index.ends_with("WHERE finished_at IS NOT NULL"), "{index}");
+        conn.pragma_update(None, "foreign_keys", "OFF").expect("pragma");
+        for (id, status, finished) in [
+            ("done", "done", "2026-01-01T00:00:00.000Z"),
+            ("failed", "failed", "2026-01-02T00:00:00.000Z"),
+            ("queued", "queued", ""),
+        ] {
+            conn.execute(
+                "INSERT INTO inference_jobs (id, chunk_id, tenant_id, status, finished_at, created_at)
+                 VALUES (?1, ?2, ?3, ?4, nullif(?5, ''), '2026-01-01T00:00:00.000Z')",
+                params![id, ChunkId::new(), TenantId::new(), status, finished],
+            )
+            .expect("job");
+        }
+        let ids: Vec<String> = recent(&conn, None, 10).expect("recent").into_iter().map(|j| j.id).collect();
+        assert_eq!(ids, ["failed", "done"]);
     }
 }

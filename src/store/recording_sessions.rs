@@ -89,33 +89,40 @@ pub fn place_chunk(
         }
         Placement::Join(i) => {
             let s = &near[i];
-            extend(conn, &s.id, &s.span.union(&this))?;
+            extend(conn, &s.id, &s.span, &s.span.union(&this))?;
             s.id.clone()
         }
         Placement::Merge(a, b) => {
             let (first, second) = (&near[a], &near[b]);
             merge(conn, &first.id, &second.id)?;
-            extend(conn, &first.id, &first.span.union(&second.span).union(&this))?;
+            extend(conn, &first.id, &first.span, &first.span.union(&second.span).union(&this))?;
             first.id.clone()
         }
     };
     Ok(id)
 }
 
-/// Stores the session's new extent and counts one more chunk.
-fn extend(conn: &Connection, id: &str, span: &Span) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE recording_sessions SET started_at = ?2, last_chunk_at = ?3, ended_at = ?4, duration_ms = ?5,
-             chunk_count = chunk_count + 1
-         WHERE id = ?1",
-    )?
-    .execute(params![
-        id,
-        Timestamp(span.started_at),
-        Timestamp(span.last_chunk_at),
-        Timestamp(span.ended_at),
-        span.duration_ms()
-    ])?;
+/// Stores the session's new extent and counts one more chunk. `was` is the extent before: a
+/// chunk at the end (nearly every one) leaves `started_at` out of the update, so the four indexes
+/// that hold only it and other unchanged columns are not rewritten (SQLite rewrites every index
+/// on a column the update sets, whatever the value; issue 39).
+fn extend(conn: &Connection, id: &str, was: &Span, span: &Span) -> Result<()> {
+    let (last, ended, duration) = (Timestamp(span.last_chunk_at), Timestamp(span.ended_at), span.duration_ms());
+    if span.started_at == was.started_at {
+        conn.prepare_cached(
+            "UPDATE recording_sessions SET last_chunk_at = ?2, ended_at = ?3, duration_ms = ?4,
+                 chunk_count = chunk_count + 1
+             WHERE id = ?1",
+        )?
+        .execute(params![id, last, ended, duration])?;
+    } else {
+        conn.prepare_cached(
+            "UPDATE recording_sessions SET started_at = ?2, last_chunk_at = ?3, ended_at = ?4, duration_ms = ?5,
+                 chunk_count = chunk_count + 1
+             WHERE id = ?1",
+        )?
+        .execute(params![id, Timestamp(span.started_at), last, ended, duration])?;
+    }
     Ok(())
 }
 

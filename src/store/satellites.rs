@@ -422,6 +422,39 @@ pub fn record_heartbeat(
     if n == 0 { Err(Error::NotFound) } else { Ok(()) }
 }
 
+/// What a stored chunk tells of its satellite, as one statement (ingest runs it per chunk):
+/// [`seen`], and with `at` (the chunk's position) [`set_location`]. Returns whether the
+/// satellite moved far enough for its zone to be decided again (done here).
+pub fn chunk_arrived(
+    conn: &Connection,
+    tenant: TenantId,
+    id: SatelliteId,
+    now: Timestamp,
+    at: Option<(f64, f64)>,
+) -> Result<bool> {
+    // The same rule as `set_location`'s; without a position only `last_seen_at` changes.
+    let row: Option<(i64, bool)> = conn
+        .prepare_cached(
+            "UPDATE satellites SET last_seen_at = ?2,
+                 latitude = coalesce(?4, latitude), longitude = coalesce(?5, longitude),
+                 zone_source = CASE WHEN ?4 IS NULL OR ?5 IS NULL OR zone_source = 'override' THEN zone_source
+                                    WHEN latitude IS NULL OR longitude IS NULL OR abs(latitude - ?4) > 0.05 OR abs(longitude - ?5) > 0.05
+                                    THEN NULL ELSE zone_source END
+             WHERE id = ?1 AND tenant_id = ?3 AND deleted_at IS NULL
+             RETURNING pk, zone_source IS NULL",
+        )?
+        .query_row(params![id, now, tenant, at.map(|a| a.0), at.map(|a| a.1)], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    match (row, at) {
+        (None, Some(_)) => Err(Error::NotFound),
+        (Some((pk, true)), Some(_)) => {
+            super::zones::refresh_now(conn, pk)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
 /// Any sign of life (audio, telemetry) refreshes `last_seen_at` of one of `tenant`'s satellites.
 pub fn seen(conn: &Connection, tenant: TenantId, id: SatelliteId, now: Timestamp) -> Result<()> {
     // Cached: ingest runs it for every chunk.

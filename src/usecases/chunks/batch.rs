@@ -51,7 +51,8 @@ pub fn store_batch_blocking(
     batch: Vec<Checked>,
 ) -> Outcomes {
     let n = batch.len();
-    if let Err(full) = rt.block_on(disk.room_for_chunk(store, objects, clock)) {
+    let room = if disk.surely_room() { Ok(()) } else { rt.block_on(disk.room_for_chunk(store, objects, clock)) };
+    if let Err(full) = room {
         let ids: Vec<_> = batch.iter().map(Checked::chunk).collect();
         return refused(held(c, &ids), &full, n);
     }
@@ -241,15 +242,13 @@ fn insert(c: &Connection, now: Timestamp, chunk: &Checked, key: &str, size: u64)
         storage_key: key.to_owned(),
         size_bytes: size as i64,
     };
-    let inserted = store::chunks::insert_with_job_in(c, &row, now)?;
-    if let (true, Some(reported)) = (inserted, chunk.reported_at) {
+    let Some(moved) = store::chunks::insert_arrived(c, &row, now, true)? else {
+        return Ok(Inserted { new: false, moved: false });
+    };
+    if let Some(reported) = chunk.reported_at {
         store::clock::mark_corrected(c, up.chunk, up.satellite, reported)?;
     }
-    let moved = match (inserted, up.location) {
-        (true, Some((lat, lon))) => store::satellites::set_location(c, up.tenant, up.satellite, lat, lon)?,
-        _ => false,
-    };
-    Ok(Inserted { new: inserted, moved })
+    Ok(Inserted { new: true, moved })
 }
 
 /// A failure of the batch's transaction itself, which every chunk in it shares.

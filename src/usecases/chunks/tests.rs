@@ -130,3 +130,53 @@ fn checks_refuse_what_the_workers_could_not_use() {
     }
     assert_eq!(check(good).expect("good").wav_ms, 3000);
 }
+
+#[tokio::test]
+async fn a_chunk_marks_its_satellite_seen_and_moves_it_only_with_a_position_far_away() {
+    let h = hub().await;
+    let Handles { store, objects, clock, disk } = &h.handles;
+    let sat = h.sat;
+    let where_is = || async move {
+        store
+            .call(move |c| {
+                Ok(c.query_row(
+                    "SELECT last_seen_at IS NOT NULL, latitude, longitude, zone_source FROM satellites WHERE id = ?1",
+                    [sat],
+                    |r| {
+                        Ok((
+                            r.get::<_, bool>(0)?,
+                            r.get::<_, Option<f64>>(1)?,
+                            r.get::<_, Option<f64>>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                        ))
+                    },
+                )?)
+            })
+            .await
+            .expect("satellite")
+    };
+    let send = |location| {
+        let up = Upload { location, ..upload(h.tenant, sat, ChunkId::new()) };
+        store_chunk(store, objects, clock, disk, up)
+    };
+    assert_eq!(send(Some((40.8, -77.9))).await.expect("first"), Stored::New);
+    let (seen, lat, lon, zone) = where_is().await;
+    assert!(seen, "a stored chunk is a sign of life");
+    assert_eq!((lat, lon), (Some(40.8), Some(-77.9)));
+    assert_eq!(zone.as_deref(), Some("position"), "the new position's zone was decided at once");
+
+    // No position: the satellite stays where it was.
+    assert_eq!(send(None).await.expect("no position"), Stored::New);
+    assert_eq!(where_is().await, (true, Some(40.8), Some(-77.9), Some("position".into())));
+    // A step of a few metres is stored; a move across the ocean decides the zone again.
+    assert_eq!(send(Some((40.8001, -77.9))).await.expect("near"), Stored::New);
+    assert_eq!(where_is().await.1, Some(40.8001));
+    assert_eq!(send(Some((51.5, -0.1))).await.expect("far"), Stored::New);
+    let (_, lat, lon, zone) = where_is().await;
+    assert_eq!((lat, lon, zone.as_deref()), (Some(51.5), Some(-0.1), Some("position")));
+    let zone: String = store
+        .call(move |c| Ok(c.query_row("SELECT time_zone FROM satellites WHERE id = ?1", [sat], |r| r.get(0))?))
+        .await
+        .expect("zone");
+    assert_eq!(zone, "Europe/London");
+}
