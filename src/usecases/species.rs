@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     domain::languages::{self, Language},
-    inference::translations::Translations,
+    inference::{labels::Labels, translations::Translations},
     satellite::gate::categories,
 };
 
@@ -181,7 +181,14 @@ pub fn search(
 /// German speaker. Reads label files on first use of a language: call it on a blocking thread.
 pub fn codes_named(names: &Translations, needle: &str, langs: &[String]) -> Vec<String> {
     let needle = needle.trim().to_lowercase();
+    // Nothing is remembered without a model: one installed later must be searched.
     let Some(classes) = names.classes().filter(|_| !needle.is_empty()) else { return Vec::new() };
+    let key = format!("{needle}\u{0}{}", langs.join(","));
+    names.searched(key, || scan_names(names, &classes, &needle, langs)).to_vec()
+}
+
+/// [`codes_named`] the first time: every class, by code, scientific and common name.
+fn scan_names(names: &Translations, classes: &Labels, needle: &str, langs: &[String]) -> Vec<String> {
     let code_needle = needle.replace([' ', '-'], "_");
     classes
         .iter()
