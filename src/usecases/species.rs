@@ -194,11 +194,11 @@ fn scan_names(names: &Translations, classes: &Labels, needle: &str, langs: &[Str
         .iter()
         .filter(|l| {
             l.code.contains(&code_needle)
-                || l.scientific.to_lowercase().contains(&needle)
-                || l.common.to_lowercase().contains(&needle)
+                || l.scientific.to_lowercase().contains(needle)
+                || l.common.to_lowercase().contains(needle)
                 || langs
                     .iter()
-                    .any(|lang| names.common_name(lang, &l.code).is_some_and(|n| n.to_lowercase().contains(&needle)))
+                    .any(|lang| names.common_name(lang, &l.code).is_some_and(|n| n.to_lowercase().contains(needle)))
         })
         .map(|l| l.code.clone())
         .collect()
