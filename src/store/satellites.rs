@@ -326,27 +326,7 @@ pub fn set_profile(conn: &Connection, tenant: TenantId, id: SatelliteId, json: &
 /// Stores a satellite's position. Returns whether it moved far enough for its zone to be decided
 /// again (done here), so the caller wakes the zone mover only then, not for every chunk.
 pub fn set_location(conn: &Connection, tenant: TenantId, id: SatelliteId, lat: f64, lon: f64) -> Result<bool> {
-    // A move of more than about 5 km decides the satellite's zone again (below); the CASE reads
-    // the position as it was. Cached: ingest runs it for every chunk that carries a position.
-    let n = conn.prepare_cached(
-        "UPDATE satellites SET latitude = ?2, longitude = ?3,
-             zone_source = CASE WHEN zone_source = 'override' THEN zone_source
-                                WHEN latitude IS NULL OR longitude IS NULL OR abs(latitude - ?2) > 0.05 OR abs(longitude - ?3) > 0.05
-                                THEN NULL ELSE zone_source END
-         WHERE id = ?1 AND tenant_id = ?4 AND deleted_at IS NULL",
-    )?
-    .execute(params![id, lat, lon, tenant])?;
-    if n == 0 {
-        return Err(Error::NotFound);
-    }
-    let moved: Option<i64> = conn
-        .prepare_cached("SELECT pk FROM satellites WHERE id = ?1 AND zone_source IS NULL")?
-        .query_row([id], |r| r.get(0))
-        .optional()?;
-    if let Some(pk) = moved {
-        super::zones::refresh_now(conn, pk)?;
-    }
-    Ok(moved.is_some())
+    seen_or_moved(conn, tenant, id, None, Some((lat, lon)))
 }
 
 /// Soft deletion: the row stays for its history (chunks, detections), the device can no longer log in.
@@ -432,10 +412,23 @@ pub fn chunk_arrived(
     now: Timestamp,
     at: Option<(f64, f64)>,
 ) -> Result<bool> {
-    // The same rule as `set_location`'s; without a position only `last_seen_at` changes.
+    seen_or_moved(conn, tenant, id, Some(now), at)
+}
+
+/// Marks the satellite seen at `seen` and stores its position `at`, each when given, in one
+/// statement. A move of more than about 5 km decides its zone again (the CASE reads the position
+/// as it was), unless the zone is an override. Without a position only `last_seen_at` changes,
+/// and a satellite that is gone is then no error.
+fn seen_or_moved(
+    conn: &Connection,
+    tenant: TenantId,
+    id: SatelliteId,
+    seen: Option<Timestamp>,
+    at: Option<(f64, f64)>,
+) -> Result<bool> {
     let row: Option<(i64, bool)> = conn
         .prepare_cached(
-            "UPDATE satellites SET last_seen_at = ?2,
+            "UPDATE satellites SET last_seen_at = coalesce(?2, last_seen_at),
                  latitude = coalesce(?4, latitude), longitude = coalesce(?5, longitude),
                  zone_source = CASE WHEN ?4 IS NULL OR ?5 IS NULL OR zone_source = 'override' THEN zone_source
                                     WHEN latitude IS NULL OR longitude IS NULL OR abs(latitude - ?4) > 0.05 OR abs(longitude - ?5) > 0.05
@@ -443,7 +436,7 @@ pub fn chunk_arrived(
              WHERE id = ?1 AND tenant_id = ?3 AND deleted_at IS NULL
              RETURNING pk, zone_source IS NULL",
         )?
-        .query_row(params![id, now, tenant, at.map(|a| a.0), at.map(|a| a.1)], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row(params![id, seen, tenant, at.map(|a| a.0), at.map(|a| a.1)], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     match (row, at) {
         (None, Some(_)) => Err(Error::NotFound),
