@@ -187,6 +187,14 @@ async fn owners_cannot_leave_members_can_and_new_teams_follow_the_platform_setti
     assert_eq!(mate_api.get("/tenants").await.1["tenants"], json!([]));
     assert_error(&mate_api.post_empty(&format!("/tenants/{}/leave", owner.tenant)).await, 404, "tenant_not_found");
 
+    // Off by default: a household hub's owner decides who makes teams.
+    assert_error(
+        &mate_api.post("/auth/create-tenant", json!({"name": "Backyard"})).await,
+        403,
+        "tenant_creation_disabled",
+    );
+    assert_eq!(hub.sql(|c| c.query_row("SELECT count(*) FROM tenants", [], |r| r.get::<_, i64>(0))).expect("n"), 2);
+    hub.login(&root.email).await.put("/settings/platform", json!({"allow_tenant_creation": true})).await;
     let (status, team) = mate_api.post("/auth/create-tenant", json!({"name": "Backyard"})).await;
     assert_eq!(status, 201, "{team}");
     assert_eq!((team["role"].clone(), team["isOwner"].clone()), (json!("admin"), json!(true)));

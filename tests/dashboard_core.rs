@@ -80,6 +80,43 @@ async fn first_run_needs_the_setup_code_from_the_log_and_happens_once() {
     assert_eq!(hub.sql(|c| c.query_row("SELECT count(*) FROM users", [], |r| r.get::<_, i64>(0))).expect("count"), 1);
 }
 
+/// Issue 48: whoever makes a team is its admin, so a household hub lets nobody but its owner make
+/// teams unless the owner says so on the first-run page. Both choices, as a person makes them.
+#[tokio::test]
+async fn the_first_run_page_decides_whether_invited_people_may_make_teams() {
+    for allow in [false, true] {
+        let hub = common::spawn_hub().await;
+        let c = browser();
+        let (_, html, _) = page(&c, &format!("{}/", hub.base_url)).await;
+        assert!(html.contains("name=\"allow_tenant_creation\""), "the choice is on the page: {html}");
+        assert!(!html.contains("checked"), "and off unless ticked");
+        let code = std::fs::read_to_string(hub.data_dir.join("setup-code")).expect("code").trim().to_owned();
+        let mut form = vec![
+            ("_csrf", csrf_of(&html)),
+            ("code", code),
+            ("name", "Ana".to_owned()),
+            ("email", "ana@example.org".to_owned()),
+            ("password", PASSWORD.to_owned()),
+        ];
+        if allow {
+            form.push(("allow_tenant_creation", "on".to_owned()));
+        }
+        let ok = c.post(format!("{}/setup", hub.base_url)).form(&form).send().await.expect("POST");
+        assert_eq!(ok.status(), StatusCode::SEE_OTHER);
+        let owner: Value = c.get(hub.api("/auth/me")).send().await.expect("me").json().await.expect("json");
+        let team = owner["tenants"][0]["id"].as_str().expect("team").parse().expect("id");
+        let guest = hub.member_of("guest@example.org", team, birdhub::domain::Role::Member).await;
+        let (status, body) = hub.login(&guest.email).await.post("/auth/create-tenant", json!({"name": "Mine"})).await;
+        let teams = hub.sql(|c| c.query_row("SELECT count(*) FROM tenants", [], |r| r.get::<_, i64>(0))).expect("n");
+        if allow {
+            assert_eq!((status.as_u16(), teams), (201, 2), "ticked: the guest made a team: {body}");
+        } else {
+            assert_eq!((status.as_u16(), teams), (403, 1), "not ticked: no team was made: {body}");
+            assert_eq!(body["code"], "tenant_creation_disabled");
+        }
+    }
+}
+
 #[tokio::test]
 async fn pages_send_people_to_sign_in_and_back_and_refuse_forged_posts() {
     let hub = common::spawn_hub().await;

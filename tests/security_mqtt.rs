@@ -349,6 +349,7 @@ async fn create_team(api: &common::Api, name: &str) -> String {
 #[tokio::test]
 async fn the_feed_team_cannot_be_taken_over_by_a_same_named_team() {
     let hub = common::spawn_hub().await;
+    hub.allow_team_creation().await;
     let gardener = hub.user("gardener@example.org", false).await;
     let garden_api = hub.login(&gardener.email).await;
     let garden = create_team(&garden_api, "Probe Garden").await;

@@ -63,6 +63,7 @@ async fn world() -> World {
     assert_eq!(status, 200, "{body}");
     let rule =
         api.create("/alert-rules/rules", json!({ "name": WEIRD, "trigger": "detection", "conditions": {} })).await;
+    hub.allow_team_creation().await;
     let orchard = api.create("/auth/create-tenant", json!({ "name": "Orchard" })).await;
     World {
         ana,

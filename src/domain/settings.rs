@@ -285,6 +285,8 @@ pub struct PlatformSettings {
     /// Anyone may create an account at `POST /auth/register` (invites always work).
     pub allow_self_registration: bool,
     /// Signed-in users may create teams at `POST /auth/create-tenant` (platform admins always can).
+    /// Off by default: whoever makes a team is its admin, so while it is on every team-admin power
+    /// (uploads, imports, channels) is a power of every account (docs/accounts.md).
     pub allow_tenant_creation: bool,
     /// The addresses a team's webhook and chat channels may reach (`public`, `lan`, `loopback`);
     /// link-local and cloud metadata addresses never ([`super::outbound`]).
@@ -295,7 +297,9 @@ impl Default for PlatformSettings {
     fn default() -> Self {
         Self {
             allow_self_registration: false,
-            allow_tenant_creation: true,
+            // A household hub: the owner invites people into their team; new teams are the owner's
+            // choice (the first-run page and `PUT /settings/platform` turn this on).
+            allow_tenant_creation: false,
             // A household's own hub posts to Home Assistant or Node-RED on its LAN or on the same Pi.
             channel_targets: TargetPolicy::Loopback,
         }

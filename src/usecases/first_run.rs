@@ -3,7 +3,8 @@
 
 use crate::{
     auth::password,
-    domain::validate,
+    domain::{settings::PlatformSettings, validate},
+    time::Timestamp,
     ids::{TenantId, UserId},
     store::{self, Store},
 };
@@ -24,6 +25,9 @@ pub struct FirstAccount {
     pub email: String,
     pub name: String,
     pub password: String,
+    /// Whether the people this owner invites may make teams of their own (the hub's
+    /// `allow_tenant_creation`, off unless the owner ticks it).
+    pub allow_tenant_creation: bool,
 }
 
 pub struct Created {
@@ -55,12 +59,18 @@ pub async fn create_first_account(
         is_platform_admin: true,
     };
     let team = format!("{name}'s team");
+    let allow_teams = new.allow_tenant_creation;
     super::in_tx(store, move |tx| {
         if store::users::count(tx)? > 0 {
             return Err(FirstRunError::AlreadySetUp);
         }
         let user_id = store::users::create(tx, &user)?;
         let tenant_id = store::tenants::create(tx, &team, user_id)?;
+        // The owner's choice is stored with the account, so the hub never runs with a default the
+        // owner did not see.
+        let mut platform: PlatformSettings = store::settings::load(tx, store::settings::PLATFORM)?;
+        platform.allow_tenant_creation = allow_teams;
+        store::settings::save_in(tx, store::settings::PLATFORM, &platform, Timestamp(chrono::Utc::now()))?;
         Ok(Created { user_id, tenant_id, email })
     })
     .await

@@ -131,6 +131,21 @@ impl TestHub {
         f(&conn)
     }
 
+    /// Turns the hub's `allow_tenant_creation` on (off by default): any signed-in account may then
+    /// make teams of its own, as tests of several teams made by ordinary accounts need.
+    pub async fn allow_team_creation(&self) {
+        self.state()
+            .store
+            .call(move |c| {
+                let mut p: birdhub::domain::settings::PlatformSettings =
+                    store::settings::load(c, store::settings::PLATFORM)?;
+                p.allow_tenant_creation = true;
+                store::settings::save(c, store::settings::PLATFORM, &p, birdhub::time::Timestamp(chrono::Utc::now()))
+            })
+            .await
+            .expect("allow team creation");
+    }
+
     /// Stops the hub and hands back its data dir, to start another hub on it.
     pub async fn stop_keeping_data(mut self) -> tempfile::TempDir {
         if let Some(hub) = self.hub.take() {

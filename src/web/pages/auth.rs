@@ -223,11 +223,11 @@ async fn switch_team(form: Fields) -> Response {
 
 /// The first-run page, shown at `/` while the hub has no account.
 pub fn setup_page(csrf: &str, fields: (&str, &str), error: Option<&str>) -> Markup {
-    setup_form(csrf, "", fields, error)
+    setup_form(csrf, "", fields, false, error)
 }
 
 /// The first-run form with the setup `code` typed so far (kept after an error, as the name and email are).
-fn setup_form(csrf: &str, code: &str, fields: (&str, &str), error: Option<&str>) -> Markup {
+fn setup_form(csrf: &str, code: &str, fields: (&str, &str), allow_teams: bool, error: Option<&str>) -> Markup {
     layout::bare_with(
         "Create the first account",
         csrf,
@@ -249,6 +249,17 @@ fn setup_form(csrf: &str, code: &str, fields: (&str, &str), error: Option<&str>)
                         label { "Your name" input type="text" name="name" value=(fields.0) autocomplete="name" required; }
                         label { "Email" input type="email" name="email" value=(fields.1) autocomplete="username" required; }
                         label { "Password (at least 10 characters)" input type="password" name="password" minlength="10" autocomplete="new-password" required; }
+                        div {
+                            label.check {
+                                input #allow-teams type="checkbox" name="allow_tenant_creation" value="on" checked[allow_teams];
+                                "Let the people I invite make teams of their own"
+                            }
+                            p.muted {
+                                "Leave this off for a household hub: you invite people into your team. "
+                                "Whoever makes a team is its admin and can upload imports, add channels and invite others. "
+                                "You can change it later in the hub's settings."
+                            }
+                        }
                         button.primary type="submit" { "Create the account" }
                     }
                 }
@@ -259,6 +270,7 @@ fn setup_form(csrf: &str, code: &str, fields: (&str, &str), error: Option<&str>)
 
 async fn setup(State(state): State<WebState>, anon: Anonymous, form: Fields) -> Response {
     let back = (form.get("name"), form.get("email"));
+    let allow_teams = form.get("allow_tenant_creation") == "on";
     if !state.setup.pending() {
         return Redirect::to("/signin").into_response();
     }
@@ -267,6 +279,7 @@ async fn setup(State(state): State<WebState>, anon: Anonymous, form: Fields) -> 
             &anon.csrf,
             form.get("code"),
             back,
+            allow_teams,
             Some("That setup code is not right. Copy it from the hub's log."),
         );
         return (StatusCode::FORBIDDEN, page).into_response();
@@ -275,6 +288,7 @@ async fn setup(State(state): State<WebState>, anon: Anonymous, form: Fields) -> 
         email: form.get("email").to_owned(),
         name: form.get("name").to_owned(),
         password: form.get("password").to_owned(),
+        allow_tenant_creation: allow_teams,
     };
     match first_run::create_first_account(&state.app.store, &state.app.passwords, new).await {
         Ok(created) => {
@@ -291,7 +305,7 @@ async fn setup(State(state): State<WebState>, anon: Anonymous, form: Fields) -> 
             Redirect::to("/signin").into_response()
         }
         Err(FirstRunError::Invalid(m)) => {
-            (StatusCode::UNPROCESSABLE_ENTITY, setup_form(&anon.csrf, form.get("code"), back, Some(&m))).into_response()
+            (StatusCode::UNPROCESSABLE_ENTITY, setup_form(&anon.csrf, form.get("code"), back, allow_teams, Some(&m))).into_response()
         }
         Err(e) => PageError::Internal(e.into()).respond(&Uri::from_static("/setup")),
     }
