@@ -17,10 +17,10 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use self::clips::ClipRoot;
-use super::{boundary::SourceRoot, foreign_db};
 use self::locate::Snapshot;
 use self::schema::{Detected, Tables};
 use super::peer::{Batch, PeerKind, PeerSource, Schema, SourceError, StationInfo, Verdict};
+use super::{boundary::SourceRoot, foreign_db};
 
 /// Opens a BirdNET-Go station: `path` is its data directory (with `birdnet.db` at the top or in
 /// `data/`, clips in `clips/` or where a nearby `config.yaml` says) or the database file itself
@@ -29,7 +29,8 @@ use super::peer::{Batch, PeerKind, PeerSource, Schema, SourceError, StationInfo,
 pub fn open(path: &Path, scratch: &Path) -> Result<Box<dyn PeerSource>, SourceError> {
     let found = locate::find(path)?;
     // What was handed over: the directory given (an unpacked tar is one), or the file's.
-    let within = SourceRoot::new(if path.is_dir() { path } else { path.parent().unwrap_or(Path::new(".")) });
+    let dir = if path.is_dir() { Some(path) } else { path.parent() };
+    let within = SourceRoot::new(dir.filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")));
     let within = within.as_ref();
     // During a v2 migration the `_v2` sidecar may be partial: it is read only once completed.
     if let Some(sidecar) = &found.sidecar {

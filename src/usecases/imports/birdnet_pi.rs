@@ -96,7 +96,13 @@ pub fn open(db: &Path, clips: Option<&Path>, conf: Option<&Path>) -> Result<Bird
         .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
         .collect();
     let cols = std::iter::once("import_rowid".to_owned())
-        .chain(REQUIRED.iter().chain(OPTIONAL).filter(|w| present.iter().any(|c| c.eq_ignore_ascii_case(w))).map(|w| w.to_ascii_lowercase()))
+        .chain(
+            REQUIRED
+                .iter()
+                .chain(OPTIONAL)
+                .filter(|w| present.iter().any(|c| c.eq_ignore_ascii_case(w)))
+                .map(|w| w.to_ascii_lowercase()),
+        )
         .enumerate()
         .map(|(i, n)| (n, i))
         .collect();
@@ -322,5 +328,39 @@ mod tests {
         let s = read_conf(&p);
         assert_eq!(s.name.as_deref(), Some("Garden Pi"));
         assert_eq!((s.latitude, s.longitude), (Some(40.7128), Some(-74.006)));
+    }
+
+    #[test]
+    fn a_conf_larger_than_a_conf_can_be_is_ignored() {
+        let dir = tempfile::tempdir().expect("dir");
+        let p = dir.path().join("birdnet.conf");
+        let padding = "# padding\n".repeat(MAX_CONF_BYTES as usize / 10 + 1);
+        std::fs::write(&p, format!("SITE_NAME=\"Big\"\nLATITUDE=1\nLONGITUDE=2\n{padding}")).expect("w");
+        assert_eq!(read_conf(&p), StationInfo::default());
+    }
+
+    #[test]
+    fn a_generated_column_or_an_overlong_value_is_refused_or_corrupt() {
+        let dir = tempfile::tempdir().expect("dir");
+        let db = dir.path().join("birds.db");
+        let c = Connection::open(&db).expect("create");
+        c.execute_batch(
+            "CREATE TABLE detections (Date DATE, Time TIME, Sci_Name VARCHAR(100), Com_Name VARCHAR(100),
+               Confidence FLOAT, File_Name VARCHAR(100), Extra TEXT);
+             INSERT INTO detections VALUES ('2024-05-01', '06:00:00', 'Turdus merula', 'Blackbird', 0.9, 'a.mp3', 'x');
+             INSERT INTO detections VALUES ('2024-05-01', '06:00:03', 'Turdus merula', 'Blackbird', 0.9, 'b.mp3',
+               CAST(zeroblob(2000000) AS TEXT));
+             INSERT INTO detections VALUES ('2024-05-01', '06:00:06', 'Turdus merula',
+               CAST(zeroblob(2000000) AS TEXT), 0.9, 'c.mp3', 'x');",
+        )
+        .expect("rows");
+        let mut src = open(&db, None, None).expect("open");
+        let batch = src.next_batch(0, 10).expect("a batch, not an error");
+        assert!(matches!(batch.items[0], Read::Row(_)));
+        assert!(matches!(batch.items[1], Read::Row(_)), "a column not read is not read");
+        assert!(matches!(&batch.items[2], Read::Corrupt { reason, .. } if reason.contains("longer than")));
+        c.execute_batch("ALTER TABLE detections ADD COLUMN Junk BLOB GENERATED ALWAYS AS (zeroblob(50000000)) VIRTUAL")
+            .expect("generated");
+        assert!(matches!(open(&db, None, None), Err(SourceError::UnknownSchema { .. })));
     }
 }

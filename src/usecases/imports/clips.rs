@@ -187,7 +187,8 @@ mod tests {
 
     #[test]
     fn audio_containers_are_recognised_by_their_first_bytes() {
-        for yes in [&b"ID3\x04"[..], &[0xFF, 0xFB, 0x90], b"RIFF\0\0\0\0WAVE", b"fLaC", b"OggS", b"\0\0\0\x20ftypM4A "] {
+        for yes in [&b"ID3\x04"[..], &[0xFF, 0xFB, 0x90], b"RIFF\0\0\0\0WAVE", b"fLaC", b"OggS", b"\0\0\0\x20ftypM4A "]
+        {
             assert!(looks_like_audio(yes), "{yes:?}");
         }
         for no in [&b"[secrets]"[..], b"root:x:0:0", b"SQLite format 3\0", b"", b"\xFF"] {

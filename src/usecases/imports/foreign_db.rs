@@ -68,11 +68,8 @@ pub fn bounded(columns: &[String]) -> String {
             if c == "NULL" { c.clone() } else { format!("CASE WHEN octet_length({c}) > {max} THEN NULL ELSE {c} END") }
         })
         .collect();
-    let over: Vec<String> = columns
-        .iter()
-        .filter(|c| *c != "NULL")
-        .map(|c| format!("(coalesce(octet_length({c}), 0) > {max})"))
-        .collect();
+    let over: Vec<String> =
+        columns.iter().filter(|c| *c != "NULL").map(|c| format!("(coalesce(octet_length({c}), 0) > {max})")).collect();
     out.push(if over.is_empty() { "0".into() } else { over.join(" + ") });
     out.join(", ")
 }

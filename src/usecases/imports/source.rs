@@ -199,7 +199,7 @@ fn open_unpacked(
             Ok(open_pi(path, &db, clips, confined)?)
         }
         PeerKind::BirdnetPi => {
-            let dir = path.parent().unwrap_or(Path::new("."));
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
             Ok(open_pi(dir, path, clips, confined)?)
         }
     }

@@ -103,7 +103,8 @@ pub fn new_satellite(
     // The name asked for was checked at the start; the station's own (from its files) is cleaned
     // to one the API would take, else the default. Its position is kept only when valid.
     let base = job.internal.new_name.as_deref().and_then(validate::clean_name);
-    let base = base.or_else(|| station.name.as_deref().and_then(validate::clean_name)).unwrap_or_else(|| fallback.into());
+    let base =
+        base.or_else(|| station.name.as_deref().and_then(validate::clean_name)).unwrap_or_else(|| fallback.into());
     let (latitude, longitude) = position(station.latitude, station.longitude);
     let mut name = base.clone();
     let mut n = 2;

@@ -94,9 +94,7 @@ impl ClipRoot {
         let path = parts.iter().fold(root.path().to_path_buf(), |p, c| p.join(c));
         Some(match root.file(&path) {
             Some(real) => ClipRef::Found(real),
-            None if path.is_file() => {
-                ClipRef::Missing(format!("{raw} (leads outside the clips directory: not read)"))
-            }
+            None if path.is_file() => ClipRef::Missing(format!("{raw} (leads outside the clips directory: not read)")),
             None => ClipRef::Missing(raw.to_owned()),
         })
     }
@@ -190,6 +188,24 @@ mod tests {
         assert_eq!(parts(None, "../../etc/passwd"), None);
         assert_eq!(parts(None, "2026/../../secret.wav"), None);
         assert_eq!(parts(None, "clips/./x.wav"), None);
+    }
+
+    #[test]
+    fn a_configured_clips_directory_outside_the_source_is_ignored() {
+        let dir = tempfile::tempdir().expect("dir");
+        let src = dir.path().join("src");
+        std::fs::create_dir_all(src.join("clips")).expect("clips");
+        std::fs::create_dir_all(src.join("audio")).expect("audio");
+        std::fs::create_dir_all(dir.path().join("outside")).expect("outside");
+        let within = SourceRoot::new(&src);
+        let clips = std::fs::canonicalize(src.join("clips")).expect("canonical");
+        for export in ["../outside", "/etc", "../../..", ".."] {
+            let found = ClipRoot::find(&src, Some(export.into()), within.as_ref());
+            assert_eq!(found.root.map(|r| r.path().to_path_buf()), Some(clips.clone()), "{export}");
+        }
+        let found = ClipRoot::find(&src, Some("audio".into()), within.as_ref());
+        assert!(found.root.is_some_and(|r| r.path().ends_with("audio")));
+        assert!(ClipRoot::find(&src, None, None).root.is_none(), "nothing outside a source");
     }
 
     #[test]

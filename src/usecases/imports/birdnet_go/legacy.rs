@@ -42,8 +42,10 @@ pub(super) fn batch(
     cursor: i64,
     limit: usize,
 ) -> Result<Batch, SourceError> {
-    let sql =
-        format!("SELECT {} FROM notes WHERE id > ?1 ORDER BY id LIMIT ?2", columns_or_null(tables, "notes", "", COLUMNS));
+    let sql = format!(
+        "SELECT {} FROM notes WHERE id > ?1 ORDER BY id LIMIT ?2",
+        columns_or_null(tables, "notes", "", COLUMNS)
+    );
     let mut stmt = conn.prepare(&sql)?;
     let rows: Vec<Vec<Value>> = stmt
         .query_map(rusqlite::params![cursor, limit as i64], |r| {

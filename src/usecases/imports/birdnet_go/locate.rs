@@ -105,7 +105,12 @@ pub(super) fn config(base: &Path, within: Option<&SourceRoot>) -> BTreeMap<Strin
         parent.join("config/config.yaml"),
     ];
     let Some(within) = within else { return BTreeMap::new() };
-    candidates.iter().find_map(|p| within.file(p)).and_then(|p| read_small(&p, MAX_CONFIG_BYTES)).map(|t| yaml_keys(&t)).unwrap_or_default()
+    candidates
+        .iter()
+        .find_map(|p| within.file(p))
+        .and_then(|p| read_small(&p, MAX_CONFIG_BYTES))
+        .map(|t| yaml_keys(&t))
+        .unwrap_or_default()
 }
 
 /// An open, read-only view of the database as it was when opened.
