@@ -403,6 +403,7 @@ impl From<crate::usecases::imports::ImportError> for ApiError {
             ImportError::Source(SourceError::Io(e)) => Self::internal(e),
             ImportError::UnknownSatellite(_) => Self::NotFound("satellite_not_found", m),
             ImportError::BadZone(_) => Self::Unprocessable("invalid_time_zone", m),
+            ImportError::InvalidName(_) => Self::Unprocessable("invalid_name", m),
             ImportError::AlreadyRunning(_) => Self::Conflict("import_running", m),
             ImportError::NotFound(_) => Self::NotFound("import_not_found", m),
             ImportError::NoSpace { .. } => Self::Unavailable("insufficient_storage", m),

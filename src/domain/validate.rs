@@ -37,13 +37,35 @@ pub fn email(raw: &str) -> Result<String, String> {
     if looks_like_email(e) { Ok(e.to_owned()) } else { Err(format!("{e:?} is not an email address")) }
 }
 
-/// Trims and checks a display name (people, teams): 1 to 100 characters, no control characters.
+/// The longest display name, in characters.
+pub const NAME_MAX: usize = 100;
+
+/// Trims and checks a display name (people, teams, satellites): 1 to 100 characters, no control
+/// characters.
 pub fn name(raw: &str, what: &str) -> Result<String, String> {
     let n = raw.trim();
-    if n.is_empty() || n.chars().count() > 100 || n.chars().any(char::is_control) {
-        Err(format!("{what} must be 1 to 100 characters"))
+    if n.is_empty() || n.chars().count() > NAME_MAX || n.chars().any(char::is_control) {
+        Err(format!("{what} must be 1 to {NAME_MAX} characters, without control characters"))
     } else {
         Ok(n.to_owned())
+    }
+}
+
+/// A name read from a file someone else wrote (an old station's config), made one [`name`]
+/// accepts: control characters dropped, cut to [`NAME_MAX`] characters (only the first
+/// `4 × NAME_MAX` characters are looked at). `None` when nothing is left.
+pub fn clean_name(raw: &str) -> Option<String> {
+    let kept: String = raw.chars().take(4 * NAME_MAX).filter(|c| !c.is_control()).collect();
+    let cut: String = kept.trim().chars().take(NAME_MAX).collect();
+    name(&cut, "name").ok()
+}
+
+/// A position on Earth, as the API takes one: finite, latitude -90 to 90, longitude -180 to 180.
+pub fn position(latitude: f64, longitude: f64) -> Result<(f64, f64), String> {
+    if (-90.0..=90.0).contains(&latitude) && (-180.0..=180.0).contains(&longitude) {
+        Ok((latitude, longitude))
+    } else {
+        Err("latitude must be -90 to 90 and longitude -180 to 180".into())
     }
 }
 
@@ -61,6 +83,12 @@ mod tests {
         assert!(name(&"x".repeat(101), "name").is_err());
         assert!(name("bad\u{7}", "name").is_err());
         assert_eq!(name(" Ada ", "name").as_deref(), Ok("Ada"));
+        let hostile = format!("Gar\u{1b}[31mden\u{7}{}", "x".repeat(11_900));
+        let clean = clean_name(&hostile).expect("cleaned");
+        assert!(clean.starts_with("Gar[31mden") && clean.chars().count() == NAME_MAX, "{clean}");
+        assert_eq!(clean_name("\u{7}\u{1b} "), None);
+        assert!(position(1e300, -999.0).is_err() && position(f64::NAN, 0.0).is_err());
+        assert_eq!(position(60.17, 24.94), Ok((60.17, 24.94)));
     }
 
     #[test]

@@ -27,6 +27,20 @@ impl ObjectStore {
         let file = tokio::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).await?;
         Ok(StagingWriter { file, tmp: Some(tmp), root: self.root.clone(), len: 0 })
     }
+
+    /// Copies at most `max` bytes from `from` into a fsynced temp file (blocking), a buffer at
+    /// a time; `None` (and nothing left behind) when `from` holds more than `max`.
+    pub fn stage_copy(&self, from: impl std::io::Read, max: u64) -> Result<Option<Staged>, ObjectError> {
+        let tmp = self.root.join(TMP_DIR).join(Uuid::new_v4().to_string());
+        let mut file = std::fs::File::create_new(&tmp)?;
+        let mut staged = Staged { tmp: Some(tmp), root: self.root.clone(), len: 0 };
+        staged.len = std::io::copy(&mut from.take(max + 1), &mut file)?;
+        if staged.len > max {
+            return Ok(None);
+        }
+        file.sync_all()?;
+        Ok(Some(staged))
+    }
 }
 
 impl StagingWriter {

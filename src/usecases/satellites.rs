@@ -66,7 +66,7 @@ pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result
     if device_id.as_deref().is_some_and(|d| !valid_device_id(d)) {
         return Err(RegisterError::InvalidDeviceId);
     }
-    if req.location.is_some_and(|(a, o)| !(-90.0..=90.0).contains(&a) || !(-180.0..=180.0).contains(&o)) {
+    if req.location.is_some_and(|(a, o)| validate::position(a, o).is_err()) {
         return Err(RegisterError::InvalidLocation);
     }
     let password = tokens::random_hex(32);

@@ -20,6 +20,7 @@ use self::clips::ClipRoot;
 use self::locate::Snapshot;
 use self::schema::{Detected, Tables};
 use super::peer::{Batch, PeerKind, PeerSource, Schema, SourceError, StationInfo, Verdict};
+use super::{boundary::SourceRoot, foreign_db};
 
 /// Opens a BirdNET-Go station: `path` is its data directory (with `birdnet.db` at the top or in
 /// `data/`, clips in `clips/` or where a nearby `config.yaml` says) or the database file itself
@@ -27,12 +28,23 @@ use super::peer::{Batch, PeerKind, PeerSource, Schema, SourceError, StationInfo,
 /// the source is opened read-only otherwise. Nothing is written beside the source.
 pub fn open(path: &Path, scratch: &Path) -> Result<Box<dyn PeerSource>, SourceError> {
     let found = locate::find(path)?;
+    // What was handed over: the directory given (an unpacked tar is one), or the file's.
+    let dir = if path.is_dir() { Some(path) } else { path.parent() };
+    let within = SourceRoot::new(dir.filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")));
+    let within = within.as_ref();
     // During a v2 migration the `_v2` sidecar may be partial: it is read only once completed.
     if let Some(sidecar) = &found.sidecar {
         let snapshot = Snapshot::take(sidecar, scratch)?;
         let tables = Tables::read(&snapshot.conn)?;
         if schema::detect(&snapshot.conn, &tables)? == Detected::V2 {
-            return Ok(Box::new(GoSource::new(sidecar.clone(), snapshot, tables, Schema::BirdnetGoV2, &found.base)?));
+            foreign_db::refuse_generated(&snapshot.conn, &sidecar.display().to_string(), READ)?;
+            return Ok(Box::new(GoSource::new(
+                sidecar.clone(),
+                snapshot,
+                tables,
+                Schema::BirdnetGoV2,
+                (&found.base, within),
+            )?));
         }
     }
     let Some(db) = found.db.clone().or_else(|| found.sidecar.clone()) else {
@@ -70,8 +82,25 @@ pub fn open(path: &Path, scratch: &Path) -> Result<Box<dyn PeerSource>, SourceEr
             });
         }
     };
-    Ok(Box::new(GoSource::new(db, snapshot, tables, schema, &found.base)?))
+    foreign_db::refuse_generated(&snapshot.conn, &shown, READ)?;
+    Ok(Box::new(GoSource::new(db, snapshot, tables, schema, (&found.base, within))?))
 }
+
+/// Every table a reader selects from (refused when one has generated or hidden columns).
+const READ: &[&str] = &[
+    "notes",
+    "note_reviews",
+    "note_comments",
+    "note_locks",
+    "detections",
+    "labels",
+    "detection_reviews",
+    "detection_comments",
+    "detection_locks",
+    "audio_sources",
+    "migration_states",
+    "migration_state",
+];
 
 struct GoSource {
     /// The database as the user named it (for messages), not the snapshot copy.
@@ -85,9 +114,15 @@ struct GoSource {
 }
 
 impl GoSource {
-    fn new(db: PathBuf, snapshot: Snapshot, tables: Tables, schema: Schema, base: &Path) -> Result<Self, SourceError> {
-        let config = locate::config(base);
-        let clips = ClipRoot::find(base, config.get("realtime.audio.export.path").cloned());
+    fn new(
+        db: PathBuf,
+        snapshot: Snapshot,
+        tables: Tables,
+        schema: Schema,
+        (base, within): (&Path, Option<&SourceRoot>),
+    ) -> Result<Self, SourceError> {
+        let config = locate::config(base, within);
+        let clips = ClipRoot::find(base, config.get("realtime.audio.export.path").cloned(), within);
         let mut station = StationInfo {
             name: config.get("main.name").cloned().filter(|n| !n.is_empty()),
             latitude: config.get("birdnet.latitude").and_then(|v| v.parse().ok()).filter(|v: &f64| *v != 0.0),
@@ -105,10 +140,12 @@ impl GoSource {
 fn node_name(conn: &Connection, tables: &Tables, schema: Schema) -> Result<Option<String>, SourceError> {
     let sql = match schema {
         Schema::BirdnetGoLegacy if tables.has_column("notes", "source_node") => {
-            "SELECT source_node FROM notes WHERE source_node NOT IN ('', 'birdnet-pi') ORDER BY id DESC LIMIT 1"
+            "SELECT source_node FROM notes WHERE source_node NOT IN ('', 'birdnet-pi') \
+             AND octet_length(source_node) <= 1024 ORDER BY id DESC LIMIT 1"
         }
         Schema::BirdnetGoV2 if tables.has_column("audio_sources", "node_name") => {
-            "SELECT node_name FROM audio_sources WHERE node_name NOT IN ('', 'birdnet-pi') ORDER BY id DESC LIMIT 1"
+            "SELECT node_name FROM audio_sources WHERE node_name NOT IN ('', 'birdnet-pi') \
+             AND octet_length(node_name) <= 1024 ORDER BY id DESC LIMIT 1"
         }
         _ => return Ok(None),
     };
@@ -154,14 +191,20 @@ impl PeerSource for GoSource {
     }
 }
 
-/// `table`'s columns as a select list in `wanted`'s order, NULL for those it lacks.
-fn columns_or_null(tables: &Tables, table: &str, wanted: &[&str]) -> String {
-    wanted
+/// `table`'s columns (named `prefix."c"`) as a bounded select list in `wanted`'s order, NULL for
+/// those it lacks, and a last column counting the values too long to read
+/// ([`foreign_db::bounded`]).
+fn columns_or_null(tables: &Tables, table: &str, prefix: &str, wanted: &[&str]) -> String {
+    let cols: Vec<String> = wanted
         .iter()
-        .map(|c| if tables.has_column(table, c) { format!("\"{c}\"") } else { "NULL".into() })
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|c| if tables.has_column(table, c) { format!("{prefix}\"{c}\"") } else { "NULL".into() })
+        .collect();
+    foreign_db::bounded(&cols)
 }
+
+/// Comments read per batch at most, and the longest comment kept (longer ones are skipped).
+const MAX_COMMENTS: usize = 2000;
+const MAX_COMMENT_BYTES: usize = 4096;
 
 /// The reviews, comments and locks of the rows with ids in `(after, last]`, one query per table.
 struct Extras {
@@ -183,7 +226,10 @@ impl Extras {
         let range = rusqlite::params![after, last];
         let (table, key) = reviews;
         if tables.has_columns(table, &[key, "verified"]) {
-            let sql = format!("SELECT \"{key}\", verified FROM \"{table}\" WHERE \"{key}\" > ?1 AND \"{key}\" <= ?2");
+            let sql = format!(
+                "SELECT \"{key}\", CASE WHEN octet_length(verified) > 64 THEN NULL ELSE verified END \
+                 FROM \"{table}\" WHERE \"{key}\" > ?1 AND \"{key}\" <= ?2"
+            );
             let mut stmt = conn.prepare(&sql)?;
             let mut rows = stmt.query(range)?;
             while let Some(r) = rows.next()? {
@@ -196,8 +242,11 @@ impl Extras {
         if tables.has_columns(table, &[key, "entry"]) {
             let created = if tables.has_column(table, "created_at") { "created_at" } else { "NULL" };
             let order = if tables.has_column(table, "id") { "\"id\"" } else { "rowid" };
+            let (max, bound) = (MAX_COMMENT_BYTES, foreign_db::MAX_FIELD);
             let sql = format!(
-                "SELECT \"{key}\", entry, {created} FROM \"{table}\" WHERE \"{key}\" > ?1 AND \"{key}\" <= ?2 ORDER BY \"{key}\", {order}"
+                "SELECT \"{key}\", CASE WHEN octet_length(entry) > {max} THEN NULL ELSE entry END, \
+                 CASE WHEN octet_length({created}) > {bound} THEN NULL ELSE {created} END \
+                 FROM \"{table}\" WHERE \"{key}\" > ?1 AND \"{key}\" <= ?2 ORDER BY \"{key}\", {order} LIMIT {MAX_COMMENTS}"
             );
             let mut stmt = conn.prepare(&sql)?;
             let mut rows = stmt.query(range)?;

@@ -11,18 +11,30 @@ use std::{
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use rusqlite::{Connection, OpenFlags, types::Value};
 
-use super::peer::{Batch, ClipRef, PeerKind, PeerRow, PeerSource, Read, RowTime, Schema, SourceError, StationInfo};
+use super::{
+    boundary::SourceRoot,
+    foreign_db,
+    peer::{Batch, ClipRef, PeerKind, PeerRow, PeerSource, Read, RowTime, Schema, SourceError, StationInfo},
+};
 
 /// The columns a BirdNET-Pi `detections` table must have.
 const REQUIRED: &[&str] = &["Date", "Time", "Sci_Name", "Com_Name", "Confidence", "File_Name"];
+/// Columns read when a version has them.
+const OPTIONAL: &[&str] = &["Cutoff", "Sens", "Lat", "Lon"];
+/// The most of a `birdnet.conf` read: a real one is a few KiB; a larger file is ignored.
+pub const MAX_CONF_BYTES: u64 = 64 * 1024;
 
 /// An opened BirdNET-Pi database.
 pub struct BirdnetPi {
     conn: Connection,
     path: PathBuf,
-    /// The `By_Date` directory, when there is one.
-    clips: Option<PathBuf>,
+    /// The `By_Date` directory, when there is one: every clip must resolve inside it.
+    clips: Option<SourceRoot>,
     station: StationInfo,
+    /// The select list of the named columns (never `*`: extra columns are not read).
+    select: String,
+    /// Lower-cased column name to its index in `select`'s rows.
+    cols: HashMap<String, usize>,
 }
 
 /// The tables of a database and their columns, for detection and for error messages.
@@ -47,10 +59,12 @@ pub(super) fn describe_tables(t: &[(String, Vec<String>)]) -> String {
     format!("tables {}", list.join("; "))
 }
 
-/// Opens `db` read-only and checks its schema.
-pub fn open(db: &Path, clips: Option<PathBuf>, conf: Option<&Path>) -> Result<BirdnetPi, SourceError> {
+/// Opens `db` read-only and checks its schema. `clips` is the `By_Date` directory (every clip a
+/// row names must resolve inside it).
+pub fn open(db: &Path, clips: Option<&Path>, conf: Option<&Path>) -> Result<BirdnetPi, SourceError> {
     let shown = db.display().to_string();
-    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    let conn = foreign_db::open(db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    foreign_db::query_only(&conn)?;
     let tables = tables(&conn).map_err(|e| SourceError::UnknownSchema {
         path: shown.clone(),
         expected: "a SQLite database (BirdNET-Pi's birds.db)".into(),
@@ -73,14 +87,38 @@ pub fn open(db: &Path, clips: Option<PathBuf>, conf: Option<&Path>) -> Result<Bi
             found: describe_tables(&tables),
         });
     }
+    foreign_db::refuse_generated(&conn, &shown, &["detections"])?;
+    let present = &tables.iter().find(|(n, _)| n == "detections").map(|(_, c)| c.clone()).unwrap_or_default();
+    let named: Vec<String> = REQUIRED
+        .iter()
+        .chain(OPTIONAL)
+        .filter_map(|w| present.iter().find(|c| c.eq_ignore_ascii_case(w)))
+        .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
+        .collect();
+    let cols = std::iter::once("import_rowid".to_owned())
+        .chain(
+            REQUIRED
+                .iter()
+                .chain(OPTIONAL)
+                .filter(|w| present.iter().any(|c| c.eq_ignore_ascii_case(w)))
+                .map(|w| w.to_ascii_lowercase()),
+        )
+        .enumerate()
+        .map(|(i, n)| (n, i))
+        .collect();
+    let select = std::iter::once("rowid".to_owned()).chain(named).collect::<Vec<_>>();
+    let select = foreign_db::bounded(&select);
     let station = conf.map(read_conf).unwrap_or_default();
-    Ok(BirdnetPi { conn, path: db.to_path_buf(), clips, station })
+    let clips = clips.and_then(SourceRoot::new);
+    Ok(BirdnetPi { conn, path: db.to_path_buf(), clips, station, select, cols })
 }
 
 /// `SITE_NAME`, `LATITUDE` and `LONGITUDE` of a `birdnet.conf` (shell `KEY=value` lines, values
-/// possibly quoted); an unreadable file gives nothing.
+/// possibly quoted); an unreadable file, or one larger than [`MAX_CONF_BYTES`], gives nothing.
 pub fn read_conf(path: &Path) -> StationInfo {
-    let Ok(text) = std::fs::read_to_string(path) else { return StationInfo::default() };
+    let Some(text) = super::source::read_small(path, MAX_CONF_BYTES) else {
+        return StationInfo::default();
+    };
     let mut info = StationInfo::default();
     for line in text.lines() {
         let Some((key, value)) = line.trim().split_once('=') else { continue };
@@ -192,9 +230,13 @@ impl BirdnetPi {
             if !safe_component(d) {
                 continue;
             }
-            let p = root.join(date).join(d).join(file);
+            let p = root.path().join(date).join(d).join(file);
+            if let Some(real) = root.file(&p) {
+                return Some(ClipRef::Found(real));
+            }
             if p.is_file() {
-                return Some(ClipRef::Found(p));
+                // A link to a file outside the clips directory.
+                return Some(ClipRef::Missing(format!("{named} (leads outside the clips directory: not read)")));
             }
         }
         Some(ClipRef::Missing(named))
@@ -224,11 +266,8 @@ impl PeerSource for BirdnetPi {
     }
 
     fn next_batch(&mut self, cursor: i64, limit: usize) -> Result<Batch, SourceError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT rowid AS import_rowid, * FROM detections WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
-        )?;
-        let cols: HashMap<String, usize> =
-            stmt.column_names().iter().enumerate().map(|(i, n)| (n.to_ascii_lowercase(), i)).collect();
+        let sql = format!("SELECT {} FROM detections WHERE rowid > ?1 ORDER BY rowid LIMIT ?2", self.select);
+        let mut stmt = self.conn.prepare_cached(&sql)?;
         let width = stmt.column_count();
         let raw = stmt
             .query_map(rusqlite::params![cursor, limit as i64], |r| {
@@ -244,7 +283,15 @@ impl PeerSource for BirdnetPi {
                 _ => last + 1,
             };
             last = rowid;
-            items.push(match self.row(&cols, &values) {
+            let over = match values.last() {
+                Some(Value::Integer(n)) => foreign_db::overlong(*n),
+                _ => None,
+            };
+            let read = match over {
+                Some(reason) => Err(reason),
+                None => self.row(&self.cols, &values),
+            };
+            items.push(match read {
                 Ok(row) => Read::Row(row),
                 Err(reason) => Read::Corrupt { at: format!("rowid {rowid}"), reason },
             });
@@ -281,5 +328,39 @@ mod tests {
         let s = read_conf(&p);
         assert_eq!(s.name.as_deref(), Some("Garden Pi"));
         assert_eq!((s.latitude, s.longitude), (Some(40.7128), Some(-74.006)));
+    }
+
+    #[test]
+    fn a_conf_larger_than_a_conf_can_be_is_ignored() {
+        let dir = tempfile::tempdir().expect("dir");
+        let p = dir.path().join("birdnet.conf");
+        let padding = "# padding\n".repeat(MAX_CONF_BYTES as usize / 10 + 1);
+        std::fs::write(&p, format!("SITE_NAME=\"Big\"\nLATITUDE=1\nLONGITUDE=2\n{padding}")).expect("w");
+        assert_eq!(read_conf(&p), StationInfo::default());
+    }
+
+    #[test]
+    fn a_generated_column_or_an_overlong_value_is_refused_or_corrupt() {
+        let dir = tempfile::tempdir().expect("dir");
+        let db = dir.path().join("birds.db");
+        let c = Connection::open(&db).expect("create");
+        c.execute_batch(
+            "CREATE TABLE detections (Date DATE, Time TIME, Sci_Name VARCHAR(100), Com_Name VARCHAR(100),
+               Confidence FLOAT, File_Name VARCHAR(100), Extra TEXT);
+             INSERT INTO detections VALUES ('2024-05-01', '06:00:00', 'Turdus merula', 'Blackbird', 0.9, 'a.mp3', 'x');
+             INSERT INTO detections VALUES ('2024-05-01', '06:00:03', 'Turdus merula', 'Blackbird', 0.9, 'b.mp3',
+               CAST(zeroblob(2000000) AS TEXT));
+             INSERT INTO detections VALUES ('2024-05-01', '06:00:06', 'Turdus merula',
+               CAST(zeroblob(2000000) AS TEXT), 0.9, 'c.mp3', 'x');",
+        )
+        .expect("rows");
+        let mut src = open(&db, None, None).expect("open");
+        let batch = src.next_batch(0, 10).expect("a batch, not an error");
+        assert!(matches!(batch.items[0], Read::Row(_)));
+        assert!(matches!(batch.items[1], Read::Row(_)), "a column not read is not read");
+        assert!(matches!(&batch.items[2], Read::Corrupt { reason, .. } if reason.contains("longer than")));
+        c.execute_batch("ALTER TABLE detections ADD COLUMN Junk BLOB GENERATED ALWAYS AS (zeroblob(50000000)) VIRTUAL")
+            .expect("generated");
+        assert!(matches!(open(&db, None, None), Err(SourceError::UnknownSchema { .. })));
     }
 }

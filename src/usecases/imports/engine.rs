@@ -302,8 +302,17 @@ impl Ctx {
                 return Ok(());
             }
         }
+        // A file that is not audio (or too large to be a clip) is never copied: the row comes
+        // without audio, counted with the missing clips and listed with the reason.
         let clip = match clips::read(&path) {
-            Ok(c) => c,
+            Ok(Ok(c)) => c,
+            Ok(Err(not)) => {
+                counts.clips_missing += 1;
+                if counts.missing_clips.len() < LISTED {
+                    counts.missing_clips.push(format!("{shown}: {not}"));
+                }
+                return Ok(());
+            }
             Err(_) => {
                 counts.clips_missing += 1;
                 if counts.missing_clips.len() < LISTED {

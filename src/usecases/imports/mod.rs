@@ -8,8 +8,10 @@
 
 pub mod birdnet_go;
 pub mod birdnet_pi;
+pub mod boundary;
 mod clips;
 mod engine;
+pub mod foreign_db;
 pub mod peer;
 mod resolve;
 pub mod source;
@@ -19,7 +21,7 @@ mod write;
 use std::path::{Path, PathBuf};
 
 use crate::{
-    domain::zone,
+    domain::{validate, zone},
     ids::{ImportId, SatelliteId, TenantId, UserId},
     inference::{range, translations::Translations},
     objects::ObjectStore,
@@ -71,6 +73,9 @@ pub enum ImportError {
     UnknownSatellite(SatelliteId),
     #[error("unknown time zone {0:?}: give an IANA name such as Europe/Berlin or America/New_York")]
     BadZone(String),
+    /// The new satellite's name, as asked, is not one the hub takes (the API's rule).
+    #[error("{0}")]
+    InvalidName(String),
     #[error("this import is already running (job {0})")]
     AlreadyRunning(ImportId),
     #[error("no import job {0}")]
@@ -91,6 +96,10 @@ pub enum ImportError {
 /// (nothing else). A rerun of the same source into the same target returns the unfinished job,
 /// to be resumed. A tar backup is unpacked under `scratch_root` (removed when the job ends).
 pub async fn prepare(store: &Store, scratch_root: &Path, req: ImportRequest) -> Result<ImportId, ImportError> {
+    // The name asked for (the upload form's `name`, the CLI's `--name`) gets the API's check.
+    if let Target::New { name: Some(name) } = &req.target {
+        validate::name(name, "name").map_err(ImportError::InvalidName)?;
+    }
     resolve::prepare(store, scratch_root, req).await
 }
 

@@ -3,10 +3,14 @@
 //! backup (unpacked into a scratch directory first). Errors name what was expected and what was
 //! found there.
 
-use std::path::{Path, PathBuf};
+use std::{
+    io::Read as _,
+    path::{Path, PathBuf},
+};
 
 use super::{
     ImportError, birdnet_go, birdnet_pi,
+    boundary::SourceRoot,
     peer::{PeerKind, PeerSource, SourceError},
     unpack,
 };
@@ -51,50 +55,82 @@ fn pi_database(dir: &Path) -> Option<PathBuf> {
     ["birds.db", "scripts/birds.db", "BirdNET-Pi/scripts/birds.db"].iter().map(|p| dir.join(p)).find(|p| p.is_file())
 }
 
-/// The `By_Date` directory of a BirdNET-Pi's clips, near `dir` or the database.
-fn pi_clips(dir: &Path, db: &Path) -> Option<PathBuf> {
+/// At most `max` bytes of a small text file (a station's config): `None` when it cannot be
+/// read, is not UTF-8, or is larger (then ignored, with a note in the log).
+pub fn read_small(path: &Path, max: u64) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > max {
+        tracing::warn!(file = %path.display(), max, "a station's config file is larger than a config can be: ignored");
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
+/// The `By_Date` directory of a BirdNET-Pi's clips, near `dir` or the database, inside `within`
+/// (what was handed over). A directory named on the command line (`confined` false) may also
+/// have it beside itself, as a station's home does (`~/BirdNET-Pi` and `~/BirdSongs`); an
+/// upload or an unpacked tar never leaves itself.
+fn pi_clips(dir: &Path, db: &Path, within: &SourceRoot, confined: bool) -> Option<PathBuf> {
     let db_dir = db.parent().unwrap_or(dir);
-    let mut candidates = vec![
+    let inside = [
         dir.join("By_Date"),
         dir.join("Extracted/By_Date"),
         dir.join("BirdSongs/Extracted/By_Date"),
         db_dir.join("By_Date"),
     ];
-    for up in [dir.parent(), db_dir.parent(), db_dir.parent().and_then(Path::parent)].into_iter().flatten() {
-        candidates.push(up.join("BirdSongs/Extracted/By_Date"));
-        candidates.push(up.join("Extracted/By_Date"));
+    if let Some(found) = inside.iter().find_map(|p| within.subdir(p)) {
+        return Some(found.path().to_path_buf());
     }
-    candidates.into_iter().find(|p| p.is_dir())
+    if confined {
+        return None;
+    }
+    let mut beside = Vec::new();
+    for up in [dir.parent(), db_dir.parent(), db_dir.parent().and_then(Path::parent)].into_iter().flatten() {
+        beside.push(up.join("BirdSongs/Extracted/By_Date"));
+        beside.push(up.join("Extracted/By_Date"));
+    }
+    beside.into_iter().find_map(|p| SourceRoot::new(&p)).map(|r| r.path().to_path_buf())
 }
 
 /// `--clips DIR`: the directory itself holds the dated directories, or a `By_Date/` (or
-/// `Extracted/By_Date/`) inside it does.
-fn clips_override(dir: &Path) -> PathBuf {
-    for sub in ["By_Date", "Extracted/By_Date"] {
-        if dir.join(sub).is_dir() {
-            return dir.join(sub);
-        }
-    }
-    dir.to_path_buf()
+/// `Extracted/By_Date/`) inside it does; never a link out of `DIR`.
+fn clips_override(dir: &Path) -> Option<PathBuf> {
+    let root = SourceRoot::new(dir)?;
+    ["By_Date", "Extracted/By_Date"]
+        .iter()
+        .find_map(|sub| root.subdir(&dir.join(sub)))
+        .map(|r| r.path().to_path_buf())
+        .or_else(|| Some(root.path().to_path_buf()))
 }
 
-/// BirdNET-Pi's `birdnet.conf` near `dir` or the database.
-fn pi_conf(dir: &Path, db: &Path) -> Option<PathBuf> {
+/// BirdNET-Pi's `birdnet.conf` near `dir` or the database (inside `within` when `confined`).
+fn pi_conf(dir: &Path, db: &Path, within: Option<&SourceRoot>) -> Option<PathBuf> {
     let db_dir = db.parent().unwrap_or(dir);
     [dir.join("birdnet.conf"), dir.join("BirdNET-Pi/birdnet.conf"), db_dir.join("birdnet.conf")]
         .into_iter()
         .chain(db_dir.parent().map(|p| p.join("birdnet.conf")))
-        .find(|p| p.is_file())
+        .find_map(|p| match within {
+            Some(root) => root.file(&p),
+            None => p.is_file().then_some(p),
+        })
 }
 
-/// Opens BirdNET-Pi's database at `db` with clips and config found near `dir`.
-pub fn open_pi(dir: &Path, db: &Path, clips: Option<&Path>) -> Result<Opened, SourceError> {
+/// Opens BirdNET-Pi's database at `db` with clips and config found near `dir` (what was handed
+/// over; `confined`: an upload or an unpacked tar, never left).
+pub fn open_pi(dir: &Path, db: &Path, clips: Option<&Path>, confined: bool) -> Result<Opened, SourceError> {
+    let within = SourceRoot::new(dir).ok_or_else(|| SourceError::NotFound {
+        path: dir.display().to_string(),
+        expected: expected(PeerKind::BirdnetPi).into(),
+        found: "nothing readable".into(),
+    })?;
     let clips = match clips {
-        Some(c) => Some(clips_override(c)),
-        None => pi_clips(dir, db),
+        Some(c) => clips_override(c),
+        None => pi_clips(dir, db, &within, confined),
     };
-    let conf = pi_conf(dir, db);
-    let source = birdnet_pi::open(db, clips.clone(), conf.as_deref())?;
+    let conf = pi_conf(dir, db, confined.then_some(&within));
+    let source = birdnet_pi::open(db, clips.as_deref(), conf.as_deref())?;
     Ok(Opened { source: Box::new(source), database: db.to_path_buf(), clips, scratch: None })
 }
 
@@ -110,7 +146,7 @@ pub fn open(kind: PeerKind, path: &Path, clips: Option<&Path>, scratch_root: &Pa
     }
     if path.is_file() && unpack::is_tar(path) {
         let dir = unpack::unpack(path, scratch_root)?;
-        return match open_unpacked(kind, &dir, clips, scratch_root) {
+        return match open_unpacked(kind, &dir, clips, scratch_root, true) {
             Ok(mut o) => {
                 o.scratch = Some(dir);
                 Ok(o)
@@ -127,7 +163,9 @@ pub fn open(kind: PeerKind, path: &Path, clips: Option<&Path>, scratch_root: &Pa
             }
         };
     }
-    open_unpacked(kind, path, clips, scratch_root)
+    // A database file (an upload is one) is confined to its directory; a directory named on the
+    // command line may have its clips beside it.
+    open_unpacked(kind, path, clips, scratch_root, path.is_file())
 }
 
 fn expected(kind: PeerKind) -> &'static str {
@@ -142,6 +180,7 @@ fn open_unpacked(
     path: &Path,
     clips: Option<&Path>,
     scratch_root: &Path,
+    confined: bool,
 ) -> Result<Opened, ImportError> {
     match kind {
         PeerKind::BirdnetGo => {
@@ -157,11 +196,11 @@ fn open_unpacked(
                 }
                 .into());
             };
-            Ok(open_pi(path, &db, clips)?)
+            Ok(open_pi(path, &db, clips, confined)?)
         }
         PeerKind::BirdnetPi => {
-            let dir = path.parent().unwrap_or(Path::new("."));
-            Ok(open_pi(dir, path, clips)?)
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Ok(open_pi(dir, path, clips, confined)?)
         }
     }
 }
@@ -177,8 +216,8 @@ pub fn reopen(
         PeerKind::BirdnetGo => birdnet_go::open(database, scratch_root),
         PeerKind::BirdnetPi => {
             let dir = database.parent().unwrap_or(Path::new("."));
-            let conf = pi_conf(dir, database);
-            Ok(Box::new(birdnet_pi::open(database, clips.map(Path::to_path_buf), conf.as_deref())?))
+            let conf = pi_conf(dir, database, None);
+            Ok(Box::new(birdnet_pi::open(database, clips, conf.as_deref())?))
         }
     }
 }

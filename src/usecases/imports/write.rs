@@ -12,7 +12,7 @@ use super::{
     peer::{PeerRow, RowTime, StationInfo, Verdict},
 };
 use crate::{
-    domain::{DeviceKind, detection_flags},
+    domain::{DeviceKind, detection_flags, validate},
     ids::{ChunkId, ImportId, SatelliteId, TenantId},
     inference::labels::Label,
     store::{
@@ -100,11 +100,18 @@ pub fn new_satellite(
 ) -> store::Result<SatelliteId> {
     let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let fallback = if job.kind == "birdnet-go" { "BirdNET-Go" } else { "BirdNET-Pi" };
-    let base = job.internal.new_name.clone().or_else(|| station.name.clone()).unwrap_or_else(|| fallback.into());
+    // The name asked for was checked at the start; the station's own (from its files) is cleaned
+    // to one the API would take, else the default. Its position is kept only when valid.
+    let base = job.internal.new_name.as_deref().and_then(validate::clean_name);
+    let base =
+        base.or_else(|| station.name.as_deref().and_then(validate::clean_name)).unwrap_or_else(|| fallback.into());
+    let (latitude, longitude) = position(station.latitude, station.longitude);
     let mut name = base.clone();
     let mut n = 2;
     while store::satellites::find_by_name(&tx, tenant, &name)?.is_some() {
-        name = format!("{base} ({n})");
+        let suffix = format!(" ({n})");
+        let room = validate::NAME_MAX.saturating_sub(suffix.chars().count());
+        name = format!("{}{suffix}", base.chars().take(room).collect::<String>().trim_end());
         n += 1;
     }
     let id = store::satellites::insert(
@@ -117,8 +124,8 @@ pub fn new_satellite(
             registered_by: job.internal.actor,
             // No password hashes to this: no device can log in until one registers.
             mqtt_password_hash: "!imported",
-            latitude: station.latitude,
-            longitude: station.longitude,
+            latitude,
+            longitude,
         },
     )?;
     if store::zones::satellite_zone(&tx, &id)? != tz {
@@ -128,6 +135,14 @@ pub fn new_satellite(
     store::imports::set_satellite(&tx, job.id, id, Timestamp(Utc::now()))?;
     tx.commit()?;
     Ok(id)
+}
+
+/// A position from the source, kept only when the API would take it (both or neither).
+fn position(latitude: Option<f64>, longitude: Option<f64>) -> (Option<f64>, Option<f64>) {
+    match (latitude, longitude) {
+        (Some(a), Some(o)) if validate::position(a, o).is_ok() => (Some(a), Some(o)),
+        _ => (None, None),
+    }
 }
 
 /// Which rows the satellite already has.
@@ -227,8 +242,8 @@ fn chunk_of(
                     recorded_at: p.at,
                     duration_ms: 3000,
                     sample_rate: 48_000,
-                    latitude: p.row.latitude,
-                    longitude: p.row.longitude,
+                    latitude: position(p.row.latitude, p.row.longitude).0,
+                    longitude: position(p.row.latitude, p.row.longitude).1,
                     storage_key: clips::no_audio_key(tenant, t.satellite, chunk),
                     size_bytes: 0,
                 };
@@ -246,8 +261,8 @@ fn chunk_of(
                     recorded_at: *recorded,
                     duration_ms: measured.map_or(0, |m| m.duration_ms),
                     sample_rate: measured.map_or(0, |m| m.sample_rate),
-                    latitude: p.row.latitude,
-                    longitude: p.row.longitude,
+                    latitude: position(p.row.latitude, p.row.longitude).0,
+                    longitude: position(p.row.latitude, p.row.longitude).1,
                     storage_key: key.clone(),
                     size_bytes: *size as i64,
                 };

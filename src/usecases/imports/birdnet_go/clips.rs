@@ -2,9 +2,9 @@
 //! (IMPORTS.md B.5), plus the few `config.yaml` keys the importer reads.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::usecases::imports::peer::ClipRef;
+use crate::usecases::imports::{boundary::SourceRoot, peer::ClipRef};
 
 /// The scalar keys of a `config.yaml` as dotted paths (`realtime.audio.export.path`). BirdNET-Go
 /// writes a plain block mapping; lists, anchors and multi-line scalars are skipped, which is
@@ -56,16 +56,18 @@ fn unquote(v: &str) -> &str {
 /// it as a prefix of `clip_name`).
 #[derive(Debug, Clone)]
 pub(super) struct ClipRoot {
-    pub(super) root: PathBuf,
+    /// The clips directory, canonical and inside what was handed over; `None` when there is none.
+    pub(super) root: Option<SourceRoot>,
     /// `realtime.audio.export.path` as configured (may be absolute on the old machine).
     pub(super) export: Option<String>,
 }
 
 impl ClipRoot {
     /// `base` is the directory the database was found in. Tried in order: the configured export
-    /// path (absolute, when it exists here; or relative to `base`), a directory of the export
-    /// path's last name beside the database, then `clips/` beside it.
-    pub(super) fn find(base: &Path, export: Option<String>) -> Self {
+    /// path (absolute, or relative to `base`), a directory of the export path's last name beside
+    /// the database, then `clips/` beside it. Only a directory that resolves inside `within`
+    /// (what was handed over) counts: the config is the source's own, as hostile as its rows.
+    pub(super) fn find(base: &Path, export: Option<String>, within: Option<&SourceRoot>) -> Self {
         let mut candidates = Vec::new();
         if let Some(e) = export.as_deref().map(|e| e.replace('\\', "/")) {
             let p = Path::new(&e);
@@ -79,16 +81,22 @@ impl ClipRoot {
             }
         }
         candidates.push(base.join("clips"));
-        let root = candidates.iter().find(|p| p.is_dir()).cloned().unwrap_or_else(|| base.join("clips"));
+        let root = within.and_then(|w| candidates.iter().find_map(|p| w.subdir(p)));
         Self { root, export }
     }
 
-    /// The file a row's `clip_name` names: `None` when the row has no clip.
+    /// The file a row's `clip_name` names: `None` when the row has no clip. A name that resolves
+    /// outside the clips directory (a link out) is missing.
     pub(super) fn resolve(&self, clip_name: Option<&str>) -> Option<ClipRef> {
         let raw = clip_name.map(str::trim).filter(|c| !c.is_empty())?;
         let Some(parts) = self.relative_parts(raw) else { return Some(ClipRef::Missing(raw.to_owned())) };
-        let path = parts.iter().fold(self.root.clone(), |p, c| p.join(c));
-        Some(if path.is_file() { ClipRef::Found(path) } else { ClipRef::Missing(raw.to_owned()) })
+        let Some(root) = &self.root else { return Some(ClipRef::Missing(raw.to_owned())) };
+        let path = parts.iter().fold(root.path().to_path_buf(), |p, c| p.join(c));
+        Some(match root.file(&path) {
+            Some(real) => ClipRef::Found(real),
+            None if path.is_file() => ClipRef::Missing(format!("{raw} (leads outside the clips directory: not read)")),
+            None => ClipRef::Missing(raw.to_owned()),
+        })
     }
 
     /// The components of `raw` below the clips root, every one validated; `None` if any is
@@ -152,7 +160,7 @@ mod tests {
     }
 
     fn parts(export: Option<&str>, raw: &str) -> Option<Vec<String>> {
-        ClipRoot { root: PathBuf::from("/x"), export: export.map(str::to_owned) }.relative_parts(raw)
+        ClipRoot { root: None, export: export.map(str::to_owned) }.relative_parts(raw)
     }
 
     fn v(parts: &[&str]) -> Option<Vec<String>> {
@@ -183,8 +191,26 @@ mod tests {
     }
 
     #[test]
+    fn a_configured_clips_directory_outside_the_source_is_ignored() {
+        let dir = tempfile::tempdir().expect("dir");
+        let src = dir.path().join("src");
+        std::fs::create_dir_all(src.join("clips")).expect("clips");
+        std::fs::create_dir_all(src.join("audio")).expect("audio");
+        std::fs::create_dir_all(dir.path().join("outside")).expect("outside");
+        let within = SourceRoot::new(&src);
+        let clips = std::fs::canonicalize(src.join("clips")).expect("canonical");
+        for export in ["../outside", "/etc", "../../..", ".."] {
+            let found = ClipRoot::find(&src, Some(export.into()), within.as_ref());
+            assert_eq!(found.root.map(|r| r.path().to_path_buf()), Some(clips.clone()), "{export}");
+        }
+        let found = ClipRoot::find(&src, Some("audio".into()), within.as_ref());
+        assert!(found.root.is_some_and(|r| r.path().ends_with("audio")));
+        assert!(ClipRoot::find(&src, None, None).root.is_none(), "nothing outside a source");
+    }
+
+    #[test]
     fn a_missing_file_is_reported_with_the_name_the_row_gave() {
-        let root = ClipRoot { root: PathBuf::from("/nonexistent-birdhub-clips"), export: None };
+        let root = ClipRoot { root: SourceRoot::new(Path::new("/nonexistent-birdhub-clips")), export: None };
         assert_eq!(root.resolve(Some("2026/05/a.wav")), Some(ClipRef::Missing("2026/05/a.wav".into())));
         assert_eq!(root.resolve(Some("  ")), None);
         assert_eq!(root.resolve(None), None);

@@ -10,6 +10,7 @@ use super::clips::ClipRoot;
 use super::schema::Tables;
 use super::values::{instant, local_time, number, position, text, verdict};
 use super::{Extras, columns_or_null};
+use crate::usecases::imports::foreign_db;
 use crate::usecases::imports::peer::{Batch, PeerComment, PeerRow, Read, RowTime, SourceError};
 
 /// Columns read from `notes`, in this order; `verified` and `comment` exist only on builds of
@@ -41,12 +42,14 @@ pub(super) fn batch(
     cursor: i64,
     limit: usize,
 ) -> Result<Batch, SourceError> {
-    let sql =
-        format!("SELECT {} FROM notes WHERE id > ?1 ORDER BY id LIMIT ?2", columns_or_null(tables, "notes", COLUMNS));
+    let sql = format!(
+        "SELECT {} FROM notes WHERE id > ?1 ORDER BY id LIMIT ?2",
+        columns_or_null(tables, "notes", "", COLUMNS)
+    );
     let mut stmt = conn.prepare(&sql)?;
     let rows: Vec<Vec<Value>> = stmt
         .query_map(rusqlite::params![cursor, limit as i64], |r| {
-            (0..COLUMNS.len()).map(|i| r.get::<_, Value>(i)).collect()
+            (0..=COLUMNS.len()).map(|i| r.get::<_, Value>(i)).collect()
         })?
         .collect::<Result<_, _>>()?;
     let Some(last) = rows.last().and_then(|r| r.first()).and_then(super::values::integer) else {
@@ -68,6 +71,9 @@ fn row(v: &[Value], clips: &ClipRoot, extras: &mut Extras) -> Read {
     let id = super::values::integer(&v[0]).unwrap_or_default();
     let at = format!("notes.id {id}");
     let corrupt = |reason: &str| Read::Corrupt { at: at.clone(), reason: reason.to_owned() };
+    if let Some(reason) = super::values::integer(&v[COLUMNS.len()]).and_then(foreign_db::overlong) {
+        return corrupt(&reason);
+    }
     let Some(time) = local_time(&v[1], &v[2]) else {
         return corrupt(&format!("date/time {:?} {:?} is not YYYY-MM-DD HH:MM:SS", text(&v[1]), text(&v[2])));
     };

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags};
 
 use super::clips::yaml_keys;
-use crate::usecases::imports::peer::SourceError;
+use crate::usecases::imports::{boundary::SourceRoot, foreign_db, peer::SourceError, source::read_small};
+
+/// The most of a `config.yaml` read: a real one is a few KiB; a larger file is ignored.
+pub(super) const MAX_CONFIG_BYTES: u64 = 64 * 1024;
 
 /// What was found at the path the user gave.
 pub(super) struct Found {
@@ -91,8 +94,9 @@ fn listing(dir: &Path) -> String {
 }
 
 /// `config.yaml` near the database: beside it, one level up, or in a sibling `config/`
-/// (the install script's `~/birdnet-go-app/{data,config}`). Empty when there is none.
-pub(super) fn config(base: &Path) -> BTreeMap<String, String> {
+/// (the install script's `~/birdnet-go-app/{data,config}`), inside `within` (what was handed
+/// over). Empty when there is none, or it is larger than [`MAX_CONFIG_BYTES`].
+pub(super) fn config(base: &Path, within: Option<&SourceRoot>) -> BTreeMap<String, String> {
     let parent = base.parent().map(Path::to_path_buf).unwrap_or_else(|| base.to_path_buf());
     let candidates = [
         base.join("config.yaml"),
@@ -100,7 +104,13 @@ pub(super) fn config(base: &Path) -> BTreeMap<String, String> {
         parent.join("config.yaml"),
         parent.join("config/config.yaml"),
     ];
-    candidates.iter().find_map(|p| std::fs::read_to_string(p).ok()).map(|t| yaml_keys(&t)).unwrap_or_default()
+    let Some(within) = within else { return BTreeMap::new() };
+    candidates
+        .iter()
+        .find_map(|p| within.file(p))
+        .and_then(|p| read_small(&p, MAX_CONFIG_BYTES))
+        .map(|t| yaml_keys(&t))
+        .unwrap_or_default()
 }
 
 /// An open, read-only view of the database as it was when opened.
@@ -118,10 +128,8 @@ impl Snapshot {
         };
         let wal = sibling(db, "-wal");
         if !wal.is_file() && !wal_mode(db)? {
-            let conn =
-                Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-                    .map_err(|e| unreadable(&e))?;
-            conn.pragma_update(None, "query_only", true)?;
+            let conn = foreign_db::open(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| unreadable(&e))?;
+            foreign_db::query_only(&conn)?;
             check(&conn).map_err(|e| unreadable(&e))?;
             return Ok(Self { conn, copy: None });
         }
@@ -147,9 +155,9 @@ impl Snapshot {
             return Err(e.into());
         }
         // The copy is ours: opening it read-write lets SQLite replay the copied WAL.
-        let opened = Connection::open(&copy).and_then(|c| {
+        let opened = foreign_db::open(&copy, OpenFlags::SQLITE_OPEN_READ_WRITE).and_then(|c| {
             check(&c)?;
-            c.pragma_update(None, "query_only", true)?;
+            foreign_db::query_only(&c)?;
             Ok(c)
         });
         match opened {

@@ -9,6 +9,7 @@ use super::clips::ClipRoot;
 use super::schema::Tables;
 use super::values::{instant, integer, number, position, text};
 use super::{Extras, columns_or_null};
+use crate::usecases::imports::foreign_db;
 use crate::usecases::imports::peer::{Batch, PeerRow, Read, RowTime, SourceError};
 
 /// Columns read from `detections` (prefixed `d.`), then the label's scientific name.
@@ -26,19 +27,16 @@ pub(super) fn batch(
     cursor: i64,
     limit: usize,
 ) -> Result<Batch, SourceError> {
-    let cols = columns_or_null(tables, "detections", COLUMNS)
-        .split(", ")
-        .map(|c| if c == "NULL" { c.to_owned() } else { format!("d.{c}") })
-        .collect::<Vec<_>>()
-        .join(", ");
+    let cols = columns_or_null(tables, "detections", "d.", COLUMNS);
+    let max = foreign_db::MAX_FIELD;
     let sql = format!(
-        "SELECT {cols}, l.scientific_name FROM detections d LEFT JOIN labels l ON l.id = d.label_id \
-         WHERE d.id > ?1 ORDER BY d.id LIMIT ?2"
+        "SELECT {cols}, CASE WHEN octet_length(l.scientific_name) > {max} THEN NULL ELSE l.scientific_name END \
+         FROM detections d LEFT JOIN labels l ON l.id = d.label_id WHERE d.id > ?1 ORDER BY d.id LIMIT ?2"
     );
     let mut stmt = conn.prepare(&sql)?;
     let rows: Vec<Vec<Value>> = stmt
         .query_map(rusqlite::params![cursor, limit as i64], |r| {
-            (0..=COLUMNS.len()).map(|i| r.get::<_, Value>(i)).collect()
+            (0..COLUMNS.len() + 2).map(|i| r.get::<_, Value>(i)).collect()
         })?
         .collect::<Result<_, _>>()?;
     let Some(last) = rows.last().and_then(|r| r.first()).and_then(integer) else {
@@ -60,10 +58,13 @@ fn row(v: &[Value], clips: &ClipRoot, extras: &mut Extras) -> Read {
     let id = integer(&v[0]).unwrap_or_default();
     let at = format!("detections.id {id}");
     let corrupt = |reason: String| Read::Corrupt { at: at.clone(), reason };
+    if let Some(reason) = integer(&v[COLUMNS.len()]).and_then(foreign_db::overlong) {
+        return corrupt(reason);
+    }
     let Some(detected) = instant(&v[1]) else {
         return corrupt(format!("detected_at {:?} is not a time", text(&v[1])));
     };
-    let Some(scientific_name) = text(&v[8]) else {
+    let Some(scientific_name) = text(&v[COLUMNS.len() + 1]) else {
         return corrupt(format!("label {} is not in labels", text(&v[7]).unwrap_or_else(|| "(none)".into())));
     };
     let Some(confidence) = number(&v[2]).filter(|c| (0.0..=1.0).contains(c)) else {
