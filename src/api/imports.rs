@@ -71,7 +71,12 @@ async fn create(
     let mut multipart = multipart.map_err(|e| {
         ApiError::BadRequest("invalid_multipart", format!("send the import as multipart/form-data: {}", e.body_text()))
     })?;
-    let slot = uploads::reserve(&state.store, access.tenant_id, state.settings.imports.max_concurrent).await?;
+    let slot = uploads::reserve(
+        &state.store,
+        &state.settings.data_dir,
+        access.tenant_id,
+        state.settings.imports.max_concurrent,
+    ).await?;
     let mut file: Option<Upload> = None;
     let mut form = UploadForm::default();
     let too_large = || ApiError::from(UploadError::TooLarge { limit: max });

@@ -12,7 +12,7 @@
 //! it was sent, never a path on the hub ([`imports::shown`]).
 
 use std::{
-    collections::HashSet,
+    collections::{HashMap, HashSet},
     path::{Path, PathBuf},
     sync::Mutex,
 };
@@ -89,19 +89,26 @@ pub fn scratch_dir(data_dir: &Path) -> PathBuf {
     imports::scratch_root(data_dir)
 }
 
-fn busy_teams() -> &'static Mutex<HashSet<TenantId>> {
-    static BUSY: std::sync::OnceLock<Mutex<HashSet<TenantId>>> = std::sync::OnceLock::new();
+/// The teams importing on each hub (by data directory: tests run several hubs in one process).
+fn busy_teams() -> &'static Mutex<HashMap<PathBuf, HashSet<TenantId>>> {
+    static BUSY: std::sync::OnceLock<Mutex<HashMap<PathBuf, HashSet<TenantId>>>> = std::sync::OnceLock::new();
     BUSY.get_or_init(Mutex::default)
 }
 
 /// The team's one import slot (and one of the hub's `imports.max_concurrent`), held from the
 /// upload's first byte to the job's end.
 #[derive(Debug)]
-pub struct TeamSlot(TenantId);
+pub struct TeamSlot(TenantId, PathBuf);
 
 impl Drop for TeamSlot {
     fn drop(&mut self) {
-        busy_teams().lock().unwrap_or_else(|p| p.into_inner()).remove(&self.0);
+        let mut all = busy_teams().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(teams) = all.get_mut(&self.1) {
+            teams.remove(&self.0);
+            if teams.is_empty() {
+                all.remove(&self.1);
+            }
+        }
     }
 }
 
@@ -113,7 +120,12 @@ fn alive(pid: u32) -> bool {
 /// team, or a `birdhub import` process is running one of its jobs; and refused while
 /// `max_concurrent` imports run on the hub (its uploads and jobs, and `birdhub import` processes
 /// of any team).
-pub async fn reserve(store: &Store, tenant: TenantId, max_concurrent: usize) -> Result<TeamSlot, UploadError> {
+pub async fn reserve(
+    store: &Store,
+    data_dir: &Path,
+    tenant: TenantId,
+    max_concurrent: usize,
+) -> Result<TeamSlot, UploadError> {
     let running = store.call(|c| store::imports::unfinished_all(c)).await?;
     let me = std::process::id();
     let elsewhere: Vec<TenantId> = running
@@ -126,7 +138,8 @@ pub async fn reserve(store: &Store, tenant: TenantId, max_concurrent: usize) -> 
     if elsewhere.contains(&tenant) {
         return Err(UploadError::Busy);
     }
-    let mut busy = busy_teams().lock().unwrap_or_else(|p| p.into_inner());
+    let mut all = busy_teams().lock().unwrap_or_else(|p| p.into_inner());
+    let busy = all.entry(data_dir.to_path_buf()).or_default();
     if busy.contains(&tenant) {
         return Err(UploadError::Busy);
     }
@@ -134,7 +147,7 @@ pub async fn reserve(store: &Store, tenant: TenantId, max_concurrent: usize) -> 
         return Err(UploadError::HubBusy { limit: max_concurrent.max(1) });
     }
     busy.insert(tenant);
-    Ok(TeamSlot(tenant))
+    Ok(TeamSlot(tenant, data_dir.to_path_buf()))
 }
 
 /// An uploaded file arriving in pieces, in its own directory (removed when dropped unless

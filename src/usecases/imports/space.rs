@@ -1,11 +1,13 @@
 //! One disk budget for every import of this hub: an upload being written, a backup being
 //! unpacked and a WAL database being copied each reserve the bytes (and files) they are still to
 //! write, and every free-space check subtracts what the others reserved. Without it two imports
-//! (of two teams) each pass their own check and together fill the disk.
+//! (of two teams) each pass their own check and together fill the disk. The budget is kept per
+//! `<data>/imports` directory (one hub; tests run several hubs in one process).
 
 use std::{
+    collections::HashMap,
     io,
-    path::Path,
+    path::{Path, PathBuf},
     sync::{Mutex, OnceLock},
 };
 
@@ -16,9 +18,15 @@ struct Ledger {
     files: u64,
 }
 
-fn ledger() -> &'static Mutex<Ledger> {
-    static LEDGER: OnceLock<Mutex<Ledger>> = OnceLock::new();
-    LEDGER.get_or_init(Mutex::default)
+fn ledgers() -> &'static Mutex<HashMap<PathBuf, Ledger>> {
+    static LEDGERS: OnceLock<Mutex<HashMap<PathBuf, Ledger>>> = OnceLock::new();
+    LEDGERS.get_or_init(Mutex::default)
+}
+
+/// The budget `dir` draws on: the `imports` directory above it (`imports/uploads/<id>`,
+/// `imports/scratch`), else `dir` itself.
+fn budget(dir: &Path) -> PathBuf {
+    dir.ancestors().find(|a| a.file_name().is_some_and(|n| n == "imports")).unwrap_or(dir).to_path_buf()
 }
 
 /// What the disk under a directory has left.
@@ -50,6 +58,7 @@ const KEEP_FILES: u64 = 10_000;
 /// A share of the budget, given back when dropped (or as it is written, [`Reservation::written`]).
 #[derive(Debug)]
 pub struct Reservation {
+    budget: PathBuf,
     bytes: u64,
     files: u64,
 }
@@ -59,7 +68,9 @@ impl Reservation {
     /// other reservation holds.
     pub fn take(dir: &Path, bytes: u64, files: u64, keep_free: u64) -> io::Result<Result<Self, Short>> {
         let now = free(dir)?;
-        let mut l = ledger().lock().unwrap_or_else(|p| p.into_inner());
+        let key = budget(dir);
+        let mut all = ledgers().lock().unwrap_or_else(|p| p.into_inner());
+        let l = all.entry(key.clone()).or_default();
         let free_bytes = now.bytes.saturating_sub(l.bytes);
         if bytes.saturating_add(keep_free) > free_bytes {
             return Ok(Err(Short { needed: bytes, free: free_bytes, files: false }));
@@ -70,30 +81,44 @@ impl Reservation {
         }
         l.bytes += bytes;
         l.files += files;
-        Ok(Ok(Self { bytes, files }))
+        Ok(Ok(Self { budget: key, bytes, files }))
     }
 
     /// An empty reservation (nothing promised yet).
     pub fn none() -> Self {
-        Self { bytes: 0, files: 0 }
+        Self { budget: PathBuf::new(), bytes: 0, files: 0 }
+    }
+
+    /// Gives back `bytes` and `files` of the budget.
+    fn give_back(&mut self, bytes: u64, files: u64) {
+        let (b, f) = (bytes.min(self.bytes), files.min(self.files));
+        if b == 0 && f == 0 {
+            return;
+        }
+        let mut all = ledgers().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = all.get_mut(&self.budget) {
+            l.bytes = l.bytes.saturating_sub(b);
+            l.files = l.files.saturating_sub(f);
+            if l.bytes == 0 && l.files == 0 {
+                all.remove(&self.budget);
+            }
+        }
+        self.bytes -= b;
+        self.files -= f;
     }
 
     /// `bytes` and `files` were written: they are on the disk now, no longer promised.
     pub fn written(&mut self, bytes: u64, files: u64) {
-        let (b, f) = (bytes.min(self.bytes), files.min(self.files));
-        let mut l = ledger().lock().unwrap_or_else(|p| p.into_inner());
-        l.bytes -= b;
-        l.files -= f;
-        self.bytes -= b;
-        self.files -= f;
+        self.give_back(bytes, files);
     }
 
     /// Checks again while writing: the disk under `dir` still has room for what this reservation
     /// has left to write beside every other one (someone else may have filled it meanwhile).
     pub fn still_fits(&self, dir: &Path, keep_free: u64) -> io::Result<Result<(), Short>> {
         let now = free(dir)?;
-        let l = *ledger().lock().unwrap_or_else(|p| p.into_inner());
-        let others = Ledger { bytes: l.bytes - self.bytes, files: l.files - self.files };
+        let l = ledgers().lock().unwrap_or_else(|p| p.into_inner()).get(&budget(dir)).copied().unwrap_or_default();
+        let others =
+            Ledger { bytes: l.bytes.saturating_sub(self.bytes), files: l.files.saturating_sub(self.files) };
         let free_bytes = now.bytes.saturating_sub(others.bytes);
         if self.bytes.saturating_add(keep_free) > free_bytes {
             return Ok(Err(Short { needed: self.bytes, free: free_bytes, files: false }));
@@ -108,9 +133,7 @@ impl Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        let mut l = ledger().lock().unwrap_or_else(|p| p.into_inner());
-        l.bytes -= self.bytes;
-        l.files -= self.files;
+        self.give_back(self.bytes, self.files);
     }
 }
 
