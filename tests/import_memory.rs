@@ -179,13 +179,13 @@ async fn a_300_mb_file_named_like_a_clip_is_not_read_into_memory_nor_stored() {
     peers::pi_clips(&warm, &[&warm_rows[0]]);
     peers::pi_database(&warm.join("birds.db"), PiEra::Nachtzuster2024, &warm_rows, (52.52, 13.405));
     let req = ImportRequest::new(owner.tenant, PeerKind::BirdnetPi, warm, Target::New { name: Some("Warm".into()) });
-    let id = imports::prepare(&state.store, &hub.data_dir.join("imports"), req).await.expect("prepare");
-    imports::run(&state.store, &state.objects, &state.names, Some(&state.range), id, |_| {}).await.expect("run");
+    let id = imports::prepare(&state.store, &hub.data_dir, req).await.expect("prepare");
+    imports::run(hub_of(&state, &hub.data_dir), id, |_| {}).await.expect("run");
     let req = ImportRequest::new(owner.tenant, PeerKind::BirdnetPi, station.clone(), Target::New { name: None });
     let rest = resting();
-    let id = imports::prepare(&state.store, &hub.data_dir.join("imports"), req).await.expect("prepare");
+    let id = imports::prepare(&state.store, &hub.data_dir, req).await.expect("prepare");
     let job =
-        imports::run(&state.store, &state.objects, &state.names, Some(&state.range), id, |_| {}).await.expect("run");
+        imports::run(hub_of(&state, &hub.data_dir), id, |_| {}).await.expect("run");
     let grew = growth(rest);
     eprintln!("a 300 MB clip: the peak grew by {} MB", grew / MB);
     assert!(grew < 100 * MB, "grew by {} MB", grew / MB);
@@ -211,4 +211,15 @@ async fn a_300_mb_file_named_like_a_clip_is_not_read_into_memory_nor_stored() {
     }
     statuses.sort();
     assert_eq!(statuses, vec![StatusCode::OK, StatusCode::GONE], "the real clip plays, the huge file is not audio");
+}
+
+/// What `imports::run` needs of the hub under test.
+fn hub_of<'a>(state: &'a birdhub::state::AppState, data_dir: &'a std::path::Path) -> imports::Hub<'a> {
+    imports::Hub {
+        store: &state.store,
+        objects: &state.objects,
+        names: &state.names,
+        range: Some(&state.range),
+        data_dir,
+    }
 }

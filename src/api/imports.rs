@@ -51,7 +51,7 @@ pub fn handles(state: &AppState) -> Handles {
 
 #[utoipa::path(
     post, path = "/imports", tag = tags::SATELLITES,
-    description = "Team admin. Imports an old BirdNET-Pi or BirdNET-Go station's history. multipart/form-data: `file` (a BirdNET-Pi backup tar or `birds.db`; a BirdNET-Go `birdnet.db` or a tar of its data directory; at most `imports.max_upload_bytes`, 10 GiB by default), `kind` (`birdnet-pi`|`birdnet-go`), `satellite_id` (an existing satellite of the team) or `name` (a new satellite; empty: the station's own name), `time_zone` (IANA; default the satellite's, else the team's), `dry_run`. 202 with the queued job; poll `GET /imports/{id}`. A file that holds no database of that kind or an unknown schema gets 422 (`source_not_found`, `unknown_schema`, `wrong_kind`, `source_unreadable`) and is removed. One import per team at a time (409 `import_running`).",
+    description = "Team admin. Imports an old BirdNET-Pi or BirdNET-Go station's history. multipart/form-data: `file` (a BirdNET-Pi backup tar or `birds.db`; a BirdNET-Go `birdnet.db` or a tar of its data directory; at most `imports.max_upload_bytes`, 10 GiB by default), `kind` (`birdnet-pi`|`birdnet-go`), `satellite_id` (an existing satellite of the team) or `name` (a new satellite; empty: the station's own name), `time_zone` (IANA; default the satellite's, else the team's), `dry_run`. 202 with the queued job; poll `GET /imports/{id}`. A file that holds no database of that kind or an unknown schema gets 422 (`source_not_found`, `unknown_schema`, `wrong_kind`, `source_unreadable`) and is removed. One import per team at a time (409 `import_running`), at most `imports.max_concurrent` on the hub (503 `imports_busy`, refused before the file is read); a file that does not fit on the disk beside the other imports gets 503 `insufficient_storage`; a tar past the bounds of a station's backup (200,000 entries, 16 directories deep, 1,024-byte paths) gets 422 `archive_refused`. Messages and the job name the file as it was sent, never a path on the hub.",
     request_body(content = Object, content_type = "multipart/form-data", description = "`file`, `kind`, `satellite_id` or `name`, `time_zone`, `dry_run`"),
     responses((status = 202, description = "the queued job", body = ImportJob), err::BadRequest, err::Auth, err::NotFound, err::Conflict, err::PayloadTooLarge, err::Unprocessable, err::Unavailable)
 )]
@@ -71,7 +71,12 @@ async fn create(
     let mut multipart = multipart.map_err(|e| {
         ApiError::BadRequest("invalid_multipart", format!("send the import as multipart/form-data: {}", e.body_text()))
     })?;
-    let slot = uploads::reserve(&state.store, access.tenant_id).await?;
+    let slot = uploads::reserve(
+        &state.store,
+        &state.settings.data_dir,
+        access.tenant_id,
+        state.settings.imports.max_concurrent,
+    ).await?;
     let mut file: Option<Upload> = None;
     let mut form = UploadForm::default();
     let too_large = || ApiError::from(UploadError::TooLarge { limit: max });

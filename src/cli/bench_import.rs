@@ -111,7 +111,7 @@ async fn measure(settings: &Settings, dir: &Path, args: &ImportBenchArgs) -> any
         zone: Some("America/New_York".into()),
         ..ImportRequest::new(tenant, PeerKind::BirdnetPi, source.clone(), Target::New { name: Some("bench".into()) })
     };
-    let id = imports::prepare(&store, &data.join("imports"), req).await?;
+    let id = imports::prepare(&store, &data, req).await?;
     let range = range::Shared::new(&settings.inference.model_dir);
     // Start the high-water mark again (Linux: "5" resets VmHWM): the peak is the import's.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
@@ -127,7 +127,11 @@ async fn measure(settings: &Settings, dir: &Path, args: &ImportBenchArgs) -> any
         }
     };
     let t = Instant::now();
-    let job = imports::run(&store, &objects, &names, Some(&range), id, report).await?;
+    let job = imports::run(
+        imports::Hub { store: &store, objects: &objects, names: &names, range: Some(&range), data_dir: &data },
+        id,
+        report,
+    ).await?;
     let secs = t.elapsed().as_secs_f64();
     println!(
         "import:   {} rows in {secs:.1} s: {} rows/s; {} clips, {:.0} clips/s; {} added, {} unmapped",

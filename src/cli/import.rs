@@ -108,29 +108,43 @@ pub fn summary(job: &ImportJob, satellite: Option<&str>) -> String {
     s
 }
 
-/// The team named by id or by name; the only team when none is named.
-async fn team(store: &store::Store, named: Option<String>) -> anyhow::Result<TenantId> {
+/// The team named by id or by name; the only team when none is named. A name matches whatever
+/// its case, so a name two teams share that way ("Garden", "GARDEN") is refused with both ids:
+/// the history must not go into whichever sorts first.
+async fn team(store: &store::Store, named: Option<String>) -> anyhow::Result<(TenantId, String)> {
     let all = store.call(|c| store::tenants::list_all(c)).await?;
     match named {
-        None if all.len() == 1 => Ok(all[0].id),
+        None if all.len() == 1 => Ok((all[0].id, all[0].name.clone())),
         None if all.is_empty() => bail!("this hub has no team yet: create an account first"),
         None => bail!(
             "this hub has {} teams: name one with --team (its id or name): {}",
             all.len(),
             all.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
         ),
-        Some(n) => all
-            .iter()
-            .find(|t| t.id.to_string() == n || t.name.eq_ignore_ascii_case(&n))
-            .map(|t| t.id)
-            .with_context(|| format!("no team {n:?} on this hub")),
+        Some(n) => {
+            if let Some(t) = all.iter().find(|t| t.id.to_string().eq_ignore_ascii_case(n.trim())) {
+                return Ok((t.id, t.name.clone()));
+            }
+            let matches: Vec<_> = all.iter().filter(|t| t.name.to_lowercase() == n.to_lowercase()).collect();
+            match matches.as_slice() {
+                [] => bail!("no team {n:?} on this hub"),
+                [one] => Ok((one.id, one.name.clone())),
+                many => bail!(
+                    "{} teams are named {n:?} (whatever the case): {}; give the id with --team",
+                    many.len(),
+                    many.iter().map(|t| format!("{} (id {})", t.name, t.id)).collect::<Vec<_>>().join(", ")
+                ),
+            }
+        }
     }
 }
 
 pub async fn run(settings: &Settings, kind: PeerKind, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let (store, _) = crate::app::open_store(&settings.data_dir).await?;
     let objects = ObjectStore::open(settings.data_dir.join("objects")).context("opening the object store")?;
-    let tenant = team(&store, args.team).await?;
+    let (tenant, team_name) = team(&store, args.team).await?;
+    // Said on every import: the operator sees which team the history goes into.
+    println!("team: {team_name} (id {tenant})");
     let target = match args.satellite {
         Some(id) => Target::Existing(id),
         None => Target::New { name: args.name },
@@ -141,8 +155,7 @@ pub async fn run(settings: &Settings, kind: PeerKind, args: ImportArgs) -> anyho
         clips: args.clips,
         ..ImportRequest::new(tenant, kind, args.path, target)
     };
-    let scratch = settings.data_dir.join("imports");
-    let id = match imports::prepare(&store, &scratch, req).await {
+    let id = match imports::prepare(&store, &settings.data_dir, req).await {
         Ok(id) => id,
         Err(e) => {
             eprintln!("birdhub import: {e}");
@@ -155,7 +168,14 @@ pub async fn run(settings: &Settings, kind: PeerKind, args: ImportArgs) -> anyho
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{}", progress_line(p));
     };
-    let job = match imports::run(&store, &objects, &names, Some(&range), id, report).await {
+    let hub = imports::Hub {
+        store: &store,
+        objects: &objects,
+        names: &names,
+        range: Some(&range),
+        data_dir: &settings.data_dir,
+    };
+    let job = match imports::run(hub, id, report).await {
         Ok(job) => job,
         Err(e) => {
             eprintln!("birdhub import: {e}");

@@ -63,7 +63,7 @@ impl Default for Settings {
                 satellite_version: String::new(),
                 update_timeout_minutes: 15,
             },
-            imports: ImportSettings { max_upload_bytes: 10 * 1024 * 1024 * 1024 },
+            imports: ImportSettings { max_upload_bytes: 10 * 1024 * 1024 * 1024, max_concurrent: 1 },
             backup: BackupSettings { daily_at: String::new(), dir: String::new(), keep: 7 },
             metrics: MetricsSettings { enabled: false, allow: Vec::new() },
             birdweather: super::BirdweatherSettings::default(),

@@ -220,6 +220,9 @@ pub struct ImportSettings {
     /// Largest file `POST /api/imports` takes (a station's backup tar or database), in bytes
     /// (413 beyond it); this one route's body limit is this plus [`UPLOAD_ENVELOPE_BYTES`].
     pub max_upload_bytes: u64,
+    /// Imports the hub runs at once, all teams together (its uploads and jobs, and `birdhub
+    /// import` processes); one more upload is refused with 503 `imports_busy` before it is read.
+    pub max_concurrent: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -419,6 +422,9 @@ impl Settings {
                 key: "imports.max_upload_bytes".into(),
                 message: "must be between 1048576 and 1099511627776".into(),
             });
+        }
+        if !(1..=8).contains(&self.imports.max_concurrent) {
+            return bad("imports.max_concurrent", "must be 1 to 8");
         }
         if !(1..=36_500).contains(&self.retention.keep_audio_days) {
             return bad("retention.keep_audio_days", "must be 1 to 36500 days");

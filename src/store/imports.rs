@@ -87,7 +87,8 @@ pub struct ImportJob {
     pub kind: String,
     /// `birdnet-pi`, `birdnet-go-legacy` or `birdnet-go-v2`.
     pub schema: String,
-    /// The path as it was given.
+    /// What was imported: the path `birdhub import` was given, or the name of the uploaded file
+    /// (never a path on the hub).
     pub source: String,
     /// The IANA zone the station's wall-clock times are read in.
     pub time_zone: String,
@@ -123,6 +124,11 @@ pub struct ImportJob {
 /// The parts of a job row only the engine reads.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct JobInternal {
+    /// The source as the row keeps it (a rerun of the same source finds its job by it): the
+    /// canonical path, for an upload the file under `<data>/imports/uploads/`.
+    pub source_key: String,
+    /// The name the uploaded file was sent with, for a job started by an upload.
+    pub uploaded: Option<String>,
     pub tenant_id: Option<TenantId>,
     pub new_name: Option<String>,
     pub database_path: String,
@@ -164,14 +170,24 @@ fn json<T: serde::de::DeserializeOwned + Default>(text: String) -> T {
     serde_json::from_str(&text).unwrap_or_default()
 }
 
+/// The name an upload job's file was sent with: its source is
+/// `<data>/imports/uploads/<uuid>/<the sent name, made safe>`.
+pub fn uploaded_name(source: &str) -> Option<&str> {
+    let (dir, name) = source.rsplit_once('/')?;
+    let (parent, id) = dir.rsplit_once('/')?;
+    (parent.ends_with("/imports/uploads") && uuid::Uuid::parse_str(id).is_ok() && !name.is_empty()).then_some(name)
+}
+
 fn from_row(r: &Row<'_>) -> rusqlite::Result<ImportJob> {
     let n = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
+    let source_key: String = r.get(4)?;
+    let uploaded = uploaded_name(&source_key).map(str::to_owned);
     Ok(ImportJob {
         id: r.get(0)?,
         satellite_id: r.get(1)?,
         kind: r.get(2)?,
         schema: r.get(3)?,
-        source: r.get(4)?,
+        source: uploaded.clone().unwrap_or_else(|| source_key.clone()),
         time_zone: r.get(5)?,
         dry_run: r.get(6)?,
         status: ImportStatus::parse(&r.get::<_, String>(7)?),
@@ -195,6 +211,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<ImportJob> {
         started_at: r.get(25)?,
         finished_at: r.get(26)?,
         internal: JobInternal {
+            source_key,
+            uploaded,
             tenant_id: r.get(27)?,
             new_name: r.get(28)?,
             database_path: r.get(29)?,

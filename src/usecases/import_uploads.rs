@@ -3,12 +3,16 @@
 //! (never into memory) under a size cap and a free-space check, the engine's
 //! [`imports::prepare`] checks it at once (a broken or unknown file is refused and removed), and
 //! a task of the hub runs the job; the page polls the job row. One import runs per team at a
-//! time. The upload and anything unpacked from it are removed when the job ends. A hub that stops
-//! mid-import marks the job failed at its next start ([`recover`]): uploading the file again
-//! resumes it, the de-duplication keys skipping what was already added.
+//! time, and at most `imports.max_concurrent` on the whole hub (more are refused with 503
+//! `imports_busy` before a byte is read); every upload, unpack and copy reserves its bytes from
+//! one budget ([`imports::space`]). The upload and anything unpacked from it are removed when the
+//! job ends. A hub that stops mid-import marks the job failed at its next start ([`recover`]),
+//! and removes the scratch no running import uses: uploading the file again resumes it, the
+//! de-duplication keys skipping what was already added. What the team reads names the file as
+//! it was sent, never a path on the hub ([`imports::shown`]).
 
 use std::{
-    collections::HashSet,
+    collections::{HashMap, HashSet},
     path::{Path, PathBuf},
     sync::Mutex,
 };
@@ -20,7 +24,7 @@ use crate::{
     inference::{range, translations::Translations},
     objects::ObjectStore,
     store::{self, Store, imports::ImportJob},
-    usecases::imports::{self, ImportError, ImportRequest, PeerKind, Target},
+    usecases::imports::{self, ImportError, ImportRequest, PeerKind, Target, shown, space, unpack},
 };
 
 /// Space left free on the data dir's disk while an upload is written.
@@ -39,6 +43,10 @@ pub enum UploadError {
     NoSpace { free: u64 },
     #[error("an import is already running for this team; wait for it to finish")]
     Busy,
+    #[error(
+        "the hub is running {limit} import(s) already, its limit (imports.max_concurrent); try again when one has finished"
+    )]
+    HubBusy { limit: usize },
     #[error("{0}")]
     Invalid(String),
     #[error(transparent)]
@@ -59,28 +67,48 @@ pub struct Handles {
     pub data_dir: PathBuf,
 }
 
+impl Handles {
+    fn hub(&self) -> imports::Hub<'_> {
+        imports::Hub {
+            store: &self.store,
+            objects: &self.objects,
+            names: &self.names,
+            range: Some(&self.range),
+            data_dir: &self.data_dir,
+        }
+    }
+}
+
 /// Where uploads are written, one directory each.
 pub fn uploads_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("imports").join("uploads")
 }
 
-/// Where the engine unpacks tar backups.
+/// Where the engine unpacks tar backups and copies WAL databases.
 pub fn scratch_dir(data_dir: &Path) -> PathBuf {
-    data_dir.join("imports").join("scratch")
+    imports::scratch_root(data_dir)
 }
 
-fn busy_teams() -> &'static Mutex<HashSet<TenantId>> {
-    static BUSY: std::sync::OnceLock<Mutex<HashSet<TenantId>>> = std::sync::OnceLock::new();
+/// The teams importing on each hub (by data directory: tests run several hubs in one process).
+fn busy_teams() -> &'static Mutex<HashMap<PathBuf, HashSet<TenantId>>> {
+    static BUSY: std::sync::OnceLock<Mutex<HashMap<PathBuf, HashSet<TenantId>>>> = std::sync::OnceLock::new();
     BUSY.get_or_init(Mutex::default)
 }
 
-/// The team's one import slot, held from the upload's first byte to the job's end.
+/// The team's one import slot (and one of the hub's `imports.max_concurrent`), held from the
+/// upload's first byte to the job's end.
 #[derive(Debug)]
-pub struct TeamSlot(TenantId);
+pub struct TeamSlot(TenantId, PathBuf);
 
 impl Drop for TeamSlot {
     fn drop(&mut self) {
-        busy_teams().lock().unwrap_or_else(|p| p.into_inner()).remove(&self.0);
+        let mut all = busy_teams().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(teams) = all.get_mut(&self.1) {
+            teams.remove(&self.0);
+            if teams.is_empty() {
+                all.remove(&self.1);
+            }
+        }
     }
 }
 
@@ -89,26 +117,37 @@ fn alive(pid: u32) -> bool {
 }
 
 /// Takes the team's import slot: refused while an upload or an import of this hub runs for the
-/// team, or a `birdhub import` process is running one of its jobs.
-pub async fn reserve(store: &Store, tenant: TenantId) -> Result<TeamSlot, UploadError> {
-    let running = store
-        .call(move |c| {
-            let jobs = store::imports::list(c, tenant, 20)?;
-            let mut pids = Vec::new();
-            for job in jobs.iter().filter(|j| j.status == store::imports::ImportStatus::Running) {
-                pids.extend(store::imports::runner(c, job.id)?);
-            }
-            Ok(pids)
-        })
-        .await?;
+/// team, or a `birdhub import` process is running one of its jobs; and refused while
+/// `max_concurrent` imports run on the hub (its uploads and jobs, and `birdhub import` processes
+/// of any team).
+pub async fn reserve(
+    store: &Store,
+    data_dir: &Path,
+    tenant: TenantId,
+    max_concurrent: usize,
+) -> Result<TeamSlot, UploadError> {
+    let running = store.call(|c| store::imports::unfinished_all(c)).await?;
     let me = std::process::id();
-    if running.iter().any(|pid| *pid != me && alive(*pid)) {
+    let elsewhere: Vec<TenantId> = running
+        .iter()
+        .filter(|(j, pid)| {
+            j.status == store::imports::ImportStatus::Running && pid.is_some_and(|p| p != me && alive(p))
+        })
+        .filter_map(|(j, _)| j.internal.tenant_id)
+        .collect();
+    if elsewhere.contains(&tenant) {
         return Err(UploadError::Busy);
     }
-    if !busy_teams().lock().unwrap_or_else(|p| p.into_inner()).insert(tenant) {
+    let mut all = busy_teams().lock().unwrap_or_else(|p| p.into_inner());
+    let busy = all.entry(data_dir.to_path_buf()).or_default();
+    if busy.contains(&tenant) {
         return Err(UploadError::Busy);
     }
-    Ok(TeamSlot(tenant))
+    if busy.len() + elsewhere.len() >= max_concurrent.max(1) {
+        return Err(UploadError::HubBusy { limit: max_concurrent.max(1) });
+    }
+    busy.insert(tenant);
+    Ok(TeamSlot(tenant, data_dir.to_path_buf()))
 }
 
 /// An uploaded file arriving in pieces, in its own directory (removed when dropped unless
@@ -121,6 +160,10 @@ pub struct Upload {
     written: u64,
     next_check: u64,
     limit: u64,
+    /// The declared length, reserved from the hub's import budget and given back as written.
+    reserved: space::Reservation,
+    /// Written since the last check (still counted in `reserved`).
+    since_check: u64,
 }
 
 impl Upload {
@@ -129,31 +172,44 @@ impl Upload {
     pub async fn begin(data_dir: &Path, name: &str, limit: u64, declared: Option<u64>) -> Result<Self, UploadError> {
         let dir = uploads_dir(data_dir).join(uuid::Uuid::new_v4().to_string());
         tokio::fs::create_dir_all(&dir).await?;
-        let mut up =
-            Self { path: dir.join(safe_name(name)), dir, file: None, written: 0, next_check: CHECK_EVERY, limit };
-        up.check_space(declared.unwrap_or(0))?;
+        let mut up = Self {
+            path: dir.join(safe_name(name)),
+            dir,
+            file: None,
+            written: 0,
+            next_check: CHECK_EVERY,
+            limit,
+            reserved: space::Reservation::none(),
+            since_check: 0,
+        };
+        // The declared length (the whole request, a little more than the file) is promised to
+        // this upload: another import's check sees it as taken.
+        let declared = declared.unwrap_or(0).min(limit.saturating_add(crate::config::UPLOAD_ENVELOPE_BYTES));
+        up.reserved = space::Reservation::take(&up.dir, declared, 2, RESERVE_BYTES)?
+            .map_err(|s| UploadError::NoSpace { free: s.free })?;
         up.file = Some(tokio::fs::File::create_new(&up.path).await?);
         Ok(up)
     }
 
-    fn check_space(&self, more: u64) -> Result<(), UploadError> {
-        let free = rustix::fs::statvfs(&self.dir)
-            .map(|s| s.f_bavail.saturating_mul(s.f_frsize))
-            .map_err(|e| UploadError::Io(e.into()))?;
-        if more.saturating_add(RESERVE_BYTES) > free {
-            return Err(UploadError::NoSpace { free });
-        }
-        Ok(())
+    fn check_space(&mut self) -> Result<(), UploadError> {
+        self.reserved.written(std::mem::take(&mut self.since_check), 0);
+        self.reserved.still_fits(&self.dir, RESERVE_BYTES)?.map_err(|s| UploadError::NoSpace { free: s.free })
+    }
+
+    /// The name the file was sent with, made safe: what the team reads instead of a hub path.
+    pub fn shown_name(&self) -> String {
+        self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "upload".into())
     }
 
     pub async fn write(&mut self, piece: &[u8]) -> Result<(), UploadError> {
         self.written += piece.len() as u64;
+        self.since_check += piece.len() as u64;
         if self.written > self.limit {
             return Err(UploadError::TooLarge { limit: self.limit });
         }
         if self.written >= self.next_check {
             self.next_check = self.written + CHECK_EVERY;
-            self.check_space(0)?;
+            self.check_space()?;
         }
         match self.file.as_mut() {
             Some(f) => Ok(f.write_all(piece).await?),
@@ -169,6 +225,8 @@ impl Upload {
         if self.written == 0 {
             return Err(UploadError::Invalid("the file is empty".into()));
         }
+        // All of it is on the disk: nothing more is promised to it.
+        drop(std::mem::replace(&mut self.reserved, space::Reservation::none()));
         Ok(())
     }
 }
@@ -256,7 +314,9 @@ pub async fn start(
 ) -> Result<ImportJob, UploadError> {
     let tenant = slot.0;
     let req = request(tenant, actor, &form, upload.path.clone())?;
-    let id = imports::prepare(&h.store, &scratch_dir(&h.data_dir), req).await?;
+    let id = imports::prepare(&h.store, &h.data_dir, req)
+        .await
+        .map_err(|e| shown::hide_error(e, &h.data_dir, &upload.shown_name()))?;
     let job = h.store.call(move |c| store::imports::get(c, tenant, id)).await?;
     let h2 = h.clone();
     tokio::spawn(async move {
@@ -269,7 +329,7 @@ pub async fn start(
 }
 
 async fn run(h: &Handles, id: ImportId) {
-    match imports::run(&h.store, &h.objects, &h.names, Some(&h.range), id, |_| {}).await {
+    match imports::run(h.hub(), id, |_| {}).await {
         Ok(job) => {
             tracing::info!(import = %id, added = job.rows_added, duplicates = job.rows_duplicate, "import finished")
         }
@@ -291,7 +351,7 @@ pub async fn recover(store: &Store, data_dir: &Path) -> Result<u64, store::Error
             let mut n = 0;
             for (job, pid) in store::imports::unfinished_all(c)? {
                 // The command line's jobs are its own: a rerun of `birdhub import` resumes them.
-                let from_upload = job.source.starts_with(&uploads_text);
+                let from_upload = job.internal.source_key.starts_with(&uploads_text);
                 let live = pid.is_some_and(|p| p != me && alive(p));
                 if from_upload && !live {
                     let msg = "interrupted: the hub stopped during the import; upload the file again to resume";
@@ -303,7 +363,55 @@ pub async fn recover(store: &Store, data_dir: &Path) -> Result<u64, store::Error
         })
         .await?;
     let _ = tokio::fs::remove_dir_all(&uploads).await;
+    let in_use = store
+        .call(move |c| {
+            let jobs = store::imports::unfinished_all(c)?;
+            Ok(jobs
+                .into_iter()
+                .filter(|(_, pid)| pid.is_some_and(|p| p != me && alive(p)))
+                .filter_map(|(j, _)| j.internal.scratch_dir)
+                .filter_map(|d| Path::new(&d).file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect::<HashSet<String>>())
+        })
+        .await?;
+    let (dir, cleared) = (data_dir.to_path_buf(), in_use);
+    let removed = tokio::task::spawn_blocking(move || clear_scratch(&dir, &cleared)).await.unwrap_or(0);
+    if removed > 0 {
+        tracing::info!(removed, "removed the scratch of imports that stopped with an earlier run");
+    }
     Ok(marked)
+}
+
+/// Removes everything under the scratch root (and the scratch directories older versions left
+/// in `imports/`) that no running import uses: a job of a live process names it, or a live
+/// process other than this one made it ([`unpack::owner`]: a `birdhub import` unpacking before
+/// its job row exists). A hub killed mid-import leaves no scratch behind past its next start.
+fn clear_scratch(data_dir: &Path, in_use: &HashSet<String>) -> usize {
+    let me = std::process::id();
+    let keep = |name: &str| in_use.contains(name) || unpack::owner(name).is_some_and(|p| p != me && alive(p));
+    let mut removed = 0;
+    let places = [(scratch_dir(data_dir), true), (data_dir.join("imports"), false)];
+    for (place, everything) in places {
+        let Ok(entries) = std::fs::read_dir(&place) else { continue };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ours = everything || name.starts_with("unpack-") || name.starts_with("birdnet-go-");
+            if !ours || keep(&name) {
+                continue;
+            }
+            let path = entry.path();
+            let gone = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            match gone {
+                Ok(()) => removed += 1,
+                Err(e) => tracing::warn!(path = %path.display(), error = %e, "could not remove an import's scratch"),
+            }
+        }
+    }
+    removed
 }
 
 #[cfg(test)]

@@ -235,3 +235,31 @@ pub fn tar_dir(dir: &Path, tar: &Path) {
         .expect("tar");
     assert!(status.success(), "tar of {}", dir.display());
 }
+
+/// A BirdNET-Go data directory whose `birdnet.db` (legacy schema) holds `rows` notes of three
+/// species a minute apart and no clips: an import long enough to watch (or kill) mid-way. With
+/// `wal`, the file is left in WAL mode (its header says so), as a running BirdNET-Go leaves it.
+pub fn many_notes(dir: &Path, rows: usize, wal: bool) -> PathBuf {
+    std::fs::create_dir_all(dir).expect("station dir");
+    let db = dir.join("birdnet.db");
+    let mut conn = Connection::open(&db).expect("create birdnet.db");
+    if wal {
+        conn.pragma_update(None, "journal_mode", "WAL").expect("wal");
+    }
+    conn.execute_batch(&legacy_schema("")).expect("schema");
+    let species = [("Turdus merula", "Eurasian Blackbird"), ("Parus major", "Great Tit")];
+    let tx = conn.transaction().expect("tx");
+    let start = chrono::NaiveDate::from_ymd_opt(2025, 3, 1).and_then(|d| d.and_hms_opt(0, 0, 0)).expect("start");
+    for i in 0..rows {
+        let t = start + chrono::Duration::minutes(i as i64);
+        let (sci, com) = species[i % species.len()];
+        tx.execute(
+            "INSERT INTO notes (source_node, date, time, scientific_name, common_name, confidence, threshold, sensitivity, clip_name)
+             VALUES ('many', ?1, ?2, ?3, ?4, 0.8, 0.8, 1.0, '')",
+            rusqlite::params![t.format("%Y-%m-%d").to_string(), t.format("%H:%M:%S").to_string(), sci, com],
+        )
+        .expect("row");
+    }
+    tx.commit().expect("commit");
+    db
+}

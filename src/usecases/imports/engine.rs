@@ -14,7 +14,7 @@ use chrono_tz::Tz;
 use super::{
     ImportError, Progress, clips,
     peer::{ClipRef, PeerKind, Read},
-    source, unpack,
+    shown, source, unpack,
     write::{self, Prepared, Target},
 };
 use crate::{
@@ -42,13 +42,11 @@ fn alive(pid: u32) -> bool {
 }
 
 pub async fn run(
-    store: &Store,
-    objects: &ObjectStore,
-    names: &Translations,
-    range: Option<&range::Shared>,
+    hub: super::Hub<'_>,
     id: ImportId,
     mut progress: impl FnMut(&Progress) + Send + 'static,
 ) -> Result<ImportJob, ImportError> {
+    let store = hub.store;
     let job = match store.call(move |c| store::imports::get_any(c, id)).await {
         Err(store::Error::NotFound) => return Err(ImportError::NotFound(id)),
         other => other?,
@@ -72,9 +70,10 @@ pub async fn run(
         Ok(()) => {
             let ctx = Ctx {
                 store: store.clone(),
-                objects: objects.clone(),
-                names: names.clone(),
-                range: range.cloned(),
+                objects: hub.objects.clone(),
+                names: hub.names.clone(),
+                range: hub.range.cloned(),
+                data_dir: hub.data_dir.to_path_buf(),
                 job: job.clone(),
             };
             tokio::task::spawn_blocking(move || ctx.work(&mut progress))
@@ -84,7 +83,7 @@ pub async fn run(
         Err(e) => Err(e.into()),
     };
     running().lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
-    let error = outcome.as_ref().err().map(ToString::to_string);
+    let error = outcome.as_ref().err().map(|e| shown_text(&job, hub.data_dir, &e.to_string()));
     let now = Timestamp(chrono::Utc::now());
     store.call(move |c| store::imports::finish(c, id, error.as_deref(), now)).await?;
     if let Some(dir) = &job.internal.scratch_dir {
@@ -94,12 +93,22 @@ pub async fn run(
     Ok(store.call(move |c| store::imports::get_any(c, id)).await?)
 }
 
+/// A message about `job` as its team reads it: an uploaded job's names no path on the hub.
+fn shown_text(job: &ImportJob, data_dir: &Path, text: &str) -> String {
+    match &job.internal.uploaded {
+        Some(name) => shown::hide(text, data_dir, name),
+        None => text.to_owned(),
+    }
+}
+
 /// What the blocking part of a run holds.
 struct Ctx {
     store: Store,
     objects: ObjectStore,
     names: Translations,
     range: Option<range::Shared>,
+    /// The hub's data directory: the scratch root is under it, and messages hide it.
+    data_dir: PathBuf,
     job: ImportJob,
 }
 
@@ -139,12 +148,9 @@ impl Ctx {
         let job = &self.job;
         let id = job.id;
         let tenant = job.internal.tenant_id.ok_or(ImportError::NotFound(id))?;
-        let scratch_root = job
-            .internal
-            .scratch_dir
-            .as_deref()
-            .and_then(|d| Path::new(d).parent().map(Path::to_path_buf))
-            .unwrap_or_else(std::env::temp_dir);
+        // Inside the data directory, under the space checks: never the system's temp directory
+        // (a WAL database uploaded alone would be copied to a RAM-backed /tmp).
+        let scratch_root = super::scratch_root(&self.data_dir);
         let mut source = source::reopen(
             kind_of(&job.kind),
             Path::new(&job.internal.database_path),
@@ -193,6 +199,7 @@ impl Ctx {
                     Read::Corrupt { at, reason } => {
                         counts.rows_corrupt += 1;
                         if counts.corrupt.len() < LISTED {
+                            let reason = shown_text(job, &self.data_dir, &reason);
                             counts.corrupt.push(store::imports::CorruptRow { at, reason });
                         }
                         continue;
@@ -288,7 +295,7 @@ impl Ctx {
             Some(ClipRef::Missing(text)) => {
                 counts.clips_missing += 1;
                 if counts.missing_clips.len() < LISTED {
-                    counts.missing_clips.push(text.clone());
+                    counts.missing_clips.push(shown_text(&self.job, &self.data_dir, text));
                 }
                 return Ok(());
             }
@@ -316,7 +323,7 @@ impl Ctx {
             Err(_) => {
                 counts.clips_missing += 1;
                 if counts.missing_clips.len() < LISTED {
-                    counts.missing_clips.push(shown);
+                    counts.missing_clips.push(shown_text(&self.job, &self.data_dir, &shown));
                 }
                 return Ok(());
             }

@@ -14,7 +14,9 @@ mod engine;
 pub mod foreign_db;
 pub mod peer;
 mod resolve;
+pub mod shown;
 pub mod source;
+pub mod space;
 pub mod unpack;
 mod write;
 
@@ -80,8 +82,14 @@ pub enum ImportError {
     AlreadyRunning(ImportId),
     #[error("no import job {0}")]
     NotFound(ImportId),
-    #[error("not enough free space to unpack the backup: it needs {needed} bytes, {free} are free")]
+    #[error("not enough free space for the import: it needs {needed} bytes, {free} are free")]
     NoSpace { needed: u64, free: u64 },
+    #[error("not enough free files (inodes) for the import: it needs {needed}, {free} are free")]
+    NoFiles { needed: u64, free: u64 },
+    /// An archive past the bounds a station's backup stays in (entries, depth, path length), or
+    /// with an entry that would land outside it.
+    #[error("{0}")]
+    Archive(String),
     #[error("the hub's model labels are missing: species cannot be mapped (install the model)")]
     NoLabels,
     #[error(transparent)]
@@ -92,28 +100,43 @@ pub enum ImportError {
     Failed(String),
 }
 
+/// Where every import of the hub with data directory `data_dir` unpacks backups and copies WAL
+/// databases: inside the data directory, under its space checks (never the system's temp
+/// directory). The hub's start clears what no running import uses.
+pub fn scratch_root(data_dir: &Path) -> PathBuf {
+    data_dir.join("imports").join("scratch")
+}
+
 /// Opens and checks the source, decides the zone and the target, and writes the queued job row
 /// (nothing else). A rerun of the same source into the same target returns the unfinished job,
-/// to be resumed. A tar backup is unpacked under `scratch_root` (removed when the job ends).
-pub async fn prepare(store: &Store, scratch_root: &Path, req: ImportRequest) -> Result<ImportId, ImportError> {
+/// to be resumed. A tar backup is unpacked under [`scratch_root`] (removed when the job ends).
+pub async fn prepare(store: &Store, data_dir: &Path, req: ImportRequest) -> Result<ImportId, ImportError> {
     // The name asked for (the upload form's `name`, the CLI's `--name`) gets the API's check.
     if let Target::New { name: Some(name) } = &req.target {
         validate::name(name, "name").map_err(ImportError::InvalidName)?;
     }
-    resolve::prepare(store, scratch_root, req).await
+    resolve::prepare(store, &scratch_root(data_dir), req).await
+}
+
+/// What [`run`] needs of the hub besides the job.
+#[derive(Clone, Copy)]
+pub struct Hub<'a> {
+    pub store: &'a Store,
+    pub objects: &'a ObjectStore,
+    pub names: &'a Translations,
+    pub range: Option<&'a range::Shared>,
+    /// The hub's data directory: scratch copies go under [`scratch_root`] of it.
+    pub data_dir: &'a Path,
 }
 
 /// Runs (or resumes) job `id` to its end and returns the finished job. Blocking parts run off the
 /// async runtime. `progress` is called about once a second (and at the end) with the counters.
 pub async fn run(
-    store: &Store,
-    objects: &ObjectStore,
-    names: &Translations,
-    range: Option<&range::Shared>,
+    hub: Hub<'_>,
     id: ImportId,
     progress: impl FnMut(&Progress) + Send + 'static,
 ) -> Result<ImportJob, ImportError> {
-    engine::run(store, objects, names, range, id, progress).await
+    engine::run(hub, id, progress).await
 }
 
 /// The zone named, or an error people can act on.

@@ -10,10 +10,12 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags};
 
 use super::clips::yaml_keys;
-use crate::usecases::imports::{boundary::SourceRoot, foreign_db, peer::SourceError, source::read_small};
+use crate::usecases::imports::{boundary::SourceRoot, foreign_db, peer::SourceError, source::read_small, space, unpack};
 
 /// The most of a `config.yaml` read: a real one is a few KiB; a larger file is ignored.
 pub(super) const MAX_CONFIG_BYTES: u64 = 64 * 1024;
+/// Free space left for the hub's own writes beside a WAL database's copy.
+const COPY_KEEP_FREE: u64 = 64 * 1024 * 1024;
 
 /// What was found at the path the user gave.
 pub(super) struct Found {
@@ -133,14 +135,21 @@ impl Snapshot {
             check(&conn).map_err(|e| unreadable(&e))?;
             return Ok(Self { conn, copy: None });
         }
-        let dir = scratch.join(format!(
-            "birdnet-go-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or_default()
-        ));
+        // The copy is as large as the database: it reserves its bytes from the hub's import
+        // budget first, so it cannot fill the disk beside other imports.
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let bytes = size(db).saturating_add(size(&wal)).saturating_add(64 * 1024);
+        std::fs::create_dir_all(scratch)?;
+        let _reserved = space::Reservation::take(scratch, bytes, 4, COPY_KEEP_FREE)?.map_err(|s| {
+            SourceError::Unreadable {
+                path: db.display().to_string(),
+                message: format!(
+                    "not enough free space on the hub to copy this WAL database: it needs {} bytes, {} are free",
+                    s.needed, s.free
+                ),
+            }
+        })?;
+        let dir = scratch.join(unpack::scratch_name("birdnet-go"));
         std::fs::create_dir_all(&dir)?;
         let copy = dir.join("birdnet.db");
         let copied = (|| {
