@@ -67,7 +67,7 @@ fn jpeg(b: &[u8]) -> Option<(u32, u32)> {
             0xc0..=0xcf if !matches!(marker, 0xc4 | 0xc8 | 0xcc) => {
                 return Some((be16(b, at + 7)?, be16(b, at + 5)?));
             }
-            0xd8 | 0xd9 | 0xda => return None,
+            0xd8..=0xda => return None,
             _ => at += 2 + usize::try_from(be16(b, at + 2)?).ok()?,
         }
     }
@@ -133,7 +133,7 @@ mod tests {
         assert_eq!(dimensions(ImageKind::Jpeg, &jpeg_header(1024, 768)), Some((1024, 768)));
         let gif = b"GIF89a\x20\x03\x58\x02\x80\0\0";
         assert_eq!(dimensions(ImageKind::Gif, gif), Some((800, 600)));
-        let vp8x = [0, 0, 0, 0, 0, 0, 0x7f, 0x02, 0, 0xdf, 0x01, 0];
+        let vp8x = [0x10, 0, 0, 0, 0x7f, 0x02, 0, 0xdf, 0x01, 0];
         assert_eq!(dimensions(ImageKind::Webp, &webp_header(b"VP8X", &vp8x)), Some((640, 480)));
         // VP8L: 14 bits of width - 1, then 14 of height - 1.
         let bits: u32 = 99 | (49 << 14);
