@@ -158,7 +158,7 @@ async fn app_release() {
 
     let refused = ["text", "truncated", "lying-count", "no-manifest", "zip64-million-entries", "oversize"];
     for (i, sample) in refused.iter().enumerate() {
-        let watch = Watch::start(&format!("app-release {sample}"), root.path(), &[hub.data_dir.clone()]);
+        let watch = Watch::start(&format!("app-release {sample}"), root.path(), &hub.data_dir);
         let (status, body) = upload_apk(&hub, &token, &at(sample), &format!("1.0.{i}")).await;
         assert_clear_4xx(sample, status, &body);
         assert_serving(&hub, sample).await;
@@ -169,7 +169,7 @@ async fn app_release() {
     assert_eq!(releases, 0, "no refused upload is kept");
 
     // Paths inside an APK never matter: it is kept whole, as one file, never unpacked.
-    let watch = Watch::start("app-release paths-out", root.path(), &[hub.data_dir.clone()]);
+    let watch = Watch::start("app-release paths-out", root.path(), &hub.data_dir);
     let (status, body) = upload_apk(&hub, &token, &at("paths-out"), "2.0.0").await;
     assert_eq!(status, 201, "{body}");
     let kept = std::fs::read_dir(hub.data_dir.join("objects/apks")).map(Iterator::count).unwrap_or(0);
@@ -211,7 +211,7 @@ async fn satellite_audio() {
         ("deep JSON", format!("{{\"chunkId\": {deep}}}").into_bytes()),
     ];
     for (name, payload) in samples {
-        let watch = Watch::start(&format!("satellite-audio {name}"), root.path(), &[hub.data_dir.clone()]);
+        let watch = Watch::start(&format!("satellite-audio {name}"), root.path(), &hub.data_dir);
         c.publish(&r.topic("audio"), payload).await;
         let ack = c.message_on(&r.topic("ack"), 15).await.unwrap_or_else(|| panic!("{name}: an ack"));
         assert_eq!(ack["status"], "error", "{name}: {ack}");
@@ -278,7 +278,7 @@ async fn species_image() {
     let api = hub.login(&owner.email).await;
 
     let codes: Vec<&str> = common::images::SPECIES.iter().map(|(_, code, _)| *code).collect();
-    let watch = Watch::start("species-image", root.path(), &[hub.data_dir.clone()]);
+    let watch = Watch::start("species-image", root.path(), &hub.data_dir);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     let answer = loop {
         let (status, body) = api.post("/species/images", json!({ "codes": codes })).await;
@@ -382,7 +382,7 @@ async fn backup_restore() {
         "claims-1-TiB",
     ];
     for sample in samples {
-        let watch = Watch::start(&format!("backup-restore {sample}"), root.path(), &[data_dir.clone()]);
+        let watch = Watch::start(&format!("backup-restore {sample}"), root.path(), &data_dir);
         let (ok, text, peak_mb) = restore(work.path(), &data_dir, &at(sample));
         assert!(!ok, "{sample}: refused: {text}");
         assert!(!text.contains("panicked"), "{sample}: a clear refusal, not a panic: {text}");

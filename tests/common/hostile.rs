@@ -23,15 +23,16 @@ pub struct Watch {
     name: String,
     rss_kb: u64,
     root: PathBuf,
-    inside: Vec<PathBuf>,
+    inside: PathBuf,
     before: BTreeSet<PathBuf>,
 }
 
-pub fn files_under(root: &Path, skip: &[PathBuf], out: &mut BTreeSet<PathBuf>) {
+/// Every file and folder under `root`, but those under `skip`.
+pub fn files_under(root: &Path, skip: &Path, out: &mut BTreeSet<PathBuf>) {
     let Ok(dir) = std::fs::read_dir(root) else { return };
     for entry in dir.flatten() {
         let path = entry.path();
-        if skip.iter().any(|s| path.starts_with(s)) {
+        if path.starts_with(skip) {
             continue;
         }
         if entry.file_type().is_ok_and(|t| t.is_dir()) {
@@ -43,7 +44,7 @@ pub fn files_under(root: &Path, skip: &[PathBuf], out: &mut BTreeSet<PathBuf>) {
 
 impl Watch {
     /// Starts watching: resets the peak (`VmHWM`) to the memory in use now.
-    pub fn start(name: &str, root: &Path, inside: &[PathBuf]) -> Self {
+    pub fn start(name: &str, root: &Path, inside: &Path) -> Self {
         std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak memory");
         let mut before = BTreeSet::new();
         files_under(root, inside, &mut before);
