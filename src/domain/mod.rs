@@ -12,6 +12,7 @@ pub mod detection_flags;
 pub mod detection_settings;
 pub mod device;
 pub mod exports;
+pub mod image_size;
 pub mod languages;
 pub mod learned_threshold;
 pub mod mfa;

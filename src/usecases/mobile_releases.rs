@@ -5,6 +5,7 @@
 //! The latest release is the one with the highest SemVer precedence, not the newest upload, so
 //! uploading a 1.4.1 hotfix after 2.0.0 does not offer 2.0.0 users a downgrade.
 
+mod apk_zip;
 pub mod upload;
 
 use super::in_tx;

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod browser;
+pub mod hostile;
 pub mod images;
 pub mod mosq;
 pub mod paho;

@@ -19,6 +19,11 @@ use crate::store;
 
 /// A manifest bigger than this is not one of ours.
 const MAX_MANIFEST_BYTES: u64 = 64 * 1024 * 1024;
+/// The deepest path a backup holds: object keys are at most six deep (`objects/imports/...`), so
+/// anything deeper is not ours, and is refused before a folder of it is made.
+pub const MAX_DEPTH: usize = 16;
+/// The longest path in a backup, in bytes (a path of 16 UUID-long parts is under 700).
+pub const MAX_PATH_BYTES: usize = 1024;
 
 /// Why a restore was refused or failed. Every refusal happens before the data dir changes.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +45,10 @@ pub enum RestoreError {
     TooNew { backup: u32, supported: u32 },
     #[error("the backup holds the path {0:?}, which would land outside the data dir; refusing it")]
     UnsafePath(String),
+    #[error(
+        "the backup holds a path {0:.80}... deeper than {MAX_DEPTH} folders or longer than {MAX_PATH_BYTES} bytes; refusing it"
+    )]
+    TooDeep(String),
     #[error("the backup holds {0:?}, which is not a plain file or folder; refusing it")]
     UnsupportedEntry(String),
     #[error("checksum mismatch for {0}: the backup is damaged or was changed")]
@@ -245,7 +254,11 @@ fn safe_name(path: &Path) -> Result<String, RestoreError> {
     if parts.is_empty() {
         return Err(RestoreError::UnsafePath(path.display().to_string()));
     }
-    Ok(parts.join("/"))
+    let name = parts.join("/");
+    if parts.len() > MAX_DEPTH || name.len() > MAX_PATH_BYTES {
+        return Err(RestoreError::TooDeep(name));
+    }
+    Ok(name)
 }
 
 /// `<dir>.<suffix>` beside `dir`.

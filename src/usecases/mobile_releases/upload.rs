@@ -2,7 +2,8 @@
 //! an [`ApkUpload`], hashed (SHA-256) and counted on the way, so memory stays flat for a 200 MB
 //! file. The form's other fields may come before or after the file, so everything is checked once
 //! the body has ended ([`publish`]): the version, the flag, the notes, and that the file is an APK
-//! (a ZIP whose central directory names `AndroidManifest.xml`). The row is inserted and the file
+//! (a ZIP whose central directory names `AndroidManifest.xml`, read within fixed bounds by
+//! [`apk_zip`]). The row is inserted and the file
 //! renamed into place in one transaction; every refusal, and a client that goes away mid-upload,
 //! drops the temp file, so nothing partial is ever left.
 
@@ -10,7 +11,7 @@ use std::{cmp::Ordering, fs::File, path::Path};
 
 use sha2::{Digest, Sha256};
 
-use super::{ReleaseError, in_tx};
+use super::{ReleaseError, apk_zip, in_tx};
 use crate::{
     clock::Clock,
     domain::versions,
@@ -153,13 +154,12 @@ fn check_apk(apk: ReceivedApk) -> Result<ReceivedApk, ReleaseError> {
 }
 
 fn has_manifest(path: &Path) -> Result<(), ReleaseError> {
-    let file = File::open(path).map_err(|e| ReleaseError::Objects(e.into()))?;
-    let archive = zip::ZipArchive::new(std::io::BufReader::new(file))
-        .map_err(|e| ReleaseError::NotAnApk(format!("not a ZIP archive ({e})")))?;
-    if archive.index_for_name("AndroidManifest.xml").is_none() {
-        return Err(ReleaseError::NotAnApk("the ZIP has no AndroidManifest.xml".into()));
+    let mut file = File::open(path).map_err(|e| ReleaseError::Objects(e.into()))?;
+    match apk_zip::names_manifest(&mut file) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(ReleaseError::NotAnApk("the ZIP has no AndroidManifest.xml".into())),
+        Err(why) => Err(ReleaseError::NotAnApk(why)),
     }
-    Ok(())
 }
 
 #[cfg(test)]

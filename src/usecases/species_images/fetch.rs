@@ -14,7 +14,10 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::{
     config::SpeciesImageSettings,
-    domain::species_images::{self as rules, ImageKind},
+    domain::{
+        image_size,
+        species_images::{self as rules, ImageKind},
+    },
 };
 
 /// The JSON form of an answer is small; more than this is not a source document.
@@ -166,6 +169,15 @@ impl Fetcher {
         let bytes = self.read(response, self.max_bytes, deadline).await?;
         let kind = rules::sniff(&bytes)
             .ok_or_else(|| Failure(format!("the body is not a JPEG, PNG, GIF or WebP image (declared {declared})")))?;
+        // Browsers decode what the proxy serves: a small file claiming a huge canvas is a bomb there.
+        let (width, height) = image_size::dimensions(kind, &bytes)
+            .ok_or_else(|| Failure(format!("the {} header is cut short or malformed", kind.extension())))?;
+        if !image_size::acceptable(width, height) {
+            return Err(Failure(format!(
+                "the image is {width} x {height} pixels; at most {} pixels are kept",
+                image_size::MAX_PIXELS
+            )));
+        }
         Ok((bytes, kind))
     }
 
