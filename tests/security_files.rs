@@ -13,6 +13,7 @@
 //! take more than a few lines to make go in `tests/common/hostile.rs`.
 
 mod common;
+mod imports;
 
 use std::{collections::BTreeSet, path::Path, time::Duration};
 
@@ -32,6 +33,10 @@ fn inputs() -> Vec<(&'static str, Feed)> {
         ("satellite-audio", (|| satellite_audio().boxed()) as Feed),
         ("species-image", (|| species_image().boxed()) as Feed),
         ("backup-restore", (|| backup_restore().boxed()) as Feed),
+        ("import-archive", (|| imports::import_archive().boxed()) as Feed),
+        ("import-database", (|| imports::import_database().boxed()) as Feed),
+        ("import-config", (|| imports::import_config().boxed()) as Feed),
+        ("import-clip", (|| imports::import_clip().boxed()) as Feed),
     ]
 }
 
