@@ -13,6 +13,7 @@
 //! take more than a few lines to make go in `tests/common/hostile.rs`.
 
 mod common;
+#[path = "security_files/imports.rs"]
 mod imports;
 
 use std::{collections::BTreeSet, path::Path, time::Duration};

@@ -63,6 +63,9 @@ async fn outcome(hub: &TestHub, api: &Api, what: &str, answer: (u16, Value)) -> 
         let (_, job) = api.get(&format!("/imports/{id}")).await;
         if job["status"] == "done" || job["status"] == "failed" {
             assert_no_scratch(hub, what).await;
+            let text = job.to_string();
+            let data = hub.data_dir.display().to_string();
+            assert!(!text.contains(&data) && !text.contains("unpack-"), "{what}: the job shows a hub path: {job}");
             return Some(job);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

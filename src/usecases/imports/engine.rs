@@ -316,7 +316,7 @@ impl Ctx {
             Ok(Err(not)) => {
                 counts.clips_missing += 1;
                 if counts.missing_clips.len() < LISTED {
-                    counts.missing_clips.push(format!("{shown}: {not}"));
+                    counts.missing_clips.push(shown_text(&self.job, &self.data_dir, &format!("{shown}: {not}")));
                 }
                 return Ok(());
             }
