@@ -214,9 +214,14 @@ async fn a_nachtzuster_backup_tar_with_german_names_is_unpacked_and_imported() {
     let audio = audio.send().await.expect("GET");
     assert_eq!(audio.status(), 200);
     assert_eq!(audio.bytes().await.expect("bytes").as_ref(), peers::mp3_clip());
-    let scratch = hub.data_dir.join("imports");
+    // Backups unpack under `<data>/imports/scratch/` (issue 48): nothing of this one stays.
+    let scratch = hub.data_dir.join("imports/scratch");
     let left: Vec<_> = std::fs::read_dir(&scratch).map(|d| d.flatten().collect()).unwrap_or_default();
     assert!(left.is_empty(), "the unpacked backup is removed: {left:?}");
+    let beside: Vec<_> = std::fs::read_dir(hub.data_dir.join("imports"))
+        .map(|d| d.flatten().filter(|e| e.file_name() != "scratch").collect())
+        .unwrap_or_default();
+    assert!(beside.is_empty(), "nothing is unpacked beside the scratch directory: {beside:?}");
 }
 
 /// A Nachtzuster station of late 2024 (detection times, RTSP stream ids in the file names), big

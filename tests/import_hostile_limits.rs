@@ -308,7 +308,8 @@ async fn imports_of_several_teams_are_limited_on_the_hub_and_share_one_disk_budg
     assert_eq!(names(&hub.data_dir.join("imports/uploads")).len(), 1, "the second wrote nothing");
     drop(held);
     wait_uploads(&hub, 0).await;
-    let (status, job) = upload(&hub.base_url, &hub.login("b@example.org").await, &small, &[("kind", "birdnet-go")]).await;
+    let (status, job) =
+        upload(&hub.base_url, &hub.login("b@example.org").await, &small, &[("kind", "birdnet-go")]).await;
     assert_eq!(status, StatusCode::ACCEPTED, "with the first gone it fits: {job}");
 }
 

@@ -76,7 +76,8 @@ async fn create(
         &state.settings.data_dir,
         access.tenant_id,
         state.settings.imports.max_concurrent,
-    ).await?;
+    )
+    .await?;
     let mut file: Option<Upload> = None;
     let mut form = UploadForm::default();
     let too_large = || ApiError::from(UploadError::TooLarge { limit: max });

@@ -131,7 +131,8 @@ async fn measure(settings: &Settings, dir: &Path, args: &ImportBenchArgs) -> any
         imports::Hub { store: &store, objects: &objects, names: &names, range: Some(&range), data_dir: &data },
         id,
         report,
-    ).await?;
+    )
+    .await?;
     let secs = t.elapsed().as_secs_f64();
     println!(
         "import:   {} rows in {secs:.1} s: {} rows/s; {} clips, {:.0} clips/s; {} added, {} unmapped",

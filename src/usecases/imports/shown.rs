@@ -73,7 +73,8 @@ fn one_path(after: &str, name: &str) -> (String, usize) {
         let tail = &after[used..];
         if !inside {
             // The directory's one file (the upload, or the copied database and its -wal).
-            used += tail.strip_prefix('/').map_or(0, |t| 1 + if t.starts_with(name) { name.len() } else { path_len(t) });
+            used +=
+                tail.strip_prefix('/').map_or(0, |t| 1 + if t.starts_with(name) { name.len() } else { path_len(t) });
             return (name.to_owned(), used);
         }
         return match tail.strip_prefix('/') {
@@ -120,10 +121,7 @@ mod tests {
                 format!("no database at /var/lib/birdhub/imports/scratch/unpack-12-{id}/data/birdnet.db, found x"),
                 "no database at backup.tar: data/birdnet.db, found x",
             ),
-            (
-                format!("/var/lib/birdhub/imports/scratch/birdnet-go-12-{id}/birdnet.db: locked"),
-                "backup.tar: locked",
-            ),
+            (format!("/var/lib/birdhub/imports/scratch/birdnet-go-12-{id}/birdnet.db: locked"), "backup.tar: locked"),
             ("/var/lib/birdhub/objects/x: gone".to_owned(), "a file on the hub: gone"),
             ("/home/pi/birds.db: kept".to_owned(), "/home/pi/birds.db: kept"),
         ];

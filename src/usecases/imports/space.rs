@@ -117,8 +117,7 @@ impl Reservation {
     pub fn still_fits(&self, dir: &Path, keep_free: u64) -> io::Result<Result<(), Short>> {
         let now = free(dir)?;
         let l = ledgers().lock().unwrap_or_else(|p| p.into_inner()).get(&budget(dir)).copied().unwrap_or_default();
-        let others =
-            Ledger { bytes: l.bytes.saturating_sub(self.bytes), files: l.files.saturating_sub(self.files) };
+        let others = Ledger { bytes: l.bytes.saturating_sub(self.bytes), files: l.files.saturating_sub(self.files) };
         let free_bytes = now.bytes.saturating_sub(others.bytes);
         if self.bytes.saturating_add(keep_free) > free_bytes {
             return Ok(Err(Short { needed: self.bytes, free: free_bytes, files: false }));

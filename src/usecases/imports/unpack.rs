@@ -134,8 +134,9 @@ fn short(s: space::Short) -> ImportError {
 pub fn unpack(archive: &Path, scratch_root: &Path) -> Result<PathBuf, ImportError> {
     let need = cost(archive)?;
     fs::create_dir_all(scratch_root).map_err(SourceError::Io)?;
-    let mut reserved =
-        space::Reservation::take(scratch_root, need.bytes, need.files, KEEP_FREE).map_err(SourceError::Io)?.map_err(short)?;
+    let mut reserved = space::Reservation::take(scratch_root, need.bytes, need.files, KEEP_FREE)
+        .map_err(SourceError::Io)?
+        .map_err(short)?;
     let dest = scratch_root.join(scratch_name("unpack"));
     fs::create_dir_all(&dest).map_err(SourceError::Io)?;
     match extract(archive, &dest, &mut reserved) {
@@ -166,8 +167,8 @@ fn extract(archive: &Path, dest: &Path, reserved: &mut space::Reservation) -> Re
     let (mut since_bytes, mut since_entries) = (0u64, 0u64);
     for entry in tar.entries().map_err(|e| unreadable(archive, e.to_string()))? {
         let mut entry = entry.map_err(|e| unreadable(archive, format!("a damaged tar: {e}")))?;
-        let rel = safe_path(&entry.path().map_err(|e| unreadable(archive, e.to_string()))?)
-            .map_err(ImportError::Archive)?;
+        let rel =
+            safe_path(&entry.path().map_err(|e| unreadable(archive, e.to_string()))?).map_err(ImportError::Archive)?;
         since_entries += 1;
         if since_entries >= CHECK_ENTRIES || since_bytes >= CHECK_BYTES {
             // What was written is on the disk now: the check sees the disk as it is.

@@ -140,15 +140,14 @@ impl Snapshot {
         let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
         let bytes = size(db).saturating_add(size(&wal)).saturating_add(64 * 1024);
         std::fs::create_dir_all(scratch)?;
-        let _reserved = space::Reservation::take(scratch, bytes, 4, COPY_KEEP_FREE)?.map_err(|s| {
-            SourceError::Unreadable {
+        let _reserved =
+            space::Reservation::take(scratch, bytes, 4, COPY_KEEP_FREE)?.map_err(|s| SourceError::Unreadable {
                 path: db.display().to_string(),
                 message: format!(
                     "not enough free space on the hub to copy this WAL database: it needs {} bytes, {} are free",
                     s.needed, s.free
                 ),
-            }
-        })?;
+            })?;
         let dir = scratch.join(unpack::scratch_name("birdnet-go"));
         std::fs::create_dir_all(&dir)?;
         let copy = dir.join("birdnet.db");
