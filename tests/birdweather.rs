@@ -327,7 +327,7 @@ async fn what_birdweather_writes_back_never_reaches_the_test_answer_or_last_erro
     let mut answers = Vec::new();
     for _ in &hostile {
         let (code, r) = w.admin.post(&format!("{}/test", w.path()), json!({})).await;
-        assert_eq!((code, r["ok"].as_bool()), (200, Some(false)), "{r}");
+        assert_eq!((code.as_u16(), r["ok"].as_bool()), (200, Some(false)), "{r}");
         answers.push(r.to_string());
     }
     let (_, d) = w.heard("2026-05-01T04:12:03.000Z", seed::BLACKBIRD, 0.91, None).await;

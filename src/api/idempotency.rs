@@ -235,12 +235,10 @@ impl Keys {
                     .into_response();
                 }
                 Look::Wait(mut first) => {
-                    let phase = tokio::time::timeout(
-                        self.0.limits.wait,
-                        first.wait_for(|p| !matches!(p, Phase::Running)),
-                    )
-                    .await
-                    .map(|r| r.map(|p| p.clone()).unwrap_or(Phase::Failed));
+                    let phase =
+                        tokio::time::timeout(self.0.limits.wait, first.wait_for(|p| !matches!(p, Phase::Running)))
+                            .await
+                            .map(|r| r.map(|p| p.clone()).unwrap_or(Phase::Failed));
                     match phase {
                         Ok(Phase::Done(stored)) => return replay(&stored),
                         // The first failed or kept nothing: this one may claim the key and run.

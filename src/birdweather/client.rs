@@ -310,7 +310,8 @@ mod tests {
             format!(r#"{{"success":false,"errors":{{"token":["{} is invalid"]}}}}"#, &token[..12]),
             format!("no such station {token}"),
         ] {
-            for status in [StatusCode::BAD_REQUEST, StatusCode::UNPROCESSABLE_ENTITY, StatusCode::INTERNAL_SERVER_ERROR] {
+            for status in [StatusCode::BAD_REQUEST, StatusCode::UNPROCESSABLE_ENTITY, StatusCode::INTERNAL_SERVER_ERROR]
+            {
                 let (Outcome::<()>::Retry(p) | Outcome::Final(p)) = classify(status, body.as_bytes(), "x") else {
                     panic!("not done");
                 };

@@ -121,7 +121,8 @@ pub async fn choose_team(store: &Store, wanted: &str, now: Timestamp) -> Result<
         let team = store.call(move |c| Ok(store::tenants::list_all(c)?.into_iter().find(|t| t.id == id))).await?;
         if let Some(t) = team {
             let team = Team { id: t.id, name: t.name };
-            keep(store, before, KeptTeam { wanted: key, team_id: Some(team.id), problem: None, off: false }, now).await?;
+            keep(store, before, KeptTeam { wanted: key, team_id: Some(team.id), problem: None, off: false }, now)
+                .await?;
             return Ok(Choice::Team(team));
         }
     }
