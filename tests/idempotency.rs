@@ -32,7 +32,7 @@ fn count(hub: &common::TestHub, table: &str) -> i64 {
 
 #[tokio::test]
 async fn large_answers_of_routes_that_create_nothing_are_not_kept() {
-    let hub = common::spawn_hub().await;
+    let hub = common::spawn_hub_with(common::with_model).await;
     let owner = hub.user("owner@example.org", false).await;
     let viewer = hub.member_of("vic@example.org", owner.tenant, birdhub::domain::Role::Viewer).await;
     let api = hub.login(&viewer.email).await;
