@@ -78,7 +78,7 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     let mode = state.settings.mode;
     let (mut mqtt_addr, mut mqtt_ws_addr) = (None, None);
     if mode != Mode::Api {
-        // Before anything listens: an ambiguous `integrations.team` stops the start here.
+        // Before anything listens; an ambiguous `integrations.team` only turns the integrations off.
         let feed_team = crate::integrations::team_at_start(&state).await?;
         let broker = crate::mqtt::broker::start(&state).await?;
         (mqtt_addr, mqtt_ws_addr) = (Some(broker.tcp_addr), broker.ws_addr);
@@ -109,7 +109,7 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
         tasks.spawn(
             async move { ("detection-publisher", crate::mqtt::publish::run_detection_publisher(st, stop).await) },
         );
-        if state.settings.integrations.active() {
+        if state.settings.integrations.active() && feed_team.runs() {
             let (st, stop) = (state.clone(), shutdown.clone());
             tasks.spawn(async move { ("integrations", crate::integrations::run(st, stop, feed_team).await) });
         }

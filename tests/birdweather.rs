@@ -302,3 +302,53 @@ async fn the_token_test_only_reads_the_station() {
         assert!(r.body.is_empty(), "nothing is posted");
     }
 }
+
+/// Every piece of `token` 8 characters long, in lower case.
+fn token_pieces(token: &str) -> Vec<String> {
+    let lower = token.to_lowercase();
+    (0..=lower.len() - 8).map(|i| lower[i..i + 8].to_owned()).collect()
+}
+
+#[tokio::test]
+async fn what_birdweather_writes_back_never_reaches_the_test_answer_or_last_error() {
+    let bw = BirdWeather::start().await;
+    // Echoes of the token as a careless BirdWeather (or a proxy before it) might write them.
+    let upper = format!(r#"{{"success":false,"message":"station {} not found"}}"#, TOKEN.to_uppercase());
+    let cut = format!(r#"{{"success":false,"errors":{{"token":["{}… is invalid"]}}}}"#, &TOKEN[..15]);
+    let plain = format!("Internal error for /stations/{}/soundscapes", TOKEN.to_lowercase());
+    let hostile = [(400, upper.as_str()), (422, cut.as_str()), (500, plain.as_str())];
+    bw.script(Call::Stats, &hostile);
+    bw.script(Call::Soundscape, &[(500, upper.as_str()), (500, plain.as_str()), (422, cut.as_str())]);
+    let w = world_with(fast(&bw.base)).await;
+    w.share().await;
+    let viewer = w.hub.member_of("vic@example.org", w.team, birdhub::domain::Role::Viewer).await;
+    let viewer = w.hub.login(&viewer.email).await;
+
+    let mut answers = Vec::new();
+    for _ in &hostile {
+        let (code, r) = w.admin.post(&format!("{}/test", w.path()), json!({})).await;
+        assert_eq!((code.as_u16(), r["ok"].as_bool()), (200, Some(false)), "{r}");
+        answers.push(r.to_string());
+    }
+    let (_, d) = w.heard("2026-05-01T04:12:03.000Z", seed::BLACKBIRD, 0.91, None).await;
+    w.decide(d, "confirm").await;
+    for _ in 0..300 {
+        let (code, s) = viewer.get(&w.path()).await;
+        assert_eq!(code, 200, "a viewer reads the status: {s}");
+        answers.push(s.to_string());
+        if s["status"]["lastError"].as_str().is_some_and(|e| e.contains("HTTP 422")) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let last = answers.last().cloned().unwrap_or_default();
+    assert!(last.contains("HTTP 422"), "the third answer was final: {last}");
+    assert!(answers.iter().any(|a| a.contains("HTTP 500")), "the 500s were seen as they happened");
+    assert_eq!(bw.seen().iter().filter(|r| r.is_soundscape()).count(), 3);
+    for a in &answers {
+        let lower = a.to_lowercase();
+        for piece in token_pieces(TOKEN) {
+            assert!(!lower.contains(&piece), "a piece of the token ({piece}) reached an answer: {a}");
+        }
+    }
+}

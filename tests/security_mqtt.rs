@@ -344,8 +344,9 @@ async fn create_team(api: &common::Api, name: &str) -> String {
 }
 
 /// Finding 11: `integrations.team` by name. Another user's "PROBE GARDEN" made at run time does
-/// not change the team published; on the next start the name is ambiguous and the hub refuses to
-/// start, naming both ids. A team *named* like the configured id does not take it over either.
+/// not change the team published; on the next start the name is ambiguous, yet the hub starts
+/// (issue 48, finding 7: no team admin may stop it) and publishes the team it resolved before, kept
+/// by id. A team *named* like the configured id does not take it over either.
 #[tokio::test]
 async fn the_feed_team_cannot_be_taken_over_by_a_same_named_team() {
     let hub = common::spawn_hub().await;
@@ -383,21 +384,20 @@ async fn the_feed_team_cannot_be_taken_over_by_a_same_named_team() {
     elm_client.disconnect().await;
     let dir = hub.stop_keeping_data().await;
 
-    // Restarting with the name: refused, and the message names both ids.
-    let mut settings = common::test_settings(dir.path());
-    home_assistant_on(&mut settings);
-    settings.integrations.team = "Probe Garden".into();
-    let refused = match birdhub::app::start(settings).await {
-        Ok(hub) => {
-            let _ = hub.stop().await;
-            panic!("the hub started with an ambiguous integrations.team")
-        }
-        Err(e) => format!("{e:#}"),
-    };
-    for needed in [garden.as_str(), shadow.as_str(), "integrations.team", " id "] {
-        assert!(refused.contains(needed), "{needed:?} missing from: {refused}");
+    // Restarting with the name: it starts, serves, and still publishes the garden (kept by id).
+    let hub = common::spawn_hub_in(dir, |s| {
+        home_assistant_on(s);
+        s.integrations.team = "Probe Garden".into();
+    })
+    .await;
+    let (state, transcript) = feed_until(&hub, &oak.id).await;
+    assert_eq!(state["team"], "Probe Garden", "{state}");
+    for secret in [decoy.id.as_str(), shadow.as_str(), "Decoy"] {
+        assert!(!transcript.contains(secret), "the intruder's {secret} reached the feed:\n{transcript}");
     }
-    // `birdhub integrations` says the same, and shows the id once the team is named by it.
+    let dir = hub.stop_keeping_data().await;
+    // `birdhub integrations` (resolving the name afresh) names both ids, and shows the id once the
+    // team is named by it.
     let cli = |team: &str| {
         let config = dir.path().join("empty.toml");
         std::fs::write(&config, "").expect("config");
@@ -433,5 +433,77 @@ async fn the_feed_team_cannot_be_taken_over_by_a_same_named_team() {
     let (state, transcript) = feed_until(&hub, &oak.id).await;
     assert_eq!(state["team"], "Probe Garden", "{state}");
     assert!(!transcript.contains(&lookalike) && !transcript.contains("Lookalike"), "{transcript}");
+    hub.stop().await.expect("stop");
+}
+
+async fn system_status(hub: &common::TestHub) -> Value {
+    let admin = hub.user("root@example.org", true).await;
+    let (status, body) = hub.login(&admin.email).await.get("/system/status").await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+/// Issue 48, finding 7: a hub publishing "Garden" by name starts again after another account
+/// renamed its own team to "garden", and publishes the team it resolved the first time.
+#[tokio::test]
+async fn a_team_renamed_to_the_feed_teams_name_does_not_stop_the_next_start() {
+    let hub = common::spawn_hub().await;
+    let gardener = hub.user("gardener@example.org", false).await;
+    let garden_api = hub.login(&gardener.email).await;
+    let garden = create_team(&garden_api, "Garden").await;
+    let oak = sat::register(&garden_api, json!({"name": "Oak", "tenantId": garden})).await;
+    let intruder = hub.user("intruder@example.org", false).await;
+    let shed = create_team(&hub.login(&intruder.email).await, "Shed").await;
+    let dir = hub.stop_keeping_data().await;
+    let feed_on = |s: &mut Settings| {
+        home_assistant_on(s);
+        s.integrations.team = "Garden".into();
+    };
+
+    let hub = common::spawn_hub_in(dir, feed_on).await;
+    let (state, _) = feed_until(&hub, &oak.id).await;
+    assert_eq!(state["team"], "Garden", "{state}");
+    let intruder_api = hub.login(&intruder.email).await;
+    let (status, body) = intruder_api.put(&format!("/tenants/{shed}/name"), json!({"name": "garden"})).await;
+    assert_eq!(status, 200, "{body}");
+    let decoy = sat::register(&intruder_api, json!({"name": "Decoy", "tenantId": shed})).await;
+    let dir = hub.stop_keeping_data().await;
+
+    let hub = common::spawn_hub_in(dir, feed_on).await;
+    assert_eq!(hub.anon().get("/health").await.0, 200, "the hub serves");
+    let (state, transcript) = feed_until(&hub, &oak.id).await;
+    assert_eq!(state["team"], "Garden", "{state}");
+    assert!(!transcript.contains(&decoy.id) && !transcript.contains(&shed), "{transcript}");
+    let status = system_status(&hub).await;
+    assert_eq!(status["integrations"]["status"], "publishing", "{status}");
+    assert_eq!(status["integrations"]["teamId"], garden.as_str());
+    hub.stop().await.expect("stop");
+}
+
+/// Issue 48, finding 7: a hub whose `integrations.team` is ambiguous from its first start serves
+/// on with the integrations off, and the status page says why.
+#[tokio::test]
+async fn an_ambiguous_feed_team_on_a_fresh_hub_turns_the_integrations_off_not_the_hub() {
+    let hub = common::spawn_hub().await;
+    let a = hub.user("a@example.org", false).await;
+    let b = hub.user("b@example.org", false).await;
+    let one = create_team(&hub.login(&a.email).await, "Garden").await;
+    let two = create_team(&hub.login(&b.email).await, "GARDEN").await;
+    let dir = hub.stop_keeping_data().await;
+
+    let hub = common::spawn_hub_in(dir, |s| {
+        home_assistant_on(s);
+        s.integrations.team = "garden".into();
+    })
+    .await;
+    assert_eq!(hub.anon().get("/health").await.0, 200, "the hub serves");
+    assert_eq!(hub.login(&a.email).await.get("/auth/me").await.0, 200);
+    let status = system_status(&hub).await;
+    let integrations = &status["integrations"];
+    assert_eq!(integrations["status"], "off", "{status}");
+    let reason = integrations["reason"].as_str().unwrap_or_default();
+    for needed in [one.as_str(), two.as_str(), "integrations.team"] {
+        assert!(reason.contains(needed), "{needed:?} missing from: {reason}");
+    }
     hub.stop().await.expect("stop");
 }

@@ -137,7 +137,7 @@ pub fn router(state: AppState) -> Router {
     let api = Router::new().merge(routes).fallback(unknown_route).method_not_allowed_fallback(method_not_allowed);
 
     // Innermost: a repeated POST with the same Idempotency-Key gets the first answer back.
-    api.layer(axum::middleware::from_fn_with_state(idempotency::Keys::default(), idempotency::layer))
+    api.layer(axum::middleware::from_fn_with_state(idempotency::Idempotency::new(state.clone()), idempotency::layer))
         .layer(DefaultBodyLimit::max(state.settings.http.max_body_bytes))
         // Audio and APKs are served with byte ranges (seeking, resumed downloads); compressing
         // them would break the ranges. APKs and export bundles are ZIPs, compressed already.

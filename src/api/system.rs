@@ -21,7 +21,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(
     get, path = "/system/status", tag = tags::SYSTEM,
     description = "Platform admin. Services from the cross-process registry, infrastructure (database, cache, broker, object storage) and a data summary (SPEC 2.21).",
-    responses((status = 200, description = "`{generatedAt, services, infrastructure, data}`", body = Object), err::Auth, err::Unavailable)
+    responses((status = 200, description = "`{generatedAt, services, infrastructure, data, integrations}`", body = Object), err::Auth, err::Unavailable)
 )]
 async fn status(
     State(state): State<AppState>,
@@ -35,6 +35,7 @@ async fn status(
         cache: &state.cache,
         objects: &state.objects,
         retention: state.disk.policy,
+        integrations_on: state.settings.integrations.active(),
     };
     Ok(axum::Json(system_status::gather(sources, state.clock.now()).await?))
 }

@@ -1,8 +1,10 @@
 //! BirdWeather's station API as the peers use it (docs/birdweather.md, IMPORTS.md C): the
 //! soundscape upload, the detection post and the documented stats read. Every answer is
 //! classified here: the status first, then the body, leniently. The station token is a path
-//! segment, so no text this module returns contains a URL: transport errors are described in
-//! words, and anything BirdWeather wrote back has the token masked.
+//! segment, so no text this module returns contains a URL or anything BirdWeather wrote back:
+//! transport errors are described in words, and an answer is classified by its status and, at
+//! most, a fixed set of recognised reasons told in our own words ([`Reason`]). A remote body
+//! could echo the token in any case or cut short, so none of it is ever copied into a message.
 
 use std::time::Duration;
 
@@ -76,8 +78,6 @@ struct SoundscapeAnswer {
     success: Option<bool>,
     #[serde(default)]
     soundscape: Option<SoundscapeBody>,
-    #[serde(default)]
-    message: Option<Value>,
 }
 
 /// Only the id matters; `duration` was a string and is a number since Feb 2025, so nothing else
@@ -121,10 +121,10 @@ impl Client {
         };
         // The status first: a 415 says `success: true` with a null id.
         if status != StatusCode::CREATED {
-            return classify(status, &body, token, "the soundscape");
+            return classify(status, &body, "the soundscape");
         }
         let parsed: Option<SoundscapeAnswer> = serde_json::from_slice(&body).ok();
-        let said = parsed.as_ref().and_then(|a| a.message.as_ref()).map(|m| said(m, token)).unwrap_or_default();
+        let said = Reason::of(&body).words();
         match parsed {
             Some(SoundscapeAnswer { success: Some(true), soundscape: Some(s), .. })
                 if matches!(s.id, Value::Number(_)) || s.id.as_str().is_some_and(|t| !t.is_empty()) =>
@@ -155,14 +155,14 @@ impl Client {
             return Outcome::Done(());
         }
         if status == StatusCode::UNPROCESSABLE_ENTITY {
-            let why = serde_json::from_slice::<Value>(&body).ok().map(|v| said(&v, token)).unwrap_or_default();
+            let why = Reason::of(&body).words();
             return Outcome::Final(problem(
                 Some(422),
                 format!("BirdWeather does not accept this species (HTTP 422){why}"),
                 false,
             ));
         }
-        classify(status, &body, token, "the detection")
+        classify(status, &body, "the detection")
     }
 
     /// Reads the station's figures of today: the one documented, read-only call the token test
@@ -174,7 +174,7 @@ impl Client {
             Err(p) => return Outcome::Retry(p),
         };
         if !status.is_success() {
-            return classify(status, &body, token, "the station's figures");
+            return classify(status, &body, "the station's figures");
         }
         let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         if v.get("success").and_then(Value::as_bool) != Some(true) {
@@ -216,10 +216,10 @@ impl Client {
 }
 
 /// A status other than the one hoped for, in words; `what` names the call.
-fn classify<T>(status: StatusCode, body: &[u8], token: &str, what: &str) -> Outcome<T> {
+fn classify<T>(status: StatusCode, body: &[u8], what: &str) -> Outcome<T> {
     let code = status.as_u16();
     let json: Option<Value> = serde_json::from_slice(body).ok();
-    let why = json.as_ref().map(|v| said(v, token)).unwrap_or_default();
+    let why = Reason::of(body).words();
     match code {
         401 | 403 => Outcome::Retry(problem(Some(code), format!("BirdWeather refused the token (HTTP {code})"), true)),
         404 => Outcome::Retry(problem(Some(code), "BirdWeather does not know this station (HTTP 404)".into(), true)),
@@ -250,19 +250,38 @@ fn problem(http_status: Option<u16>, words: String, station: bool) -> Problem {
     Problem { http_status, words, station }
 }
 
-/// What BirdWeather said (`message`, or the `errors` object), short, as ": …", token masked.
-fn said(v: &Value, token: &str) -> String {
-    let text = match (v.get("message"), v.get("errors")) {
-        (Some(Value::String(m)), _) => m.clone(),
-        (_, Some(e)) if !e.is_null() => e.to_string(),
-        _ => match v {
-            Value::String(m) => m.clone(),
-            _ => return String::new(),
-        },
-    };
-    let text = if token.is_empty() { text } else { text.replace(token, "…") };
-    let short: String = text.chars().filter(|c| !c.is_control()).take(200).collect();
-    if short.trim().is_empty() { String::new() } else { format!(": {}", short.trim()) }
+/// The reasons BirdWeather gives that the hub recognises, told in the hub's own words. Its text
+/// is only searched for fixed phrases, never copied: it may echo the station token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reason {
+    /// BirdWeather stopped taking WAV soundscapes (mid 2025).
+    WavDiscontinued,
+    /// The species is not one BirdWeather knows.
+    UnknownSpecies,
+    /// Nothing recognised.
+    Other,
+}
+
+impl Reason {
+    fn of(body: &[u8]) -> Self {
+        let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_lowercase();
+        if text.contains("wav") && (text.contains("discontinued") || text.contains("not supported")) {
+            Reason::WavDiscontinued
+        } else if text.contains("species") && (text.contains("must exist") || text.contains("unknown")) {
+            Reason::UnknownSpecies
+        } else {
+            Reason::Other
+        }
+    }
+
+    /// As ": …" after a sentence, or nothing.
+    fn words(self) -> &'static str {
+        match self {
+            Reason::WavDiscontinued => ": BirdWeather no longer takes WAV audio",
+            Reason::UnknownSpecies => ": BirdWeather does not know this species",
+            Reason::Other => "",
+        }
+    }
 }
 
 #[cfg(test)]
@@ -272,23 +291,34 @@ mod tests {
     #[test]
     fn statuses_are_read_before_bodies() {
         let body = br#"{"success":true,"soundscape":{"id":null},"message":"WAV support has been discontinued"}"#;
-        let Outcome::<()>::Retry(p) = classify(StatusCode::UNSUPPORTED_MEDIA_TYPE, body, "tok", "the soundscape")
-        else {
+        let Outcome::<()>::Retry(p) = classify(StatusCode::UNSUPPORTED_MEDIA_TYPE, body, "the soundscape") else {
             panic!("a 415 is retried");
         };
         assert_eq!(p.http_status, Some(415));
-        assert!(p.words.contains("WAV support"), "{}", p.words);
-        let Outcome::<()>::Retry(p) = classify(StatusCode::FORBIDDEN, b"", "tok", "x") else { panic!("403") };
+        assert!(p.words.ends_with("no longer takes WAV audio"), "{}", p.words);
+        let Outcome::<()>::Retry(p) = classify(StatusCode::FORBIDDEN, b"", "x") else { panic!("403") };
         assert!(p.station && p.words.contains("refused the token"));
-        assert!(matches!(classify::<()>(StatusCode::BAD_REQUEST, b"", "tok", "x"), Outcome::Final(_)));
-        assert!(matches!(classify::<()>(StatusCode::BAD_GATEWAY, b"<html>", "tok", "x"), Outcome::Retry(_)));
+        assert!(matches!(classify::<()>(StatusCode::BAD_REQUEST, b"", "x"), Outcome::Final(_)));
+        assert!(matches!(classify::<()>(StatusCode::BAD_GATEWAY, b"<html>", "x"), Outcome::Retry(_)));
     }
 
     #[test]
-    fn what_birdweather_says_never_carries_the_token() {
-        let v = serde_json::json!({"message": "station SECRET123 is unknown"});
-        assert_eq!(said(&v, "SECRET123"), ": station … is unknown");
-        let v = serde_json::json!({"success": false, "errors": {"species": ["must exist"]}});
-        assert_eq!(said(&v, "SECRET123"), r#": {"species":["must exist"]}"#);
+    fn nothing_birdweather_writes_is_copied() {
+        let token = "bwStationTok3nS3cretXyZ9";
+        for body in [
+            format!(r#"{{"message":"station {} is unknown"}}"#, token.to_uppercase()),
+            format!(r#"{{"success":false,"errors":{{"token":["{} is invalid"]}}}}"#, &token[..12]),
+            format!("no such station {token}"),
+        ] {
+            for status in [StatusCode::BAD_REQUEST, StatusCode::UNPROCESSABLE_ENTITY, StatusCode::INTERNAL_SERVER_ERROR]
+            {
+                let (Outcome::<()>::Retry(p) | Outcome::Final(p)) = classify(status, body.as_bytes(), "x") else {
+                    panic!("not done");
+                };
+                assert!(!p.words.to_lowercase().contains("tok3n"), "{}", p.words);
+            }
+        }
+        let species = br#"{"success":false,"errors":{"species":["must exist"]}}"#;
+        assert_eq!(Reason::of(species).words(), ": BirdWeather does not know this species");
     }
 }

@@ -14,4 +14,4 @@ pub mod discovery;
 pub mod feed;
 mod publisher;
 
-pub use publisher::{run, team_at_start};
+pub use publisher::{AtStart, run, team_at_start};

@@ -20,7 +20,7 @@ use crate::{
     ids::SatelliteId,
     state::AppState,
     store::home_feed::SatelliteFacts,
-    usecases::home_feed::{self, FeedError, Snapshot, Team},
+    usecases::home_feed::{self, Choice, FeedError, Snapshot, Team},
 };
 
 /// How often the states are read again without any event (telemetry, the day rolling over).
@@ -30,24 +30,51 @@ const COALESCE: Duration = Duration::from_millis(300);
 /// How often a hub without its team looks again.
 const TEAM_RETRY: Duration = Duration::from_secs(5);
 
-/// Resolves `integrations.team` once, as the hub starts. `None`: not yet (no team, or none of that
-/// name or id), and [`run`] waits for it. An ambiguous name is an error, and the hub refuses to
-/// start: the operator must name the team by its id.
-pub async fn team_at_start(state: &AppState) -> anyhow::Result<Option<Team>> {
-    if !state.settings.integrations.active() {
-        return Ok(None);
+/// What the integrations task starts with.
+#[derive(Debug)]
+pub enum AtStart {
+    /// Publish this team.
+    Publish(Team),
+    /// No team yet (or none of that name or id): [`run`] waits for it.
+    Wait,
+    /// Off: the name is ambiguous and no team was resolved from it before. The hub serves on;
+    /// the log and the status page say why.
+    Off,
+}
+
+impl AtStart {
+    /// Whether the integrations task runs at all.
+    pub fn runs(&self) -> bool {
+        !matches!(self, AtStart::Off)
     }
-    match home_feed::resolve_team(&state.store, &state.settings.integrations.team).await {
-        Ok(team) => Ok(Some(team)),
-        Err(FeedError::Store(e)) => Err(anyhow::Error::new(e).context("reading the teams for the integrations")),
-        Err(e) if e.needs_operator() => Err(anyhow::Error::new(e)),
-        Err(_) => Ok(None),
+}
+
+/// Resolves `integrations.team` once, as the hub starts ([`home_feed::choose_team`]: the team
+/// resolved before is kept by id). Nothing a team admin can type stops the start: an ambiguous name
+/// with no earlier team turns the integrations off instead, loudly.
+pub async fn team_at_start(state: &AppState) -> anyhow::Result<AtStart> {
+    if !state.settings.integrations.active() {
+        return Ok(AtStart::Wait);
+    }
+    let wanted = &state.settings.integrations.team;
+    match home_feed::choose_team(&state.store, wanted, state.clock.stamp()).await {
+        Ok(Choice::Team(team)) => Ok(AtStart::Publish(team)),
+        Ok(Choice::Wait(_)) => Ok(AtStart::Wait),
+        Ok(Choice::Off(e)) => {
+            tracing::error!(
+                error = %e,
+                "the integrations (Home Assistant, the MQTT feed) are OFF: set integrations.team to the id of \
+                 the team to publish and restart the hub; everything else serves on"
+            );
+            Ok(AtStart::Off)
+        }
+        Err(e) => Err(anyhow::Error::new(e).context("reading the teams for the integrations")),
     }
 }
 
 /// Runs until shutdown. Started only while `integrations.home_assistant` or `.feed` is on.
 /// `team` is [`team_at_start`]'s answer; the team is kept by id from then on.
-pub async fn run(state: AppState, shutdown: CancellationToken, team: Option<Team>) -> anyhow::Result<()> {
+pub async fn run(state: AppState, shutdown: CancellationToken, team: AtStart) -> anyhow::Result<()> {
     let settings = state.settings.integrations.clone();
     let topics = Topics::new(&settings.feed.root);
     let mut events = state.bus.subscribe("integrations");
@@ -59,8 +86,9 @@ pub async fn run(state: AppState, shutdown: CancellationToken, team: Option<Team
         Some(bridge)
     };
     let team = match team {
-        Some(team) => team,
-        None => match wait_for_team(&state, &settings.team, &shutdown).await {
+        AtStart::Publish(team) => team,
+        AtStart::Off => return Ok(()),
+        AtStart::Wait => match wait_for_team(&state, &settings.team, &shutdown).await {
             Some(team) => team,
             None => return Ok(()),
         },
@@ -138,9 +166,10 @@ pub async fn run(state: AppState, shutdown: CancellationToken, team: Option<Team
 async fn wait_for_team(state: &AppState, wanted: &str, shutdown: &CancellationToken) -> Option<Team> {
     let mut told = String::new();
     loop {
-        match home_feed::resolve_team(&state.store, wanted).await {
-            Ok(team) => return Some(team),
-            Err(e) => {
+        match home_feed::choose_team(&state.store, wanted, state.clock.stamp()).await {
+            Ok(Choice::Team(team)) => return Some(team),
+            Err(e) => tracing::warn!(error = %e, "integrations could not read the teams"),
+            Ok(Choice::Wait(e) | Choice::Off(e)) => {
                 let said = e.to_string();
                 if said != told {
                     match e {

@@ -1,6 +1,6 @@
 //! Key/value settings per scope (`platform` or a tenant id), values as JSON.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use super::Result;
@@ -52,6 +52,23 @@ pub fn save_in<T: Serialize>(tx: &Connection, scope: &str, settings: &T, now: Ti
             )?;
         }
     }
+    Ok(())
+}
+
+/// One stored value (JSON text) of `scope`, read alone: for the hub's own bookkeeping rows that no
+/// settings struct holds.
+pub fn get_one(conn: &Connection, scope: &str, key: &str) -> Result<Option<String>> {
+    let mut stmt = conn.prepare_cached("SELECT value_json FROM settings WHERE scope = ?1 AND key = ?2")?;
+    Ok(stmt.query_row(params![scope, key], |r| r.get(0)).optional()?)
+}
+
+/// Stores one value (JSON text) of `scope`.
+pub fn put_one(conn: &Connection, scope: &str, key: &str, value_json: &str, now: Timestamp) -> Result<()> {
+    conn.execute(
+        "INSERT INTO settings (scope, key, value_json, updated_at) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (scope, key) DO UPDATE SET value_json = excluded.value_json, updated_at = excluded.updated_at",
+        params![scope, key, value_json, now],
+    )?;
     Ok(())
 }
 

@@ -10,6 +10,9 @@
 //! - `data`: detection counts (total, today on the hub zone's calendar: hub-wide, no team's zone applies), the inference queue,
 //!   species picture totals, and the numbers of teams, accounts and satellites.
 //!
+//! - `integrations`: whether Home Assistant / the MQTT feed publish a team, and why not when not
+//!   (an ambiguous `integrations.team` turns them off rather than stopping the start).
+//!
 //! A part that cannot be read says `"status": "error"` with the reason; only a database that does
 //! not answer at all fails the request (everything else on the page comes from it).
 
@@ -60,6 +63,18 @@ pub struct SystemStatus {
     pub services: Vec<Listed>,
     pub infrastructure: Infrastructure,
     pub data: Data,
+    pub integrations: Integrations,
+}
+
+/// The Home Assistant / MQTT feed integrations, as the last start (or wait) decided.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Integrations {
+    /// `not_configured`, `publishing`, `waiting` (no team yet) or `off` (the operator must act).
+    pub status: &'static str,
+    pub team_id: Option<crate::ids::TenantId>,
+    /// Why nothing is published, when nothing is.
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -170,6 +185,8 @@ pub struct Sources<'a> {
     pub cache: &'a Cache,
     pub objects: &'a ObjectStore,
     pub retention: super::audio_retention::Policy,
+    /// Whether Home Assistant or the MQTT feed is configured.
+    pub integrations_on: bool,
 }
 
 pub async fn gather(src: Sources<'_>, now: DateTime<Utc>) -> Result<SystemStatus, StatusError> {
@@ -213,7 +230,28 @@ pub async fn gather(src: Sources<'_>, now: DateTime<Utc>) -> Result<SystemStatus
         users: totals.users,
         satellites: totals.satellites,
     };
-    Ok(SystemStatus { generated_at: stamp, instance_id: src.this.instance_id.clone(), services, infrastructure, data })
+    let integrations = integrations(src.store, src.integrations_on).await?;
+    Ok(SystemStatus {
+        generated_at: stamp,
+        instance_id: src.this.instance_id.clone(),
+        services,
+        infrastructure,
+        data,
+        integrations,
+    })
+}
+
+async fn integrations(store: &Store, on: bool) -> Result<Integrations, StatusError> {
+    if !on {
+        return Ok(Integrations { status: "not_configured", team_id: None, reason: None });
+    }
+    let kept = super::home_feed::kept_team(store).await?.unwrap_or_default();
+    let status = match (kept.team_id, kept.off) {
+        (Some(_), _) => "publishing",
+        (None, true) => "off",
+        (None, false) => "waiting",
+    };
+    Ok(Integrations { status, team_id: kept.team_id, reason: kept.problem })
 }
 
 /// This process's broker, or (mode `api`) the freshest dispatcher's as its registry entry says.
