@@ -47,7 +47,7 @@ async fn share_page(
     let Ok(id) = id.parse::<DetectionId>() else { return not_found() };
     let app = &state.app;
     let secret = app.settings.security.jwt_secret.expose();
-    let now = app.clock.now().timestamp();
+    let now = app.clock.stamp();
     match shared_detection::view(&app.store, &app.names, secret, now, (id, &token), q.lang.as_deref()).await {
         Ok(v) => page(&v, &token).into_response(),
         Err(ShareError::NotFound) => not_found(),
