@@ -10,6 +10,7 @@ mod auth;
 mod common;
 mod detection;
 mod detection_actions;
+mod detection_shares;
 mod detection_settings;
 mod detections;
 mod exports;
@@ -57,6 +58,7 @@ pub fn routes() -> Router<WebState> {
         .merge(recovery::routes())
         .merge(detections::routes())
         .merge(detection::routes())
+        .merge(detection_shares::routes())
         .merge(sessions::routes())
         .merge(species::routes())
         .merge(stats::routes())
