@@ -163,3 +163,36 @@ async fn another_teams_detections_and_links_are_404_and_lists_are_the_teams_own(
     let tok = token(&made);
     assert_error(&t.hub.anon().get(&format!("/share/detection/{theirs}/{tok}")).await, 404, "share_not_found");
 }
+
+#[tokio::test]
+async fn retention_keeps_audio_only_while_a_link_is_live() {
+    let t = team().await;
+    let d = &t.detection;
+    let state = t.hub.state();
+    let policy = birdhub::usecases::audio_retention::Policy { keep_audio_days: 30, min_free_bytes: 0 };
+    let sweep = || {
+        birdhub::usecases::audio_retention::sweep(&state.store, &state.objects, &state.clock, policy, &t.hub.data_dir)
+    };
+    let expired = || {
+        t.hub.sql(|c| {
+            c.query_row("SELECT count(*) FROM audio_chunks WHERE audio_expired_at IS NOT NULL", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .expect("n")
+        })
+    };
+    // The recording is months old, classified and plain (not rare): only a live link keeps it.
+    t.hub
+        .sql(|c| {
+            c.execute("UPDATE inference_jobs SET status = 'done', finished_at = '2026-01-01T00:00:00.000Z'", [])?;
+            c.execute("UPDATE detections SET is_rare = 0, rare_reason = NULL", [])
+        })
+        .expect("plain");
+    let (_, made) = t.owner.post_empty(&format!("/detections/{d}/shares")).await;
+    assert_eq!(sweep().await.expect("sweep").expired_by_age, 0);
+    assert_eq!(expired(), 0, "kept while the link is live");
+    let (status, _) = t.owner.delete(&format!("/detections/{d}/shares/{}", made["id"].as_str().expect("id"))).await;
+    assert_eq!(status, 204);
+    assert_eq!(sweep().await.expect("sweep").expired_by_age, 1, "a revoked link keeps nothing");
+    assert_eq!(expired(), 1);
+}

@@ -155,9 +155,8 @@ async fn shared_audio(
 ) -> Result<Response, ApiError> {
     admit(&state, &ip).await?;
     let secret = state.settings.security.jwt_secret.expose();
-    let d = shared_detection::open_audio(&state.store, secret, state.clock.stamp(), id, &token)
-        .await
-        .map_err(not_found)?;
+    let d =
+        shared_detection::open_audio(&state.store, secret, state.clock.stamp(), id, &token).await.map_err(not_found)?;
     if let Some(at) = d.audio_expired_at {
         return Err(super::audio::expired(at));
     }

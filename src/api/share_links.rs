@@ -49,7 +49,11 @@ pub(super) async fn made_body(state: &AppState, tenant: TenantId, made: &Made) -
 }
 
 /// Makes (or gives back) the caller's link to the team's detection.
-pub(super) async fn make_link(state: &AppState, access: &crate::auth::TenantAccess, id: DetectionId) -> Result<Made, ApiError> {
+pub(super) async fn make_link(
+    state: &AppState,
+    access: &crate::auth::TenantAccess,
+    id: DetectionId,
+) -> Result<Made, ApiError> {
     let maker = access.ctx.require_user()?;
     let secret = state.settings.security.jwt_secret.expose();
     Ok(share_links::make(&state.store, &state.clock, secret, access.tenant_id, id, maker).await?)

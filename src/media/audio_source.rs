@@ -57,10 +57,7 @@ impl Sources {
     /// Up to `parallel` drawings at once (at least one).
     pub fn new(parallel: usize) -> Self {
         Self {
-            undecodable: moka::sync::Cache::builder()
-                .max_capacity(REMEMBERED)
-                .time_to_live(REMEMBERED_FOR)
-                .build(),
+            undecodable: moka::sync::Cache::builder().max_capacity(REMEMBERED).time_to_live(REMEMBERED_FOR).build(),
             slots: Arc::new(Semaphore::new(parallel.max(1))),
         }
     }

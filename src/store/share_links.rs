@@ -56,10 +56,8 @@ pub fn live(conn: &Connection, tenant: TenantId, detection: DetectionId, now: Ti
         "{SELECT} WHERE l.tenant_id = :tenant AND d.id = :detection AND {LIVE} ORDER BY l.created_at DESC, l.id"
     );
     let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map(
-        rusqlite::named_params! {":tenant": tenant, ":detection": detection, ":now": now},
-        from_row,
-    )?;
+    let rows =
+        stmt.query_map(rusqlite::named_params! {":tenant": tenant, ":detection": detection, ":now": now}, from_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 

@@ -25,7 +25,13 @@ pub enum ShareError {
 }
 
 /// The detection a share token opens while its link is live, or [`ShareError::NotFound`].
-pub async fn open(store: &Store, secret: &str, now: Timestamp, id: DetectionId, token: &str) -> Result<Stored, ShareError> {
+pub async fn open(
+    store: &Store,
+    secret: &str,
+    now: Timestamp,
+    id: DetectionId,
+    token: &str,
+) -> Result<Stored, ShareError> {
     let link = share::verify(secret, id, token).ok_or(ShareError::NotFound)?;
     let found = store
         .call(move |c| {
