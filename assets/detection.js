@@ -146,10 +146,20 @@
       refresh("#comments");
       return;
     }
+    const revoke = ev.target.closest("button.revoke-share");
+    if (revoke) {
+      if (!confirm("Revoke this share link? Whoever has it will no longer see this detection.")) return;
+      const r = await bh.api("DELETE", "/detections/" + revoke.dataset.id + "/shares/" + revoke.dataset.share);
+      if (!r.ok) return failed(r);
+      bh.toast("Share link revoked", "ok");
+      refresh("#shares");
+      return;
+    }
     const share = ev.target.closest("#share");
     if (share) {
-      const r = await bh.api("GET", "/detections/" + share.dataset.id + "/share");
+      const r = await bh.api("POST", "/detections/" + share.dataset.id + "/shares");
       if (!r.ok) return failed(r);
+      refresh("#shares");
       // The page link (a page for people); the API link stays in the answer for scripts.
       const url = r.data.pageUrl || r.data.url;
       const field = $("#share-url");

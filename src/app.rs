@@ -305,6 +305,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
         live: crate::mqtt::live::LiveSessions::new(),
         metrics,
         passwords: crate::auth::password::Passwords::default(),
+        spectrograms: crate::media::audio_source::Sources::per_core(),
     })
 }
 

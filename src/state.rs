@@ -72,6 +72,9 @@ pub struct AppState {
     pub metrics: crate::metrics::Metrics,
     /// The one bound on concurrent argon2 runs: every password hash and verification goes through it.
     pub passwords: crate::auth::password::Passwords,
+    /// The bounds of spectrogram drawing: the first minute of a file, undecodable files
+    /// remembered, one drawing per core at a time.
+    pub spectrograms: crate::media::audio_source::Sources,
 }
 
 impl AppState {

@@ -190,3 +190,37 @@ async fn detections_as_a_person_meets_them() {
     friend.assert_no_js_errors().await;
     friend.close().await;
 }
+
+/// Issue 48: the detection's page lists its live share links (who made each, when, until when)
+/// and "Revoke" ends one at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_detection_page_lists_its_share_links_and_revokes_one() {
+    let hub = common::spawn_hub().await;
+    let ana = hub.user("ana@example.org", false).await;
+    let sat = seed::satellite(&hub, ana.tenant, "Garden").await;
+    let (_, detection) = seed::heard(&hub, ana.tenant, sat, "2026-05-01T05:00:00.000Z", seed::ROBIN, 0.8).await;
+
+    let b = Browser::start(hub.http_addr.port(), "share-links").await;
+    b.sign_in(&ana.email, PASSWORD, None).await;
+    b.goto(&format!("/detections/{detection}")).await;
+    assert!(b.text("#shares").await.contains("No live share links"), "{}", b.text("#shares").await);
+
+    b.click("#share").await;
+    assert!(b.wait_until("return document.querySelectorAll('#shares .share-link').length === 1;", 10).await);
+    let row = b.text("#shares .share-link").await;
+    assert!(row.contains("ana") && row.contains("made") && row.contains("ends"), "{row}");
+    assert!(b.has("#shares button.revoke-share").await, "the maker may revoke");
+    let link: String = b.js("return document.getElementById('share-url').value;").await.as_str().expect("link").into();
+    let token = link.rsplit('/').next().and_then(|t| t.split('?').next()).expect("token").to_owned();
+    let json_path = format!("/share/detection/{detection}/{token}");
+    assert_eq!(hub.anon().get(&json_path).await.0, 200, "the link opens");
+    b.shot("listed").await;
+
+    b.js("window.confirm = () => true; return null;").await;
+    b.click("#shares button.revoke-share").await;
+    assert!(b.wait_until("return document.querySelectorAll('#shares .share-link').length === 0;", 10).await);
+    assert!(b.text("#shares").await.contains("No live share links"));
+    common::assert_error(&hub.anon().get(&json_path).await, 404, "share_not_found");
+    b.shot("revoked").await;
+    b.close().await;
+}

@@ -175,9 +175,9 @@ async fn share_links_work_without_an_account_until_they_expire() {
     assert_eq!(audio.bytes().await.expect("wav").to_vec(), common::sat::tone_wav(48_000, 3.0));
 
     // Forged, altered, or for another detection: 404 like an unknown detection.
-    let (expiry, tag) = token.split_once('.').expect("dot");
-    let forged = format!("{expiry}.{}", "0".repeat(tag.len()));
-    let moved = format!("{}.{tag}", expiry.parse::<i64>().expect("n") + 86_400);
+    let (link, tag) = token.split_once('.').expect("dot");
+    let forged = format!("{link}.{}", "0".repeat(tag.len()));
+    let moved = format!("{}.{tag}", uuid::Uuid::new_v4().simple());
     for bad in [forged.as_str(), moved.as_str(), "nonsense"] {
         assert_error(&anon.get(&format!("/share/detection/{}/{bad}", w.detection)).await, 404, "share_not_found");
         assert_error(&anon.get(&format!("/share/audio/{}/{bad}", w.detection)).await, 404, "share_not_found");

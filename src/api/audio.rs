@@ -3,7 +3,10 @@
 //! detection's chunk as a spectrogram (10.7 ms STFT frames, 75% overlap, 70 dB range; see
 //! [`crate::media::spectrogram`]) over `?minHz=&maxHz=` (default 0 to 12 kHz). The default range
 //! is made once and then kept in the object store under `spectrograms/v2/` (the key names the
-//! range); other ranges are drawn per request, so chosen ranges cannot fill the disk. Every PNG
+//! range); other ranges are drawn per request, so chosen ranges cannot fill the disk. A picture
+//! shows at most the file's first minute, read within bounds, one drawing per core at a time, and
+//! a file that did not decode is refused at once the next time ([`crate::media::audio_source`]).
+//! Every PNG
 //! comes with its pixel mapping in `X-Spectrogram-*` headers, so the page can place annotation
 //! boxes on the notes.
 
@@ -22,8 +25,7 @@ use super::{ApiError, Path, Query, detections::find, files::serve_object};
 use crate::{
     auth::Viewer,
     ids::{ChunkId, DetectionId, TenantId},
-    inference::audio,
-    media::spectrogram,
+    media::{audio_source::SourceError, spectrogram},
     state::AppState,
     store::{self, chunks::ChunkMeta},
 };
@@ -149,15 +151,14 @@ pub(super) async fn spectrogram_of(
     req: Request,
 ) -> Result<Response, ApiError> {
     let meta = chunk_meta(state, tenant, chunk).await?;
-    let bytes = state.objects.get(&meta.storage_key).await?;
-    let ext = meta.storage_key.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    let decoded = tokio::task::spawn_blocking(move || match ext.as_deref() {
-        Some("wav") => audio::decode_wav(&bytes, 60.0),
-        other => audio::decode::decode_bytes(bytes, other, 60.0),
-    })
-    .await
-    .map_err(ApiError::internal)?
-    .map_err(|e| ApiError::Unprocessable("unreadable_audio", format!("the stored chunk is unreadable: {e}")))?;
+    // One drawing per core at a time, from at most the file's first minute (finding 4 of issue 48).
+    let _turn = state.spectrograms.slot().await;
+    let decoded = state.spectrograms.first_minute(&state.objects, &meta.storage_key).await.map_err(|e| match e {
+        SourceError::Unreadable(why) => {
+            ApiError::Unprocessable("unreadable_audio", format!("the stored chunk is unreadable: {why}"))
+        }
+        SourceError::Object(o) => o.into(),
+    })?;
     let range = spectrogram::FrequencyRange::choose(min_hz, max_hz, decoded.sample_rate)
         .map_err(|e| ApiError::Unprocessable("invalid_frequency_range", e.to_string()))?;
     let map = spectrogram::mapping(decoded.samples.len(), decoded.sample_rate, range)

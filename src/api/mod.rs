@@ -47,6 +47,7 @@ mod session;
 mod sessions;
 mod settings;
 mod share;
+mod share_links;
 mod species;
 mod species_images;
 mod stats;
@@ -103,6 +104,7 @@ fn routes(max_apk_bytes: u64, max_import_bytes: u64) -> OpenApiRouter<AppState> 
         .merge(detections::router())
         .merge(detection_notes::router())
         .merge(share::router())
+        .merge(share_links::router())
         .merge(public::router())
         .merge(exports::router())
         .merge(species::router())

@@ -358,6 +358,20 @@ impl From<LiveError> for ApiError {
     }
 }
 
+impl From<crate::usecases::share_links::ShareLinkError> for ApiError {
+    fn from(e: crate::usecases::share_links::ShareLinkError) -> Self {
+        use crate::usecases::share_links::ShareLinkError;
+        let m = e.to_string();
+        match e {
+            ShareLinkError::DetectionNotFound => Self::NotFound("detection_not_found", m),
+            ShareLinkError::LinkNotFound => Self::NotFound("share_not_found", m),
+            ShareLinkError::NotYours => Self::Forbidden("not_your_share_link", m),
+            ShareLinkError::TooMany => Self::Conflict("too_many_share_links", m),
+            ShareLinkError::Store(e) => e.into(),
+        }
+    }
+}
+
 impl From<crate::usecases::public_page::PublicError> for ApiError {
     fn from(e: crate::usecases::public_page::PublicError) -> Self {
         use crate::usecases::public_page::PublicError;

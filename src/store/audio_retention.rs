@@ -7,7 +7,7 @@
 //! - [`Tier::Kept`]: the rest (a person verified a detection, it is rare, or annotated), kept
 //!   longest: only when the disk needs the room.
 //!
-//! A chunk with a detection shared until later than now, and a chunk whose inference job is
+//! A chunk with a detection that has a live share link, and a chunk whose inference job is
 //! still queued or running (a satellite's backlog of old recordings), is in neither tier.
 
 use rusqlite::{Connection, params};
@@ -37,8 +37,8 @@ const VALUED: &str = "EXISTS (SELECT 1 FROM detections d WHERE d.chunk_pk = c.pk
 /// The chunk is still waiting for the classifier (its audio is needed).
 const UNCLASSIFIED: &str =
     "EXISTS (SELECT 1 FROM inference_jobs j WHERE j.chunk_id = c.id AND j.status IN ('queued', 'running'))";
-/// A detection of the chunk whose share link is still valid at `?2`.
-const SHARED: &str = "EXISTS (SELECT 1 FROM detections d WHERE d.chunk_pk = c.pk AND d.shared_until IS NOT NULL AND d.shared_until > ?2)";
+/// A detection of the chunk has a live share link at `?2`.
+const SHARED: &str = super::share_links::CHUNK_SHARED;
 
 /// Up to `limit` chunks of `tier` recorded before `before`, oldest first, with live audio.
 pub fn candidates(
@@ -102,15 +102,6 @@ pub fn mark_deleted(conn: &mut Connection, ids: &[ChunkId]) -> Result<()> {
         }
     }
     tx.commit()?;
-    Ok(())
-}
-
-/// Keeps a detection's audio at least until `until` (a share link's expiry).
-pub fn shared_until(conn: &Connection, detection: crate::ids::DetectionId, until: Timestamp) -> Result<()> {
-    conn.execute(
-        "UPDATE detections SET shared_until = max(coalesce(shared_until, ''), ?2) WHERE id = ?1",
-        params![detection, until],
-    )?;
     Ok(())
 }
 

@@ -49,6 +49,7 @@ pub mod satellites;
 pub mod scheduled_exports;
 pub mod sessions;
 pub mod settings;
+pub mod share_links;
 pub mod species_images;
 pub mod stats;
 pub mod system;

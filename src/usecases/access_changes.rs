@@ -1,7 +1,8 @@
 //! What follows from a change to who may do what, applied in the change's own transaction.
 //!
 //! The rule every change keeps: a team API key or a pending invite lives only while its maker
-//! could still make it (an unblocked platform admin, or an admin of its team); a person watches
+//! could still make it (an unblocked platform admin, or an admin of its team), a share link while
+//! its maker is an unblocked member of its team (or platform admin); a person watches
 //! live audio only while they are a member (or more) of the satellite's team. [`settle`] applies
 //! the first inside the transaction of the change, [`follow_up`] the second (and disconnects
 //! released devices) right after its commit.
@@ -46,6 +47,8 @@ pub struct Ended {
     pub keys: Vec<(TenantId, String)>,
     /// Pending invites revoked, as `(team, invite id)`.
     pub invites: Vec<(TenantId, String)>,
+    /// Share links the person made that ended (they left the team, or were blocked).
+    pub share_links: usize,
     /// Sign-in sessions ended.
     pub sessions: usize,
     /// Remembered devices (that skipped the second factor) forgotten.
@@ -99,6 +102,7 @@ pub(crate) fn settle(
 ) -> store::Result<Reach> {
     ended.keys.extend(store::api_keys::revoke_orphaned(tx, user, now)?);
     ended.invites.extend(store::invites::revoke_orphaned(tx, user, now)?);
+    ended.share_links += store::share_links::revoke_orphaned(tx, user, now)?;
     let person = match store::users::get(tx, user) {
         Ok(p) => p,
         Err(store::Error::NotFound) => return Ok(Reach::Nowhere),

@@ -6,7 +6,8 @@
 //! 2. while free space is under `min_free_disk_mb`, deletes plain audio of any age, oldest first,
 //!    then the audio kept longest (verified, rare, annotated), oldest first.
 //!
-//! Audio of a detection with a valid share link is never deleted. Rows stay; their audio is
+//! Audio of a detection with a live share link ([`store::share_links`]) is never deleted; a
+//! revoked, expired or ended link keeps nothing. Rows stay; their audio is
 //! marked expired, which the API and dashboard show as "audio expired".
 //!
 //! Each chunk is marked in the database before its file is deleted, so a crash never leaves a
@@ -268,13 +269,4 @@ impl DiskGuard {
         }
         Err(DiskFull::Full { free_mb: now_free / 1_048_576, min_mb: self.policy.min_free_bytes / 1_048_576 })
     }
-}
-
-/// Keeps a shared detection's audio at least `until` (its share link's expiry).
-pub async fn keep_shared_until(
-    store: &Store,
-    detection: crate::ids::DetectionId,
-    until: Timestamp,
-) -> Result<(), crate::store::Error> {
-    store.call(move |c| crate::store::audio_retention::shared_until(c, detection, until)).await
 }

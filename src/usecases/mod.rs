@@ -80,6 +80,7 @@ pub mod satellites;
 pub mod scheduled_exports;
 pub mod service_registry;
 pub mod settings;
+pub mod share_links;
 pub mod shared_detection;
 pub mod sign_in;
 pub mod species;

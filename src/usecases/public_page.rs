@@ -98,13 +98,20 @@ pub struct Team {
 /// A visit from `client` to team `raw_id`'s page: counted against the client's limit (refused
 /// past `per_minute` in the current minute), then the team, when its page is on.
 pub async fn visit(ctx: Ctx<'_>, client: &str, raw_id: &str) -> Result<Team, PublicError> {
-    if ctx.per_minute > 0 {
-        let n = ctx.cache.incr(&format!("public:rate:{client}"), Duration::from_secs(60)).await;
-        if n > u64::from(ctx.per_minute) {
-            return Err(PublicError::RateLimited);
-        }
+    if !within_budget(ctx, client).await {
+        return Err(PublicError::RateLimited);
     }
     open(ctx.store, raw_id).await
+}
+
+/// Counts a public read from `client` (the public page's and the share links' one budget):
+/// whether it is within `per_minute` in the current minute.
+pub async fn within_budget(ctx: Ctx<'_>, client: &str) -> bool {
+    if ctx.per_minute == 0 {
+        return true;
+    }
+    let n = ctx.cache.incr(&format!("public:rate:{client}"), Duration::from_secs(60)).await;
+    n <= u64::from(ctx.per_minute)
 }
 
 /// The team `raw_id` when its public page is on.

@@ -1,6 +1,6 @@
 //! A shared detection (SPEC 4.2): what a share link shows a person without an account. The token
-//! ([`crate::auth::share`]) names one detection; a forged, altered or expired one finds nothing,
-//! like an unknown detection. The view carries no team, satellite or storage ids: the species
+//! ([`crate::auth::share`]) names one link of one detection ([`super::share_links`]); a forged,
+//! altered, expired, revoked or ended one finds nothing, like an unknown detection. The view carries no team, satellite or storage ids: the species
 //! with its common name in the sharer's language (else the team's primary language), the time,
 //! the station's name and its place rounded as on the team's public page
 //! ([`super::public_page::place`]), and whether the recording still plays.
@@ -13,6 +13,7 @@ use crate::{
     ids::DetectionId,
     inference::translations::Translations,
     store::{self, Store, detections::Stored},
+    time::Timestamp,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -23,10 +24,40 @@ pub enum ShareError {
     Store(#[from] store::Error),
 }
 
-/// The detection a share token opens, or [`ShareError::NotFound`].
-pub async fn open(store: &Store, secret: &str, now: i64, id: DetectionId, token: &str) -> Result<Stored, ShareError> {
-    if !share::verify(secret, id, token, now) {
-        return Err(ShareError::NotFound);
+/// The detection a share token opens while its link is live, or [`ShareError::NotFound`].
+pub async fn open(
+    store: &Store,
+    secret: &str,
+    now: Timestamp,
+    id: DetectionId,
+    token: &str,
+) -> Result<Stored, ShareError> {
+    let link = share::verify(secret, id, token).ok_or(ShareError::NotFound)?;
+    let found = store
+        .call(move |c| {
+            if !store::share_links::is_live(c, &link, id, now)? {
+                return Err(store::Error::NotFound);
+            }
+            store::detections::get_any(c, id)
+        })
+        .await;
+    found.map_err(|e| match e {
+        store::Error::NotFound => ShareError::NotFound,
+        other => ShareError::Store(other),
+    })
+}
+
+/// The detection whose audio a token opens: a live link's, or an audio-only token of the first
+/// shape (the iNaturalist export's, [`share::sign_audio`]) until its expiry.
+pub async fn open_audio(
+    store: &Store,
+    secret: &str,
+    now: Timestamp,
+    id: DetectionId,
+    token: &str,
+) -> Result<Stored, ShareError> {
+    if !share::verify_audio(secret, id, token, now.0.timestamp()) {
+        return open(store, secret, now, id, token).await;
     }
     store.call(move |c| store::detections::get_any(c, id)).await.map_err(|e| match e {
         store::Error::NotFound => ShareError::NotFound,
@@ -68,7 +99,7 @@ pub async fn view(
     store: &Store,
     names: &Translations,
     secret: &str,
-    now: i64,
+    now: Timestamp,
     (id, token): (DetectionId, &str),
     lang: Option<&str>,
 ) -> Result<SharedView, ShareError> {

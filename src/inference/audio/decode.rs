@@ -17,7 +17,7 @@ use symphonia::core::{
     codecs::audio::{AudioDecoder, AudioDecoderOptions},
     errors::Error as SymphoniaError,
     formats::{FormatOptions, FormatReader, TrackType, probe::Hint},
-    io::{MediaSource, MediaSourceStream},
+    io::{MediaSource, MediaSourceStream, ReadOnlySource},
     meta::MetadataOptions,
 };
 
@@ -57,6 +57,12 @@ impl AudioStream {
     pub fn open_file(path: &Path) -> Result<Self, AudioError> {
         let file = File::open(path).map_err(|e| AudioError::Undecodable(e.to_string()))?;
         Self::open(Box::new(file), path.extension().and_then(|e| e.to_str()))
+    }
+
+    /// Opens the first `max_bytes` of an open file, read front to back: a longer file is never
+    /// read past them, and where they end the audio ends. `extension` is an optional hint.
+    pub fn open_prefix(file: File, extension: Option<&str>, max_bytes: u64) -> Result<Self, AudioError> {
+        Self::open(Box::new(ReadOnlySource::new(std::io::Read::take(file, max_bytes))), extension)
     }
 
     /// Opens a file held in memory; `extension` is an optional hint.
@@ -182,6 +188,22 @@ pub fn decode_bytes(bytes: Vec<u8>, extension: Option<&str>, max_seconds: f64) -
 pub fn decode_file(path: &Path, max_seconds: f64) -> Result<Audio, AudioError> {
     let bytes = std::fs::read(path).map_err(|e| AudioError::Undecodable(e.to_string()))?;
     decode_bytes(bytes, path.extension().and_then(|e| e.to_str()), max_seconds)
+}
+
+/// The first `max_seconds` of a stream, at most `max_samples` samples: the rest is never decoded
+/// (a picture of the start of a long recording, where [`decode_bytes`] would refuse it).
+pub fn decode_first(mut stream: AudioStream, max_seconds: f64, max_samples: usize) -> Result<Audio, AudioError> {
+    let limit = ((max_seconds * f64::from(stream.sample_rate())) as usize).min(max_samples);
+    let mut samples = Vec::new();
+    while samples.len() < limit {
+        let Some(block) = stream.next_block()? else { break };
+        let room = limit - samples.len();
+        samples.extend_from_slice(&block[..block.len().min(room)]);
+    }
+    if samples.is_empty() {
+        return Err(AudioError::Empty);
+    }
+    Ok(Audio { samples, sample_rate: stream.sample_rate() })
 }
 
 fn collect(mut stream: AudioStream, max_seconds: f64) -> Result<Audio, AudioError> {

@@ -150,7 +150,7 @@ impl ShareLinks {
     pub fn audio(&self, detection: &str, now: DateTime<Utc>) -> Option<String> {
         let id: crate::ids::DetectionId = detection.parse().ok()?;
         let expires = now + chrono::Duration::days(crate::auth::share::SHARE_DAYS);
-        let token = crate::auth::share::sign(&self.secret, id, expires.timestamp());
+        let token = crate::auth::share::sign_audio(&self.secret, id, expires.timestamp());
         Some(format!("{}/api/share/audio/{id}/{token}", self.base))
     }
 }

@@ -1,5 +1,6 @@
 //! One detection: the large spectrogram with a playhead synced to the audio, the votes with the
-//! consensus, annotation boxes (drawn by dragging on the spectrogram), comments, and sharing.
+//! consensus, annotation boxes (drawn by dragging on the spectrogram), comments, and sharing (the
+//! live share links are listed by [`super::detection_shares`]).
 //! `detection.js` does the writes through `/api` and refreshes the fragments below.
 //!
 //! Fragments: `/detections/{id}/votes` (consensus, tally, vote buttons),
@@ -19,7 +20,7 @@ use serde_json::Value;
 
 use super::{
     common::{self, Detection},
-    detection_actions, detection_settings,
+    detection_actions, detection_settings, detection_shares,
 };
 use crate::web::{WebState, ctx::Ctx, error::PageError, icons, layout};
 
@@ -165,6 +166,7 @@ async fn detail(ctx: &Ctx, id: &str) -> Result<Markup, PageError> {
     let images = common::images(&ctx.api, [d.species_code.clone()]).await?;
     let name = common::common_name(ctx, &d.species_code, &d.common_name);
     let actions = detection_actions::card(ctx, &d, &name).await?;
+    let shares = detection_shares::card(ctx, id).await?;
     let edit = ctx.can_edit();
     let body = html! {
         section.card.det-head {
@@ -195,6 +197,7 @@ async fn detail(ctx: &Ctx, id: &str) -> Result<Markup, PageError> {
         }
         (votes(ctx, &d, &tally, mine.as_deref()))
         (actions)
+        (shares)
         (comments(ctx, id, &notes))
     };
     let assets = ["detections.css", "detection.js", detection_settings::ASSETS[0], detection_settings::ASSETS[1]];

@@ -11,6 +11,7 @@ mod common;
 mod detection;
 mod detection_actions;
 mod detection_settings;
+mod detection_shares;
 mod detections;
 mod exports;
 mod exports_scheduled;
@@ -57,6 +58,7 @@ pub fn routes() -> Router<WebState> {
         .merge(recovery::routes())
         .merge(detections::routes())
         .merge(detection::routes())
+        .merge(detection_shares::routes())
         .merge(sessions::routes())
         .merge(species::routes())
         .merge(stats::routes())

@@ -2,14 +2,15 @@
 //! species with its names in the sharer's language (`?lang=`, else the team's primary language),
 //! when and where it was heard (the place rounded as on the team's public page), the
 //! spectrogram and a play button. Everything it loads (`/api/share/spectrogram/...`,
-//! `/api/share/audio/...`) opens with the share token alone. A forged, altered or expired link
-//! is a plain "not found" page. Scripts read the same detection as JSON at
+//! `/api/share/audio/...`) opens with the share token alone. A forged, altered, expired or
+//! revoked link is a plain "not found" page; the page counts against the address's budget of
+//! public reads like the API's share routes. Scripts read the same detection as JSON at
 //! `/api/share/detection/{id}/{token}` ([`crate::api`]'s share routes).
 
 use axum::{
     Router,
-    extract::{Path, Query, State},
-    http::StatusCode,
+    extract::{FromRequestParts, Path, Query, State},
+    http::{StatusCode, header, request::Parts},
     response::{IntoResponse, Response},
     routing::get,
 };
@@ -17,8 +18,12 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use crate::{
+    auth::ClientIp,
     ids::DetectionId,
-    usecases::shared_detection::{self, ShareError, SharedView},
+    usecases::{
+        public_page,
+        shared_detection::{self, ShareError, SharedView},
+    },
     web::{WebState, error::problem, icons, layout},
 };
 
@@ -35,7 +40,7 @@ fn not_found() -> Response {
     problem(
         StatusCode::NOT_FOUND,
         "This link does not open anything",
-        "The share link is incomplete, was changed, or is older than 30 days. Ask whoever sent it for a new one.",
+        "The share link is incomplete, was changed, was revoked, or is older than 30 days. Ask whoever sent it for a new one.",
     )
 }
 
@@ -43,11 +48,23 @@ async fn share_page(
     State(state): State<WebState>,
     Path((id, token)): Path<(String, String)>,
     Query(q): Query<PageQuery>,
+    mut parts: Parts,
 ) -> Response {
-    let Ok(id) = id.parse::<DetectionId>() else { return not_found() };
     let app = &state.app;
+    // The budget of public reads per address comes first, as on every public route.
+    let Ok(ip) = ClientIp::from_request_parts(&mut parts, app).await;
+    if !public_page::within_budget(app.public_ctx(), &ip.0).await {
+        let mut r = problem(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Slow down a little",
+            "This page was asked for very often from your address. Try again in a minute.",
+        );
+        r.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("60"));
+        return r;
+    }
+    let Ok(id) = id.parse::<DetectionId>() else { return not_found() };
     let secret = app.settings.security.jwt_secret.expose();
-    let now = app.clock.now().timestamp();
+    let now = app.clock.stamp();
     match shared_detection::view(&app.store, &app.names, secret, now, (id, &token), q.lang.as_deref()).await {
         Ok(v) => page(&v, &token).into_response(),
         Err(ShareError::NotFound) => not_found(),
