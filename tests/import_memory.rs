@@ -180,12 +180,11 @@ async fn a_300_mb_file_named_like_a_clip_is_not_read_into_memory_nor_stored() {
     peers::pi_database(&warm.join("birds.db"), PiEra::Nachtzuster2024, &rows, (52.52, 13.405));
     let req = ImportRequest::new(owner.tenant, PeerKind::BirdnetPi, warm, Target::New { name: Some("Warm".into()) });
     let id = imports::prepare(&state.store, &hub.data_dir, req).await.expect("prepare");
-    imports::run(hub_of(&state, &hub.data_dir), id, |_| {}).await.expect("run");
+    imports::run(hub_of(state, &hub.data_dir), id, |_| {}).await.expect("run");
     let req = ImportRequest::new(owner.tenant, PeerKind::BirdnetPi, station.clone(), Target::New { name: None });
     let rest = resting();
     let id = imports::prepare(&state.store, &hub.data_dir, req).await.expect("prepare");
-    let job =
-        imports::run(hub_of(&state, &hub.data_dir), id, |_| {}).await.expect("run");
+    let job = imports::run(hub_of(state, &hub.data_dir), id, |_| {}).await.expect("run");
     let grew = growth(rest);
     eprintln!("a 300 MB clip: the peak grew by {} MB", grew / MB);
     assert!(grew < 100 * MB, "grew by {} MB", grew / MB);

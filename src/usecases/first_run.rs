@@ -4,9 +4,9 @@
 use crate::{
     auth::password,
     domain::{settings::PlatformSettings, validate},
-    time::Timestamp,
     ids::{TenantId, UserId},
     store::{self, Store},
+    time::Timestamp,
 };
 
 #[derive(Debug, thiserror::Error)]

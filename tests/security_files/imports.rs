@@ -97,14 +97,21 @@ fn assert_objects_hold_none(hub: &TestHub, what: &str, needles: &[&[u8]]) {
     for f in files {
         let bytes = std::fs::read(&f).expect("object");
         for n in needles.iter().filter(|n| !n.is_empty()) {
-            assert!(!bytes.windows(n.len()).any(|w| w == *n), "{what}: {} holds a file it was never handed", f.display());
+            assert!(
+                !bytes.windows(n.len()).any(|w| w == *n),
+                "{what}: {} holds a file it was never handed",
+                f.display()
+            );
         }
     }
 }
 
 /// A tar of `entries`, each path written into the header as given (`..` and `/` included), as
 /// a hostile tool writes them.
-fn raw_tar(out: &Path, entries: &[(&str, tar::EntryType, &[u8], &str)]) {
+/// An archive entry: its path, kind, data and link target.
+type RawEntry<'a> = (&'a str, tar::EntryType, &'a [u8], &'a str);
+
+fn raw_tar(out: &Path, entries: &[RawEntry]) {
     let mut b = tar::Builder::new(std::fs::File::create(out).expect("tar"));
     for (path, kind, data, link) in entries {
         let mut h = tar::Header::new_gnu();
@@ -144,7 +151,7 @@ pub async fn import_archive() {
     let escape = format!("data/../../../{}", outside.file_name().and_then(|n| n.to_str()).expect("name"));
     let absolute = outside.to_str().expect("utf-8").to_owned();
     let file = tar::EntryType::Regular;
-    let samples: Vec<(&str, Vec<(&str, tar::EntryType, &[u8], &str)>)> = vec![
+    let samples: Vec<(&str, Vec<RawEntry>)> = vec![
         ("dot-dot", vec![("data/birdnet.db", file, &db, ""), (escape.as_str(), file, b"out", "")]),
         ("absolute", vec![("data/birdnet.db", file, &db, ""), (absolute.as_str(), file, b"out", "")]),
         (
@@ -186,7 +193,9 @@ pub async fn import_database() {
     let (root, hub, api) = hub().await;
     let work = tempfile::tempdir().expect("tmp");
     let rows: Vec<PiRow> = (0..400)
-        .map(|i| PiRow::new("2024-06-01", &format!("05:{:02}:{:02}", i / 60, i % 60), "Turdus merula", "Amsel", 0.8, None))
+        .map(|i| {
+            PiRow::new("2024-06-01", &format!("05:{:02}:{:02}", i / 60, i % 60), "Turdus merula", "Amsel", 0.8, None)
+        })
         .collect();
 
     // Rows made of nothing: a VIRTUAL generated column that `pragma_table_info` does not show.
@@ -325,7 +334,8 @@ pub async fn import_clip() {
         let state = state.clone();
         let data = hub.data_dir.clone();
         async move {
-            let req = ImportRequest::new(owner.tenant, PeerKind::BirdnetPi, dir, Target::New { name: Some(name.into()) });
+            let req =
+                ImportRequest::new(owner.tenant, PeerKind::BirdnetPi, dir, Target::New { name: Some(name.into()) });
             let id = imports::prepare(&state.store, &data, req).await.expect("prepare");
             let hub = imports::Hub {
                 store: &state.store,

@@ -305,7 +305,8 @@ async fn setup(State(state): State<WebState>, anon: Anonymous, form: Fields) -> 
             Redirect::to("/signin").into_response()
         }
         Err(FirstRunError::Invalid(m)) => {
-            (StatusCode::UNPROCESSABLE_ENTITY, setup_form(&anon.csrf, form.get("code"), back, allow_teams, Some(&m))).into_response()
+            (StatusCode::UNPROCESSABLE_ENTITY, setup_form(&anon.csrf, form.get("code"), back, allow_teams, Some(&m)))
+                .into_response()
         }
         Err(e) => PageError::Internal(e.into()).respond(&Uri::from_static("/setup")),
     }

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OpenFlags};
 
 use super::clips::yaml_keys;
-use crate::usecases::imports::{boundary::SourceRoot, foreign_db, peer::SourceError, source::read_small, space, unpack};
+use crate::usecases::imports::{
+    boundary::SourceRoot, foreign_db, peer::SourceError, source::read_small, space, unpack,
+};
 
 /// The most of a `config.yaml` read: a real one is a few KiB; a larger file is ignored.
 pub(super) const MAX_CONFIG_BYTES: u64 = 64 * 1024;
