@@ -147,9 +147,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 fn forget(callers: &Mutex<HashMap<String, Held>>, caller: &str, id: &str) {
     let mut callers = lock(callers);
     let Some(held) = callers.get_mut(caller) else { return };
-    if let Some(at) = held.entries.iter().position(|(i, _)| i == id)
-        && let Some((_, w)) = held.entries.remove(at)
-    {
+    if let Some((_, w)) = held.entries.iter().position(|(i, _)| i == id).and_then(|at| held.entries.remove(at)) {
         held.bytes = held.bytes.saturating_sub(w);
     }
     if held.entries.is_empty() {
