@@ -448,6 +448,7 @@ async fn system_status(hub: &common::TestHub) -> Value {
 #[tokio::test]
 async fn a_team_renamed_to_the_feed_teams_name_does_not_stop_the_next_start() {
     let hub = common::spawn_hub().await;
+    hub.allow_team_creation().await;
     let gardener = hub.user("gardener@example.org", false).await;
     let garden_api = hub.login(&gardener.email).await;
     let garden = create_team(&garden_api, "Garden").await;
@@ -485,6 +486,7 @@ async fn a_team_renamed_to_the_feed_teams_name_does_not_stop_the_next_start() {
 #[tokio::test]
 async fn an_ambiguous_feed_team_on_a_fresh_hub_turns_the_integrations_off_not_the_hub() {
     let hub = common::spawn_hub().await;
+    hub.allow_team_creation().await;
     let a = hub.user("a@example.org", false).await;
     let b = hub.user("b@example.org", false).await;
     let one = create_team(&hub.login(&a.email).await, "Garden").await;

@@ -53,7 +53,7 @@ pub fn page_path(id: DetectionId, token: &str, lang: Option<&str>) -> String {
 
 #[utoipa::path(
     get, path = "/detections/{id}/share", tag = tags::DETECTIONS,
-    description = "Viewer+, a person (keys get 403 `user_required`). Kept for clients of before share links had records: the same as `POST /detections/{id}/shares`, answering 200 with the caller's live link or a new one. `pageUrl` is the page for people (names in the sharer's language), `url` the JSON for scripts (a browser asking for HTML is sent to the page), `audioUrl` the audio.",
+    description = "Viewer+ (a link made with a key is recorded as its maker's, see `POST /detections/{id}/shares`). Kept for clients of before share links had records: the same as `POST /detections/{id}/shares`, answering 200 with the caller's live link or a new one. `pageUrl` is the page for people (names in the sharer's language), `url` the JSON for scripts (a browser asking for HTML is sent to the page), `audioUrl` the audio.",
     params(("id" = uuid::Uuid, Path, description = "detection id")),
     responses((status = 200, description = "`{id, token, createdAt, expiresAt, madeBy, madeByName, url, pageUrl, audioUrl, spectrogramUrl}`", body = Object), err::Auth, err::NotFound, err::Conflict)
 )]

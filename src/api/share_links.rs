@@ -14,7 +14,7 @@ use super::{ApiError, Path};
 use crate::{
     auth::Viewer,
     domain::Role,
-    ids::{DetectionId, TenantId},
+    ids::{DetectionId, TenantId, UserId},
     state::AppState,
     usecases::{
         share_links::{self, LinkView, Made},
@@ -54,14 +54,37 @@ pub(super) async fn make_link(
     access: &crate::auth::TenantAccess,
     id: DetectionId,
 ) -> Result<Made, ApiError> {
-    let maker = access.ctx.require_user()?;
+    let maker = match access.ctx.user_id() {
+        Some(user) => user,
+        None => key_maker(state, access).await?,
+    };
     let secret = state.settings.security.jwt_secret.expose();
     Ok(share_links::make(&state.store, &state.clock, secret, access.tenant_id, id, maker).await?)
 }
 
+/// The person a link made with a key answers for: a team key's maker, else (the internal key, or
+/// a key whose maker is gone) the team's owner. A link needs a person: leaving the team ends it.
+async fn key_maker(state: &AppState, access: &crate::auth::TenantAccess) -> Result<UserId, ApiError> {
+    let (key, tenant) = (access.ctx.api_key_id().map(str::to_owned), access.tenant_id);
+    let found = state
+        .store
+        .call(move |c| {
+            let made_by = match &key {
+                Some(id) => crate::store::api_keys::maker(c, id)?,
+                None => None,
+            };
+            match made_by {
+                Some(user) => Ok(Some(user)),
+                None => Ok(crate::store::tenants::get(c, tenant)?.owner_user_id),
+            }
+        })
+        .await?;
+    found.ok_or_else(|| crate::auth::AuthError::UserRequired.into())
+}
+
 #[utoipa::path(
     post, path = "/detections/{id}/shares", tag = tags::DETECTIONS,
-    description = "Viewer+, a person (keys get 403 `user_required`). Makes a share link to the detection, recorded with its maker: 201 with a new link, 200 with the caller's live link when they already have one. At most 20 live links per detection (409 `too_many_share_links`). A link works for 30 days, until revoked, or until its maker leaves the team. The body is `{id, token, createdAt, expiresAt, madeBy, madeByName, url, pageUrl, audioUrl, spectrogramUrl}`.",
+    description = "Viewer+. Makes a share link to the detection, recorded with its maker (a person; a link made with a team API key is its maker's, one made with the internal key the team owner's): 201 with a new link, 200 with the caller's live link when they already have one. At most 20 live links per detection (409 `too_many_share_links`). A link works for 30 days, until revoked, or until its maker leaves the team. The body is `{id, token, createdAt, expiresAt, madeBy, madeByName, url, pageUrl, audioUrl, spectrogramUrl}`.",
     params(("id" = uuid::Uuid, Path, description = "detection id")),
     responses((status = 201, description = "a new link", body = Object), (status = 200, description = "the caller's live link", body = Object), err::Auth, err::NotFound, err::Conflict)
 )]

@@ -77,6 +77,14 @@ pub fn find_active(conn: &Connection, key_hash: &str, now: Timestamp) -> Result<
 }
 
 /// Records that the key was used at `now`.
+/// Who made the key `id` (`None`: a key of a satellite, or one whose maker is gone).
+pub fn maker(conn: &Connection, id: &str) -> Result<Option<UserId>> {
+    let found = conn
+        .query_row("SELECT created_by FROM api_keys WHERE id = ?1", [id], |r| r.get::<_, Option<UserId>>(0))
+        .optional()?;
+    Ok(found.flatten())
+}
+
 pub fn touch(conn: &Connection, id: &str, now: Timestamp) -> Result<()> {
     conn.execute("UPDATE api_keys SET last_used_at = ?2 WHERE id = ?1", params![id, now])?;
     Ok(())

@@ -27,6 +27,14 @@ async fn hub() -> (tempfile::TempDir, TestHub, Api) {
     let hub = common::spawn_hub_in(data, common::with_model).await;
     hub.user("owner@example.org", false).await;
     let api = hub.login("owner@example.org").await;
+    // One real station first: the labels and the range model load once, before anything is measured.
+    let warm = tempfile::tempdir().expect("tmp");
+    peers_go::legacy_station(&warm.path().join("station"), "");
+    let tar = warm.path().join("warm.tar");
+    tar_dir(&warm.path().join("station"), &tar);
+    let answer = upload(&hub, &api, &tar, &[("kind", "birdnet-go"), ("name", "Warm")]).await;
+    let job = outcome(&hub, &api, "warm-up", answer).await.expect("a real station imports");
+    assert_eq!(job["status"], "done", "{job}");
     (root, hub, api)
 }
 

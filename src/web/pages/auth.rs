@@ -257,7 +257,7 @@ fn setup_form(csrf: &str, code: &str, fields: (&str, &str), allow_teams: bool, e
                             p.muted {
                                 "Leave this off for a household hub: you invite people into your team. "
                                 "Whoever makes a team is its admin and can upload imports, add channels and invite others. "
-                                "You can change it later in the hub's settings."
+                                "You can change it later on the Platform admin page."
                             }
                         }
                         button.primary type="submit" { "Create the account" }
