@@ -214,12 +214,12 @@ pub async fn import_database() {
     c.execute_batch("ALTER TABLE detections ADD COLUMN pad BLOB GENERATED ALWAYS AS (zeroblob(50000000)) VIRTUAL;")
         .expect("generated column");
     drop(c);
-    // Rows of megabytes: a stored value just under SQLite's own limit.
+    // Rows of megabytes: values twice the length a foreign connection may make (1 MiB).
     let heavy = work.path().join("heavy").join("birds.db");
     std::fs::create_dir_all(heavy.parent().expect("dir")).expect("dir");
     peers::pi_database(&heavy, PiEra::Nachtzuster2024, &rows[..3], (52.5, 13.4));
     let c = rusqlite::Connection::open(&heavy).expect("open");
-    c.execute("UPDATE detections SET Com_Name = ?1", [&"A".repeat(8 << 20)]).expect("heavy");
+    c.execute("UPDATE detections SET Com_Name = ?1", [&"A".repeat(2 << 20)]).expect("heavy");
     drop(c);
     // Not a database at all.
     let text = work.path().join("text").join("birds.db");
