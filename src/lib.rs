@@ -30,6 +30,11 @@
 //! - [`links`]: the hub's own public addresses for links in mail and API responses.
 //! - [`ids`]: typed identifiers so a tenant id is never passed where a satellite id belongs.
 //! - [`time`]: the timestamp format of the SPEC.
+//! - [`birdweather`]: the BirdWeather client (station token, uploads, the read-only token test) and FLAC.
+//! - [`logging`]: where the log goes (journald's native protocol under systemd, else stderr).
+//! - [`process_memory`]: the process's memory: the allocator tuned before anything runs.
+//! - [`systemd`]: `sd_notify`: ready, stopping and the watchdog pings while the database answers.
+//! - [`web`]: the LAN dashboard: server-rendered pages, embedded assets, the first-run setup code.
 
 pub mod api;
 pub mod app;

@@ -8,12 +8,12 @@ mod common;
 use std::{
     path::{Path, PathBuf},
     process::Command,
-    time::Duration,
 };
 
 use common::{
     TestHub,
     api::Api,
+    imports::{finished, upload},
     peers::{self, PiEra, PiRow},
     peers_go,
     process::BIN,
@@ -33,41 +33,6 @@ fn model_dir() -> PathBuf {
 fn tar_contents(dir: &Path, out: &Path) {
     let status = Command::new("tar").arg("-cf").arg(out).arg("-C").arg(dir).arg(".").status().expect("tar");
     assert!(status.success());
-}
-
-/// `POST /api/imports` with `file` and the text fields.
-async fn upload(hub: &TestHub, api: &Api, file: &Path, fields: &[(&str, &str)]) -> (StatusCode, Value) {
-    // The team's import slot is freed just after the previous job ends: a 409 is retried.
-    for _ in 0..100 {
-        let bytes = std::fs::read(file).expect("file");
-        let name = file.file_name().expect("name").to_string_lossy().into_owned();
-        let mut form = reqwest::multipart::Form::new();
-        for (k, v) in fields {
-            form = form.text(k.to_string(), v.to_string());
-        }
-        form = form.part("file", reqwest::multipart::Part::bytes(bytes).file_name(name));
-        let resp = api.client.post(hub.api("/imports")).multipart(form).send().await.expect("upload");
-        let status = resp.status();
-        if status != StatusCode::CONFLICT {
-            return (status, resp.json().await.unwrap_or(Value::Null));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the team's import slot stayed busy");
-}
-
-/// Polls the job to its end.
-async fn finished(api: &Api, id: &str) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let (status, job) = api.get(&format!("/imports/{id}")).await;
-        assert_eq!(status, StatusCode::OK, "{job}");
-        if job["status"] == "done" || job["status"] == "failed" {
-            return job;
-        }
-        assert!(std::time::Instant::now() < deadline, "the job never ended: {job}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 async fn detections(api: &Api, sat: &str) -> Vec<Value> {

@@ -5,17 +5,17 @@
 
 mod common;
 
-use std::{path::Path, time::Duration};
+use std::path::Path;
 
 use birdhub::usecases::imports::{self, ImportRequest, PeerKind, Target};
 use common::{
     TestHub,
     api::Api,
+    imports::{finished, upload},
     peers::{self, PiEra, PiRow},
     peers_go,
 };
 use reqwest::StatusCode;
-use serde_json::Value;
 
 /// The cases run one at a time: the peak is the process's.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -37,39 +37,6 @@ fn resting() -> u64 {
 
 fn growth(rest: u64) -> u64 {
     status_bytes("VmHWM:").saturating_sub(rest)
-}
-
-async fn upload(hub: &TestHub, api: &Api, file: &Path, fields: &[(&str, &str)]) -> (StatusCode, Value) {
-    // The team's import slot is freed just after the previous job ends: a 409 is retried.
-    for _ in 0..100 {
-        let bytes = std::fs::read(file).expect("file");
-        let name = file.file_name().expect("name").to_string_lossy().into_owned();
-        let mut form = reqwest::multipart::Form::new();
-        for (k, v) in fields {
-            form = form.text(k.to_string(), v.to_string());
-        }
-        form = form.part("file", reqwest::multipart::Part::bytes(bytes).file_name(name));
-        let resp = api.client.post(hub.api("/imports")).multipart(form).send().await.expect("upload");
-        let status = resp.status();
-        if status != StatusCode::CONFLICT {
-            return (status, resp.json().await.unwrap_or(Value::Null));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the team's import slot stayed busy");
-}
-
-async fn finished(api: &Api, id: &str) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
-        let (status, job) = api.get(&format!("/imports/{id}")).await;
-        assert_eq!(status, StatusCode::OK, "{job}");
-        if job["status"] == "done" || job["status"] == "failed" {
-            return job;
-        }
-        assert!(std::time::Instant::now() < deadline, "the job never ended: {job}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// Uploads `file` as a dry run; the import is refused with `unknown_schema` or ends with every

@@ -41,10 +41,15 @@ pub async fn open(
             store::detections::get_any(c, id)
         })
         .await;
-    found.map_err(|e| match e {
+    found.map_err(not_found)
+}
+
+/// A missing row is a link that opens nothing, like a bad token.
+fn not_found(e: store::Error) -> ShareError {
+    match e {
         store::Error::NotFound => ShareError::NotFound,
         other => ShareError::Store(other),
-    })
+    }
 }
 
 /// The detection whose audio a token opens: a live link's, or an audio-only token of the first
@@ -59,10 +64,7 @@ pub async fn open_audio(
     if !share::verify_audio(secret, id, token, now.0.timestamp()) {
         return open(store, secret, now, id, token).await;
     }
-    store.call(move |c| store::detections::get_any(c, id)).await.map_err(|e| match e {
-        store::Error::NotFound => ShareError::NotFound,
-        other => ShareError::Store(other),
-    })
+    store.call(move |c| store::detections::get_any(c, id)).await.map_err(not_found)
 }
 
 /// The shared detection as its page shows it.

@@ -5,6 +5,7 @@ pub mod api;
 pub mod browser;
 pub mod hostile;
 pub mod images;
+pub mod imports;
 pub mod mosq;
 pub mod paho;
 pub mod peers;

@@ -38,24 +38,10 @@ async fn hub() -> (tempfile::TempDir, TestHub, Api) {
     (root, hub, api)
 }
 
-/// `POST /api/imports`; the team's slot frees just after a job ends, so a 409 is tried again.
+/// `POST /api/imports` (a 409 of a busy team slot is tried again), its status as a number.
 async fn upload(hub: &TestHub, api: &Api, file: &Path, fields: &[(&str, &str)]) -> (u16, Value) {
-    let bytes = std::fs::read(file).expect("sample");
-    let name = file.file_name().expect("name").to_string_lossy().into_owned();
-    for _ in 0..200 {
-        let mut form = reqwest::multipart::Form::new();
-        for (k, v) in fields {
-            form = form.text(k.to_string(), v.to_string());
-        }
-        form = form.part("file", reqwest::multipart::Part::bytes(bytes.clone()).file_name(name.clone()));
-        let resp = api.client.post(hub.api("/imports")).multipart(form).send().await.expect("upload");
-        let status = resp.status().as_u16();
-        if status != 409 {
-            return (status, resp.json().await.unwrap_or(Value::Null));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the team's import slot stayed busy");
+    let (status, body) = common::imports::upload(hub, api, file, fields).await;
+    (status.as_u16(), body)
 }
 
 /// The ended job of an accepted upload, or the clear 4xx of a refused one (`None`).
