@@ -102,9 +102,17 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
             alerts: state.alerts.clone(),
             range: state.range.clone(),
             metrics: state.metrics.clone(),
+            remote: state.remote.clone(),
         };
         let stop = shutdown.clone();
         tasks.spawn(async move { ("inference", crate::inference::worker::run(workers, stop).await) });
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks.spawn(async move { ("worker-guard", crate::mqtt::publish::run_worker_guard(st, stop).await) });
+        let (offers, outbox) = tokio::sync::mpsc::channel(64);
+        state.remote.attach(&state.settings.mqtt.topic_root, offers);
+        let (st, stop) = (state.clone(), shutdown.clone());
+        tasks
+            .spawn(async move { ("remote-offers", crate::mqtt::publish::run_offer_forwarder(st, outbox, stop).await) });
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(
             async move { ("detection-publisher", crate::mqtt::publish::run_detection_publisher(st, stop).await) },
@@ -289,6 +297,7 @@ pub async fn open_state(settings: Settings) -> anyhow::Result<AppState> {
         mqtt: crate::mqtt::MqttHandle::default(),
         job_signal: Default::default(),
         workers: Default::default(),
+        remote: Default::default(),
         clock,
         mailer,
         settings,

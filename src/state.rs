@@ -41,6 +41,8 @@ pub struct AppState {
     pub job_signal: JobSignal,
     /// Per-worker counters for `GET /workers`.
     pub workers: WorkerBoard,
+    /// Remote inference workers (`birdhub worker`): their joins, offers and counters.
+    pub remote: crate::inference::remote::RemotePool,
     /// This process's id in the service registry.
     pub instance_id: Uuid,
     /// When this process started, for uptime in status reports.

@@ -58,6 +58,7 @@ mod system_versions;
 mod tenants;
 mod usecase_errors;
 pub mod views;
+mod worker_keys;
 mod workers;
 pub mod ws;
 mod ws_live;
@@ -118,6 +119,7 @@ fn routes(max_apk_bytes: u64, max_import_bytes: u64) -> OpenApiRouter<AppState> 
         .merge(alert_rules::router())
         .merge(scheduled_exports::router())
         .merge(workers::router())
+        .merge(worker_keys::router())
         .merge(system::router())
         .merge(mobile::router(max_apk_bytes))
         .merge(imports::router(max_import_bytes))

@@ -265,10 +265,7 @@ async fn send_backlog(port: u16, root: &str, sats: &[Sat], wav: &[u8], backlog: 
 }
 
 fn workers(settings: &Settings) -> usize {
-    match settings.inference.workers {
-        0 => cores(),
-        n => n,
-    }
+    settings.inference.workers.threads()
 }
 
 fn cores() -> usize {

@@ -103,8 +103,7 @@ fn classify(settings: &Settings, args: &ClassifyArgs) -> anyhow::Result<ExitCode
     let (duration, rate) = (decoded.duration_secs(), decoded.sample_rate);
 
     let dir = ModelDir::locate(&settings.inference.model_dir)?;
-    let threads =
-        if settings.inference.workers == 0 { ClassifierOptions::default().threads } else { settings.inference.workers };
+    let threads = settings.inference.workers.threads().max(1);
     let classifier =
         Classifier::load(&dir, ClassifierOptions { threads, spin: true, precision: settings.inference.precision })?;
     let location = match (args.lat, args.lon) {

@@ -28,6 +28,7 @@ mod import;
 mod integrations;
 mod model;
 mod satellite;
+mod worker;
 
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
@@ -91,6 +92,8 @@ pub enum Command {
     Satellite(satellite::SatelliteCommand),
     /// How Home Assistant and other tools connect: the broker, the read-only login, the topics.
     Integrations,
+    /// Lend this machine's cores to a hub: join its remote inference workers (docs/scaling.md).
+    Worker(worker::WorkerArgs),
     /// Exit 0 when the local hub answers its health check.
     Healthcheck {
         /// Health URL (default: derived from http.bind).
@@ -195,6 +198,9 @@ pub enum AdminCommand {
         #[arg(long)]
         force: bool,
     },
+    /// Remote inference workers' keys: create, list, revoke.
+    #[command(subcommand)]
+    WorkerKey(worker::WorkerKeyCommand),
 }
 
 /// Runs the parsed command line; the process exit code reflects the outcome.
@@ -209,6 +215,9 @@ pub fn main(cli: Cli) -> ExitCode {
             eprintln!("birdhub: {e:#}");
             ExitCode::FAILURE
         });
+    }
+    if let Command::Worker(args) = cli.command {
+        return worker::main(args);
     }
     if let Command::Satellite(cmd) = cli.command {
         return satellite_main(cmd, cli.config, cli.data_dir, cli.log_level);
@@ -298,6 +307,8 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Admin(AdminCommand::Backup { to }) => backup::backup(&settings, to).await,
         Command::Admin(AdminCommand::Restore { file, force }) => backup::restore(&settings, file, force).await,
         Command::Healthcheck { url } => admin::healthcheck(&settings, url).await,
+        Command::Admin(AdminCommand::WorkerKey(cmd)) => worker::key_command(&settings, cmd).await,
+        Command::Worker(_) => unreachable!("handled before settings are loaded"),
         Command::Integrations => integrations::show(&settings).await,
         Command::Classify(args) => classify::run(&settings, args).await,
         Command::Import(ImportCommand::BirdnetPi(args)) => {

@@ -44,7 +44,8 @@ impl Default for Settings {
             live_audio: LiveAudioSettings { timeout_ms: 60_000 },
             inference: InferenceSettings {
                 model_dir: String::new(),
-                workers: 0,
+                workers: WorkerCount::Auto,
+                lease_seconds: crate::inference::remote::DEFAULT_LEASE_SECONDS,
                 threshold: 0.7,
                 precision: crate::inference::Precision::Fp32,
             },

@@ -156,13 +156,65 @@ pub struct InferenceSettings {
     /// Directory holding the model, labels and `libonnxruntime.so` (made by `models/fetch.sh`).
     /// Empty means `models/birdnet-v2.4` beside the binary's checkout, then `/usr/share/birdhub/models`.
     pub model_dir: String,
-    /// Inference worker threads; 0 means one per CPU core.
-    pub workers: usize,
+    /// Inference threads that run the model in this process: `"auto"` (one per CPU core) or a
+    /// number. 0 makes the hub a pure coordinator that runs no model: its chunks wait for remote
+    /// workers (`birdhub worker`, docs/scaling.md).
+    pub workers: WorkerCount,
+    /// How long a batch offered to the remote workers may go unanswered before its jobs go back
+    /// to the queue, in seconds.
+    pub lease_seconds: u64,
     /// Minimum confidence for a detection.
     pub threshold: f32,
     /// Which copy of the network runs: `fp32`, `fp16` or `int8` (docs/classifier.md has their
     /// agreement with FP32 and their speed). A copy the model directory lacks falls back to FP32.
     pub precision: crate::inference::Precision,
+}
+
+/// `inference.workers`: `"auto"` or a thread count (0: coordinator only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WorkerCount {
+    #[default]
+    Auto,
+    Threads(usize),
+}
+
+impl WorkerCount {
+    /// The threads to start: one per core for `auto`.
+    pub fn threads(self) -> usize {
+        match self {
+            WorkerCount::Auto => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            WorkerCount::Threads(n) => n,
+        }
+    }
+}
+
+impl Serialize for WorkerCount {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            WorkerCount::Auto => s.serialize_str("auto"),
+            WorkerCount::Threads(n) => s.serialize_u64(*n as u64),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkerCount {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(n) => Ok(WorkerCount::Threads(n as usize)),
+            Raw::Text(t) if t.trim() == "auto" => Ok(WorkerCount::Auto),
+            Raw::Text(t) => t
+                .trim()
+                .parse()
+                .map(WorkerCount::Threads)
+                .map_err(|_| serde::de::Error::custom(format!("workers is \"auto\" or a number, not {t:?}"))),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,6 +20,7 @@ pub mod policies;
 pub mod precision;
 pub mod predict;
 pub mod range;
+pub mod remote;
 pub mod screen;
 pub mod translations;
 pub mod worker;

@@ -17,8 +17,9 @@ use std::{
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{Classifier, ModelDir, RangeFilter, audio, range, screen};
+use super::{Classifier, ModelDir, RangeFilter, audio, labels::Labels, range, remote::RemotePool, screen};
 
+mod engine;
 mod second_look;
 use crate::{
     clock::Clock,
@@ -30,6 +31,7 @@ use crate::{
     time::Timestamp,
     usecases::detections as record,
 };
+use engine::Engine;
 
 /// The handles the workers use, and nothing more.
 #[derive(Clone)]
@@ -55,6 +57,9 @@ pub struct WorkerContext {
     pub range: range::Shared,
     /// Inference durations, job results and detections for `GET /metrics`.
     pub metrics: crate::metrics::Metrics,
+    /// The remote workers: hub slots offer them jobs alongside (or, with `workers = 0`, instead
+    /// of) the threads that run the model here.
+    pub remote: RemotePool,
 }
 
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -180,11 +185,8 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
     if requeued > 0 {
         tracing::info!(requeued, "inference jobs left running by a previous run are queued again");
     }
-    let count = match state.settings.workers {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
-    let (classifier, filter) = loop {
+    let count = state.settings.workers.threads();
+    let (local, labels, filter) = loop {
         let dir = state.settings.model_dir.clone();
         // Workers overlap: one computes spectrograms (on its own thread) while another runs the
         // network (on every core, one call at a time).
@@ -192,13 +194,26 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
         let shared_range = state.range.clone();
         let loaded = tokio::task::spawn_blocking(move || {
             let dir = ModelDir::locate(&dir)?;
-            let classifier = Classifier::load(&dir, options)?.with_frontend_threads(frontend_threads);
+            // A coordinator (`workers = 0`) reads only the labels: the remote workers run the network.
+            let local = match count {
+                0 => None,
+                _ => Some(Classifier::load(&dir, options)?.with_frontend_threads(frontend_threads)),
+            };
+            let labels = match &local {
+                Some(c) => c.labels().clone(),
+                None => {
+                    dir.check()?;
+                    Labels::load(&dir.file("labels/en.txt"))?
+                }
+            };
+            let fingerprint = super::remote::labels_fingerprint(&dir.path)
+                .map_err(|e| super::ModelError::invalid(&dir.file("labels/en.txt"), e))?;
             let filter = shared_range.get().ok();
-            Ok::<_, super::ModelError>((classifier, filter))
+            Ok::<_, super::ModelError>((local, (labels, fingerprint), filter))
         })
         .await?;
         match loaded {
-            Ok(pair) => break pair,
+            Ok(loaded) => break loaded,
             Err(e) => {
                 state.board.update("pool", |w| w.status = WorkerStatus::WaitingForModel);
                 tracing::warn!("inference is waiting for the model: {e}");
@@ -212,34 +227,56 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
     if let Ok(mut m) = state.board.stats.lock() {
         m.remove("pool");
     }
+    let (labels, fingerprint) = labels;
+    state.remote.expect(super::remote::pool::Expected {
+        model: super::MODEL_ID.into(),
+        labels: fingerprint,
+        classes: labels.len(),
+    });
     let policies = super::policies::Policies::new(state.store.clone(), state.settings.threshold);
     tokio::spawn(policies.clone().watch(state.bus.clone()));
+    let lease = Duration::from_secs(state.settings.lease_seconds.max(1));
     let shared = Arc::new(Shared {
         state: state.clone(),
-        classifier,
+        local,
+        labels,
+        lease,
         filter,
         stop: AtomicBool::new(false),
         policies,
         recent: moka::sync::Cache::new(RECENT_CHUNKS),
         heard: Mutex::default(),
         last_sweep: Mutex::new(Instant::now()),
+        last_expiry: Mutex::new(Instant::now()),
     });
-    tracing::info!(
-        workers = count,
-        model = shared.classifier.model_id(),
-        precision = %shared.classifier.precision(),
-        "inference workers started"
-    );
-    let threads: Vec<_> = (0..count)
+    match &shared.local {
+        Some(c) => tracing::info!(
+            workers = count,
+            model = super::MODEL_ID,
+            precision = %c.precision(),
+            "inference workers started"
+        ),
+        None => tracing::warn!(
+            "inference.workers = 0: this hub runs no model and only coordinates; chunks wait for remote \
+             workers (`birdhub worker`, docs/scaling.md)"
+        ),
+    }
+    let mut threads: Vec<_> = (0..count)
         .map(|i| {
             let shared = shared.clone();
             let id = format!("{}-{i}", state.instance_id.simple());
             std::thread::Builder::new().name(format!("inference-{i}")).spawn(move || shared.work(&id))
         })
         .collect::<Result<_, _>>()?;
+    for i in 0..REMOTE_SLOTS {
+        let shared = shared.clone();
+        let id = format!("{}{REMOTE_TAG}{i}", state.instance_id.simple());
+        threads.push(std::thread::Builder::new().name(format!("remote-{i}")).spawn(move || shared.offer(&id))?);
+    }
     shutdown.cancelled().await;
     shared.stop.store(true, Ordering::Relaxed);
     state.signal.notify_all();
+    state.remote.wake_all();
     tokio::task::spawn_blocking(move || {
         for t in threads {
             let _ = t.join();
@@ -251,7 +288,12 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
 
 struct Shared {
     state: WorkerContext,
-    classifier: Classifier,
+    /// The model in this process; `None` on a coordinator (`inference.workers = 0`).
+    local: Option<Classifier>,
+    /// The model's labels (from the classifier, or read alone on a coordinator).
+    labels: Labels,
+    /// How long an offer to the remote workers may go unanswered.
+    lease: Duration,
     filter: Option<Arc<RangeFilter>>,
     stop: AtomicBool,
     /// Each satellite's detection settings, through a cache that settings changes empty.
@@ -262,19 +304,53 @@ struct Shared {
     heard: Mutex<std::collections::HashMap<SatelliteId, i64>>,
     /// When held detections were last checked for an ended wait.
     last_sweep: Mutex<Instant>,
+    /// When the queue was last swept for ended leases.
+    last_expiry: Mutex<Instant>,
 }
 
 /// Chunks whose scores are kept for their neighbours (a few seconds of every satellite).
 const RECENT_CHUNKS: u64 = 2048;
 
+/// Hub threads that offer jobs to remote workers; each holds one offer at a time, and
+/// [`super::remote::pool::IN_FLIGHT_PER_WORKER`] per joined worker may be out at once.
+pub const REMOTE_SLOTS: usize = 32;
+/// What names a remote slot's claims in the queue (`worker_id`).
+const REMOTE_TAG: &str = "-remote-";
+/// How often a remote slot looks for leases that ended with nobody to give their jobs back.
+const EXPIRY_SWEEP: Duration = Duration::from_secs(10);
+
 /// Why one job failed, and whether trying again could help.
 struct JobError {
     message: String,
     permanent: bool,
+    /// What became of an offer to the remote workers, when that is why.
+    offer: Offer,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Offer {
+    /// Not an offer's failure.
+    None,
+    /// No answer by the lease deadline: back to the queue at once (the attempt counts).
+    LeaseEnded,
+    /// A stopping worker gave it back: back to the queue at once, the attempt not counted.
+    GivenBack,
+}
+
+impl JobError {
+    fn retry(message: impl Into<String>) -> Self {
+        JobError { message: message.into(), permanent: false, offer: Offer::None }
+    }
+
+    fn permanent(message: impl Into<String>) -> Self {
+        JobError { message: message.into(), permanent: true, offer: Offer::None }
+    }
 }
 
 impl Shared {
     fn work(&self, id: &str) {
+        let Some(local) = &self.local else { return };
+        let engine = Engine::Local(local);
         let board = &self.state.board;
         board.update(id, |w| w.status = WorkerStatus::Idle);
         let mut seen = self.state.signal.current();
@@ -289,24 +365,70 @@ impl Shared {
                     continue;
                 }
             };
-            self.sweep();
+            self.sweep(engine);
             if jobs.is_empty() {
-                self.idle();
+                self.idle(local);
                 board.update(id, |w| w.status = WorkerStatus::Idle);
                 seen = self.state.signal.wait(seen, Duration::from_secs(1));
                 continue;
             }
             board.update(id, |w| w.status = WorkerStatus::Busy);
-            self.process(id, jobs);
+            self.process(id, jobs, engine);
         }
         board.update(id, |w| w.status = WorkerStatus::Stopped);
+    }
+
+    /// A remote slot: while a joined worker has room, claims a batch with a lease, offers it to
+    /// the worker group and goes on with the answer exactly as a local worker would.
+    fn offer(&self, id: &str) {
+        let pool = &self.state.remote;
+        let engine = Engine::Remote(pool, self.lease);
+        let mut seen = self.state.signal.current();
+        while !self.stop.load(Ordering::Relaxed) {
+            if !pool.take_room(Duration::from_secs(1)) {
+                continue;
+            }
+            let now = self.state.clock.stamp();
+            // The lease outlives the offer's own wait a little: the slot decides first, and the
+            // queue's sweep only catches a slot that is gone.
+            let until = self.state.clock.stamp_in(chrono::Duration::from_std(self.lease * 2).unwrap_or_default());
+            let sweep = self.last_expiry.lock().is_ok_and(|mut last| {
+                let due = last.elapsed() >= EXPIRY_SWEEP;
+                if due {
+                    *last = Instant::now();
+                }
+                due
+            });
+            let claimed = self.state.store.call_blocking(|c| {
+                if sweep {
+                    store::jobs::requeue_expired(c, now)?;
+                }
+                store::jobs::claim_until(c, id, BATCH, now, Some(until))
+            });
+            match claimed {
+                Ok(jobs) if !jobs.is_empty() => {
+                    self.process(id, jobs, engine);
+                    pool.done();
+                    self.sweep(engine);
+                }
+                Ok(_) => {
+                    pool.done();
+                    seen = self.state.signal.wait(seen, Duration::from_secs(1));
+                }
+                Err(e) => {
+                    pool.done();
+                    tracing::error!(error = %e, "claiming jobs for remote workers failed");
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
+        }
     }
 
     /// The queue is empty: give back the memory ONNX Runtime kept for the batches of a backlog,
     /// so an idle hub holds what it held before it (a no-op after single windows), and close the
     /// range model if a burst of misses kept it open.
-    fn idle(&self) {
-        if let Err(e) = self.classifier.release_batch_memory() {
+    fn idle(&self, classifier: &Classifier) {
+        if let Err(e) = classifier.release_batch_memory() {
             tracing::warn!(error = %e, "could not release the classifier's batch memory");
         }
         if let Some(f) = &self.filter {
@@ -314,13 +436,13 @@ impl Shared {
         }
     }
 
-    fn process(&self, worker: &str, jobs: Vec<Claimed>) {
+    fn process(&self, worker: &str, jobs: Vec<Claimed>, engine: Engine<'_>) {
         let started = Instant::now();
-        self.classify_batch(worker, jobs, started);
+        self.classify_batch(worker, jobs, started, engine);
         self.state.metrics.inference_batch(started.elapsed());
     }
 
-    fn classify_batch(&self, worker: &str, jobs: Vec<Claimed>, started: Instant) {
+    fn classify_batch(&self, worker: &str, jobs: Vec<Claimed>, started: Instant, engine: Engine<'_>) {
         // Decode every job's audio; a job whose audio is unusable fails on its own.
         let mut prepared = Vec::with_capacity(jobs.len());
         for job in jobs {
@@ -330,12 +452,13 @@ impl Shared {
             }
         }
         let refs: Vec<&[f32]> = prepared.iter().flat_map(|(_, _, w)| w.iter().map(|(_, s)| s.as_slice())).collect();
-        self.warm_range(prepared.iter().map(|(job, _, _)| job));
-        let logits = match self.classifier.logits(&refs) {
+        self.warm_range(prepared.iter().map(|(job, _, _)| job), engine);
+        let logits = match engine.logits(&refs, prepared.len()) {
             Ok(l) => l,
             Err(e) => {
                 for (job, _, _) in &prepared {
-                    self.finish_failed(worker, job, JobError { message: e.to_string(), permanent: false }, started);
+                    let e = JobError { message: e.message.clone(), ..e };
+                    self.finish_failed(worker, job, e, started);
                 }
                 return;
             }
@@ -348,7 +471,7 @@ impl Shared {
         for (job, samples, windows) in prepared {
             let per_window: Vec<(usize, Vec<f32>)> =
                 windows.into_iter().map(|(start, _)| (start, logits.next().unwrap_or_default())).collect();
-            match self.outcome(&job, &samples, &per_window) {
+            match self.outcome(worker, &job, &samples, &per_window, engine) {
                 Ok(o) => {
                     outcomes.push(o);
                     done.push(job);
@@ -368,11 +491,11 @@ impl Shared {
                     }
                     self.record(worker, true, started);
                 }
-                self.after_batch(&done.iter().collect::<Vec<_>>());
+                self.after_batch(&done.iter().collect::<Vec<_>>(), engine);
             }
             Err(e) => {
                 for job in &done {
-                    self.finish_failed(worker, job, JobError { message: e.to_string(), permanent: false }, started);
+                    self.finish_failed(worker, job, JobError::retry(e.to_string()), started);
                 }
             }
         }
@@ -398,14 +521,14 @@ impl Shared {
     /// Answers the range model for the batch's places before the network runs. A miss opens the
     /// range model (~60 MB while it loads): that happens while no network run is in progress and
     /// after the batch memory went back, so the two peaks never add up.
-    fn warm_range<'a>(&self, jobs: impl Iterator<Item = &'a Claimed>) {
+    fn warm_range<'a>(&self, jobs: impl Iterator<Item = &'a Claimed>, engine: Engine<'_>) {
         let Some(filter) = &self.filter else { return };
         for job in jobs {
             let (Some(lat), Some(lon)) = (job.latitude, job.longitude) else { continue };
             let week = range::week_of(job.recorded_at.at().date_naive());
             if filter.needs_run(lat, lon, week) {
                 // An error shows up again (and is handled) when the detections read the scores.
-                let _ = self.classifier.exclusive_released(|| filter.scores(lat, lon, week));
+                let _ = engine.exclusive(|| filter.scores(lat, lon, week));
             }
         }
     }
@@ -413,7 +536,7 @@ impl Shared {
     /// The chunk's audio at 48 kHz, and its 3 s windows with their start sample.
     #[allow(clippy::type_complexity)]
     fn load_windows(&self, job: &Claimed) -> Result<(Vec<f32>, Vec<(usize, Vec<f32>)>), JobError> {
-        let permanent = |message: String| JobError { message, permanent: true };
+        let permanent = JobError::permanent;
         let path = self.state.objects.path_of(&job.storage_key).map_err(|e| permanent(e.to_string()))?;
         let bytes = std::fs::read(&path).map_err(|e| permanent(format!("audio {}: {e}", job.storage_key)))?;
         let decoded = audio::decode_wav(&bytes, 60.0).map_err(|e| permanent(e.to_string()))?;
@@ -429,15 +552,15 @@ impl Shared {
     /// held ones (after the first look, see [`second_look`]), or nothing when a voice was heard.
     fn outcome(
         &self,
+        worker: &str,
         job: &Claimed,
         samples: &[f32],
         per_window: &[(usize, Vec<f32>)],
+        engine: Engine<'_>,
     ) -> Result<record::ChunkOutcome, JobError> {
-        let labels = self.classifier.labels();
-        let policy = self
-            .policies
-            .get(job.tenant_id, job.satellite_id, labels)
-            .map_err(|e| JobError { message: e.to_string(), permanent: false })?;
+        let labels = &self.labels;
+        let policy =
+            self.policies.get(job.tenant_id, job.satellite_id, labels).map_err(|e| JobError::retry(e.to_string()))?;
         let recorded = job.recorded_at.at();
         let scores = match (&self.filter, job.latitude, job.longitude) {
             (Some(f), Some(lat), Some(lon)) => f.scores(lat, lon, range::week_of(recorded.date_naive())).ok(),
@@ -469,6 +592,7 @@ impl Shared {
         ];
         let mut outcome = record::ChunkOutcome {
             job_id: job.job_id.clone(),
+            worker: worker.to_owned(),
             satellite_id: job.satellite_id,
             chunk_id: job.chunk_id,
             kept: Vec::new(),
@@ -484,7 +608,7 @@ impl Shared {
                 Some(_) => held.push((cand, d)),
             }
         }
-        let (confirmed, still) = self.first_look(job, samples, &policy, held)?;
+        let (confirmed, still) = self.first_look(job, samples, &policy, held, engine)?;
         let deadline = self.state.clock.stamp_in(chrono::Duration::seconds(i64::from(policy.wait_sec)));
         if !confirmed.is_empty() {
             outcome.counts.push(("secondLookConfirmed", confirmed.len() as u32));
@@ -499,14 +623,14 @@ impl Shared {
 
     /// The detection a kept candidate becomes.
     fn detection(&self, job: &Claimed, c: &screen::Candidate) -> Option<NewDetection> {
-        let label = self.classifier.labels().get(c.index)?;
+        let label = self.labels.get(c.index)?;
         let start_ms = (c.start as i64 * 1000) / i64::from(audio::SAMPLE_RATE);
         Some(NewDetection {
             tenant_id: job.tenant_id,
             satellite_id: job.satellite_id,
             satellite_name: job.satellite_name.clone(),
             audio_chunk_id: job.chunk_id,
-            model_id: self.classifier.model_id().into(),
+            model_id: super::MODEL_ID.into(),
             species_code: label.code.clone(),
             scientific_name: label.scientific.clone(),
             common_name: label.common.clone(),
@@ -519,9 +643,17 @@ impl Shared {
     }
 
     fn finish_failed(&self, worker: &str, job: &Claimed, e: JobError, started: Instant) {
+        if e.offer == Offer::GivenBack {
+            tracing::info!(job = %job.job_id, chunk = %job.chunk_id, "a stopping worker gave a job back; it is queued again");
+            if let Err(err) = self.state.store.call_blocking(|c| store::jobs::release(c, &[&job.job_id], worker)) {
+                tracing::error!(error = %err, "could not queue a given-back job again");
+            }
+            return;
+        }
         let retry = !e.permanent && job.attempts < MAX_ATTEMPTS;
-        let at = retry.then(|| {
-            self.state.clock.stamp_in(chrono::Duration::seconds(5 << (job.attempts.saturating_sub(1)).min(6)))
+        let at = retry.then(|| match e.offer {
+            Offer::LeaseEnded => self.state.clock.stamp(),
+            _ => self.state.clock.stamp_in(chrono::Duration::seconds(5 << (job.attempts.saturating_sub(1)).min(6))),
         });
         tracing::warn!(job = %job.job_id, chunk = %job.chunk_id, attempts = job.attempts, retry, error = %e.message, "inference job failed");
         let now = self.state.clock.stamp();
@@ -535,6 +667,11 @@ impl Shared {
         self.state.metrics.inference_job(ok);
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let now = self.state.clock.stamp();
+        if worker.contains(REMOTE_TAG) {
+            // Remote work is counted per worker by the pool (`GET /workers`' `remote`).
+            self.state.board.finished.notify_one();
+            return;
+        }
         self.state.board.update(worker, |w| {
             w.jobs_processed += 1;
             if ok {

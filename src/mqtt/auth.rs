@@ -9,6 +9,12 @@
 //! ([`ReadOnlyLogin`], only while an integration is on): they may subscribe under the discovery
 //! prefix and the feed root, and publish nowhere.
 //!
+//! Remote inference workers log in as `worker-<key id>` (client id the same) with their key's
+//! secret, checked against `worker_keys` on every connect. They may publish only on their own
+//! `{root}/_work/<id>/{hello,result,release,status}`, subscribe only to their own `control` topic
+//! and, once the hub accepted their join, to the one shared job subscription; never a satellite's
+//! topic, and no will.
+//!
 //! Everything the broker must remember about a connection is in its user id ([`Login`]), which
 //! mqtt5 keeps per connection and hands back on every publish, will and subscribe: never in a map
 //! keyed by client id, which another connection can take over.
@@ -96,7 +102,14 @@ pub enum Identity {
         satellite: SatelliteId,
         prefix: String,
     },
+    /// A remote inference worker (its key's id).
+    Worker(uuid::Uuid),
 }
+
+/// The user id prefix of a worker (never a satellite's, which starts with the topic root).
+const WORKER_USER_ID: &str = "$worker/";
+/// The channels a worker publishes on, under `{root}/_work/<id>/`.
+const WORKER_CHANNELS: [&str; 4] = ["hello", "result", "release", "status"];
 
 impl Identity {
     /// The identity's part of the user id: `hub`, `$readonly`, or the satellite's own prefix.
@@ -105,6 +118,7 @@ impl Identity {
             Identity::Hub => HUB_USER.into(),
             Identity::ReadOnly => READONLY_USER_ID.into(),
             Identity::Satellite { prefix, .. } => prefix.clone(),
+            Identity::Worker(id) => format!("{WORKER_USER_ID}{id}"),
         }
     }
 
@@ -112,6 +126,9 @@ impl Identity {
         match user_id {
             HUB_USER => Some(Identity::Hub),
             READONLY_USER_ID => Some(Identity::ReadOnly),
+            worker if worker.starts_with(WORKER_USER_ID) => {
+                Some(Identity::Worker(worker[WORKER_USER_ID.len()..].parse().ok()?))
+            }
             prefix => {
                 let sat = prefix.trim_end_matches('/').rsplit('/').next()?.parse().ok()?;
                 Some(Identity::Satellite { satellite: sat, prefix: prefix.to_owned() })
@@ -128,6 +145,9 @@ impl Identity {
             Identity::Hub => topic.starts_with(&format!("{root}/")),
             Identity::ReadOnly => false,
             Identity::Satellite { prefix, .. } => topic.starts_with(prefix.as_str()) && topic.len() > prefix.len(),
+            Identity::Worker(id) => {
+                WORKER_CHANNELS.iter().any(|c| topic == crate::inference::remote::pool::worker_topic(root, *id, c))
+            }
         }
     }
 
@@ -140,6 +160,8 @@ impl Identity {
             Identity::Satellite { prefix, .. } => {
                 filter.starts_with(prefix.as_str()) && !filter[..prefix.len()].contains(['+', '#'])
             }
+            // The shared job subscription is the broker's to allow, once the worker joined.
+            Identity::Worker(id) => filter == crate::inference::remote::pool::worker_topic(root, *id, "control"),
         }
     }
 }
@@ -180,16 +202,28 @@ pub struct BrokerAuth {
     root: String,
     internal_key: Secret,
     readonly: Option<ReadOnlyLogin>,
+    /// Whose joins were accepted: only they may take the shared job subscription.
+    workers: crate::inference::remote::RemotePool,
 }
 
 impl BrokerAuth {
-    pub fn new(store: Store, root: &str, internal_key: Secret, readonly: Option<ReadOnlyLogin>) -> Arc<Self> {
-        Arc::new(Self { store, root: root.into(), internal_key, readonly })
+    /// `workers`: the remote pool, whose joined workers may take the shared job subscription.
+    pub fn new(
+        store: Store,
+        root: &str,
+        internal_key: Secret,
+        readonly: Option<ReadOnlyLogin>,
+        workers: crate::inference::remote::RemotePool,
+    ) -> Arc<Self> {
+        Arc::new(Self { store, root: root.into(), internal_key, readonly, workers })
     }
 
     fn may_subscribe(&self, user_id: Option<&str>, filter: &str) -> bool {
         match Login::from_user_id(user_id).map(|l| l.identity) {
             Some(Identity::ReadOnly) => self.readonly.as_ref().is_some_and(|r| r.may_subscribe(filter)),
+            Some(Identity::Worker(id)) if filter == crate::inference::remote::pool::shared_jobs_filter(&self.root) => {
+                self.workers.is_joined(id)
+            }
             Some(identity) => identity.may_subscribe(&self.root, filter),
             None => false,
         }
@@ -231,13 +265,19 @@ impl BrokerAuth {
             let Some(readonly) = self.readonly.as_ref().filter(|r| r.password.matches(password)) else {
                 return Err(bad);
             };
-            if [HUB_CLIENT_PREFIX, "satellite-", "mobile-"].iter().any(|p| cid.starts_with(p)) {
+            if [HUB_CLIENT_PREFIX, "satellite-", "mobile-", crate::inference::remote::CLIENT_PREFIX]
+                .iter()
+                .any(|p| cid.starts_with(p))
+            {
                 return Err(ReasonCode::ClientIdentifierNotValid);
             }
             if connect.will.as_ref().is_some_and(|w| !readonly.accepts_will(&w.topic, w.payload.len(), w.retain)) {
                 return Err(ReasonCode::NotAuthorized);
             }
             return Ok(Identity::ReadOnly);
+        }
+        if let Some(id) = username.strip_prefix(crate::inference::remote::CLIENT_PREFIX) {
+            return self.check_worker(id, password, connect).await;
         }
         let satellite: SatelliteId = username.parse().map_err(|_| bad)?;
         if cid != format!("satellite-{satellite}") && cid != format!("mobile-{satellite}") {
@@ -258,6 +298,28 @@ impl BrokerAuth {
             return Err(ReasonCode::NotAuthorized);
         }
         Ok(Identity::Satellite { satellite, prefix: topics::prefix(&self.root, tenant, satellite) })
+    }
+
+    /// A worker's login: its key must exist and not be revoked, its client id must be its
+    /// username, and it may name no will.
+    async fn check_worker(&self, id: &str, password: &str, connect: &ConnectPacket) -> Result<Identity, ReasonCode> {
+        let bad = ReasonCode::BadUsernameOrPassword;
+        let id: uuid::Uuid = id.parse().map_err(|_| bad)?;
+        if connect.client_id != format!("{}{id}", crate::inference::remote::CLIENT_PREFIX) {
+            return Err(ReasonCode::ClientIdentifierNotValid);
+        }
+        let stored = self.store.call(move |c| crate::store::worker_keys::live_hash(c, id)).await.map_err(|e| {
+            tracing::error!(error = %e, "broker login lookup failed");
+            ReasonCode::ServerUnavailable
+        })?;
+        let stored = stored.ok_or(bad)?;
+        if !bool::from(sha256_hex(password).as_bytes().ct_eq(stored.as_bytes())) {
+            return Err(bad);
+        }
+        if connect.will.is_some() {
+            return Err(ReasonCode::NotAuthorized);
+        }
+        Ok(Identity::Worker(id))
     }
 
     /// The login behind a broker user id (as set at login).

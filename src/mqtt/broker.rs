@@ -56,8 +56,13 @@ pub struct Broker {
 pub async fn start(state: &AppState) -> anyhow::Result<Broker> {
     let s = &state.settings.mqtt;
     let readonly = super::auth::ReadOnlyLogin::from_settings(&state.settings);
-    let auth =
-        BrokerAuth::new(state.store.clone(), &s.topic_root, state.settings.security.internal_api_key.clone(), readonly);
+    let auth = BrokerAuth::new(
+        state.store.clone(),
+        &s.topic_root,
+        state.settings.security.internal_api_key.clone(),
+        readonly,
+        state.remote.clone(),
+    );
     let ingest = Arc::new(Ingest::new(state.clone(), auth.clone()).context("starting the chunk writer")?);
 
     let mut config = BrokerConfig::default()

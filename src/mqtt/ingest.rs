@@ -93,6 +93,10 @@ impl Ingest {
             }
             Identity::Hub => return PublishAction::Continue, // the hub's own messages to satellites
             Identity::ReadOnly => return PublishAction::Handled, // never reached: it may publish nowhere
+            Identity::Worker(id) => {
+                self.worker_message(*id, &event.topic, &event.payload).await;
+                return PublishAction::Handled; // consumed: no other client sees a worker's messages
+            }
             Identity::Satellite { satellite, .. } => *satellite,
         };
         let Some(parsed) = topics::parse(root, &event.topic) else { return PublishAction::Handled };
@@ -125,6 +129,36 @@ impl Ingest {
             }
         }
         PublishAction::Handled
+    }
+
+    /// A remote worker's join, result, give-back or status: the pool reads it; a join is answered
+    /// on the worker's control topic.
+    async fn worker_message(&self, id: uuid::Uuid, topic: &str, payload: &[u8]) {
+        use crate::inference::remote::pool::{self, Channel};
+        let root = &self.state.settings.mqtt.topic_root;
+        let Some(channel) = pool::parse_worker_topic(root, topic).and_then(|(_, kind)| Channel::parse(kind)) else {
+            return;
+        };
+        let now = self.state.clock.stamp();
+        let answer = self.state.remote.on_message(id, channel, payload, now);
+        if matches!(channel, Channel::Hello | Channel::Status) && answer.as_ref().is_none_or(|a| a.accepted) {
+            let machine = answer
+                .as_ref()
+                .and_then(|_| self.state.remote.snapshot().into_iter().find(|w| w.id == id).map(|w| w.machine));
+            let seen = self.state.store.call(move |c| store::worker_keys::seen(c, id, machine.as_deref(), now)).await;
+            if let Err(e) = seen {
+                tracing::error!(worker = %id, error = %e, "could not record that a worker was seen");
+            }
+        }
+        let Some(answer) = answer else { return };
+        match &answer.reason {
+            None => tracing::info!(worker = %id, "a remote worker joined"),
+            Some(why) => tracing::warn!(worker = %id, reason = %why, "a remote worker's join was refused"),
+        }
+        let body = serde_json::to_vec(&answer).unwrap_or_default();
+        if let Err(e) = self.state.mqtt.publish(pool::worker_topic(root, id, "control"), body, 1).await {
+            tracing::error!(worker = %id, error = %e, "could not answer a worker's join");
+        }
     }
 
     fn log_refusal(&self, what: &str, event: &ClientPublishEvent, result: Result<(), Refused>) {
@@ -422,6 +456,13 @@ impl BrokerEventHandler for Ingest {
     ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
         Box::pin(async move {
             tracing::debug!(client_id = %event.client_id, unexpected = event.unexpected, "MQTT client disconnected");
+            if let Some(id) = event
+                .client_id
+                .strip_prefix(crate::inference::remote::CLIENT_PREFIX)
+                .and_then(|id| id.parse::<uuid::Uuid>().ok())
+            {
+                self.state.remote.disconnected(id);
+            }
         })
     }
 }

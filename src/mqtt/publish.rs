@@ -70,6 +70,51 @@ pub async fn run_config_pusher(state: AppState, shutdown: CancellationToken) -> 
     }
 }
 
+/// Publishes what the remote pool hands over (offers to the worker group, answers to joins),
+/// in order, until shutdown.
+pub async fn run_offer_forwarder(
+    state: AppState,
+    mut outbox: tokio::sync::mpsc::Receiver<crate::inference::remote::pool::Outgoing>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    loop {
+        let next = tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            m = outbox.recv() => m,
+        };
+        let Some(m) = next else { return Ok(()) };
+        if let Err(e) = state.mqtt.publish(m.topic, m.payload, 1).await {
+            tracing::warn!(error = %e, "a message to the remote workers was not sent");
+        }
+    }
+}
+
+/// Drops the connection of any joined remote worker whose key was revoked where the hub could
+/// not act at once (`birdhub admin worker-key revoke`, another process): checked every 2 s.
+pub async fn run_worker_guard(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(2));
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            _ = tick.tick() => {}
+        }
+        let joined: Vec<uuid::Uuid> = state.remote.snapshot().iter().filter(|w| w.connected).map(|w| w.id).collect();
+        if joined.is_empty() {
+            continue;
+        }
+        match crate::usecases::worker_keys::revoked_among(&state.store, joined).await {
+            Ok(gone) => {
+                for id in gone {
+                    tracing::info!(worker = %id, "a revoked worker's connection is dropped");
+                    state.remote.forget(id);
+                    state.mqtt.disconnect(&format!("{}{id}", crate::inference::remote::CLIENT_PREFIX)).await;
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "could not check the remote workers' keys"),
+        }
+    }
+}
+
 /// Republishes each new detection on its satellite's `detection` channel (SPEC 2.7).
 pub async fn run_detection_publisher(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
     let mut events = state.bus.subscribe("detection-publisher");

@@ -1,7 +1,7 @@
 //! The durable inference queue: jobs live in SQLite, are claimed atomically, and are finished in
 //! the same transaction that writes their detections, so a crash never loses or doubles work.
 
-use rusqlite::{Connection, Row, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use serde::Serialize;
 
 use super::Result;
@@ -27,11 +27,26 @@ pub struct Claimed {
 
 /// After a crash or restart nothing is running: put those jobs back in the queue.
 pub fn requeue_running(conn: &Connection) -> Result<usize> {
-    Ok(conn.execute("UPDATE inference_jobs SET status = 'queued', worker_id = NULL WHERE status = 'running'", [])?)
+    Ok(conn.execute(
+        "UPDATE inference_jobs SET status = 'queued', worker_id = NULL, lease_until = NULL WHERE status = 'running'",
+        [],
+    )?)
 }
 
 /// Claims up to `max` due jobs for `worker`, oldest first.
 pub fn claim(conn: &mut Connection, worker: &str, max: u32, now: Timestamp) -> Result<Vec<Claimed>> {
+    claim_until(conn, worker, max, now, None)
+}
+
+/// Claims like [`claim`] with a lease: a job offered to remote workers carries the deadline after
+/// which [`requeue_expired`] puts it back in the queue, whatever became of the process holding it.
+pub fn claim_until(
+    conn: &mut Connection,
+    worker: &str,
+    max: u32,
+    now: Timestamp,
+    lease_until: Option<Timestamp>,
+) -> Result<Vec<Claimed>> {
     // An idle worker asks every second and after every chunk another worker took: a read finds
     // there is nothing without taking the write lock that ingest's next chunk may be waiting for.
     let any: bool = conn
@@ -44,13 +59,14 @@ pub fn claim(conn: &mut Connection, worker: &str, max: u32, now: Timestamp) -> R
     let claimed = {
         // Cached, as they run for every chunk the hub classifies.
         let mut stmt = tx.prepare_cached(
-            "UPDATE inference_jobs SET status = 'running', claimed_at = ?1, worker_id = ?2, attempts = attempts + 1
+            "UPDATE inference_jobs SET status = 'running', claimed_at = ?1, worker_id = ?2, attempts = attempts + 1,
+                    lease_until = ?4
              WHERE id IN (SELECT id FROM inference_jobs WHERE status = 'queued' AND run_after <= ?1
                           ORDER BY run_after, created_at LIMIT ?3)
              RETURNING id",
         )?;
         let ids: Vec<String> =
-            stmt.query_map(params![now, worker, max], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            stmt.query_map(params![now, worker, max, lease_until], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             out.push(tx.prepare_cached(&CLAIMED)?.query_row([id], claimed_row)?);
@@ -86,11 +102,41 @@ fn claimed_row(r: &Row<'_>) -> rusqlite::Result<Claimed> {
     })
 }
 
-/// Whether the job is still running (not requeued after a restart and finished elsewhere).
-pub fn is_running(conn: &Connection, job_id: &str) -> Result<bool> {
+/// Whether the job is still running for `worker`: not requeued (after a restart or an expired
+/// lease) and claimed again by someone else. Only the claim that holds a job may finish it, so its
+/// detections are written once.
+pub fn is_held(conn: &Connection, job_id: &str, worker: &str) -> Result<bool> {
     Ok(conn
-        .prepare_cached("SELECT status = 'running' FROM inference_jobs WHERE id = ?1")?
-        .query_row([job_id], |r| r.get(0))?)
+        .prepare_cached("SELECT status = 'running' AND worker_id IS ?2 FROM inference_jobs WHERE id = ?1")?
+        .query_row([job_id, worker], |r| r.get(0))
+        .optional()?
+        .unwrap_or(false))
+}
+
+/// Puts `worker`'s running jobs among `ids` back in the queue without counting the attempt: they
+/// were offered and not done (no remote worker answered in time, or one gave them back).
+pub fn release(conn: &Connection, ids: &[&str], worker: &str) -> Result<usize> {
+    let mut stmt = conn.prepare_cached(
+        "UPDATE inference_jobs SET status = 'queued', worker_id = NULL, lease_until = NULL,
+                attempts = max(attempts - 1, 0)
+         WHERE id = ?1 AND status = 'running' AND worker_id IS ?2",
+    )?;
+    let mut n = 0;
+    for id in ids {
+        n += stmt.execute(params![id, worker])?;
+    }
+    Ok(n)
+}
+
+/// Jobs whose lease ended before `now` go back to the queue: their holder is gone (a hub thread
+/// that stopped, a worker that vanished). The attempt counts.
+pub fn requeue_expired(conn: &Connection, now: Timestamp) -> Result<usize> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE inference_jobs SET status = 'queued', worker_id = NULL, lease_until = NULL
+         WHERE status = 'running' AND lease_until IS NOT NULL AND lease_until < ?1",
+        )?
+        .execute([now])?)
 }
 
 pub fn mark_done(conn: &Connection, job_id: &str, duration_ms: i64, now: Timestamp) -> Result<()> {

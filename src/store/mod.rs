@@ -61,6 +61,7 @@ pub mod users;
 pub mod votes;
 pub mod weather;
 pub mod work;
+pub mod worker_keys;
 pub mod zones;
 
 use std::{path::Path, time::Duration};

@@ -14,6 +14,8 @@ use crate::{
 #[derive(Debug, Clone)]
 pub struct ChunkOutcome {
     pub job_id: String,
+    /// Who claimed the job: only that claim may finish it.
+    pub worker: String,
     pub satellite_id: SatelliteId,
     pub chunk_id: ChunkId,
     /// Detections kept at once.
@@ -28,8 +30,8 @@ pub struct ChunkOutcome {
 }
 
 /// Writes every job's detections and held detections, its filter counters, and marks it done
-/// (one commit per worker batch). A job that is no longer running (requeued after a restart and
-/// finished elsewhere) is skipped, so a chunk's detections are never written twice. Each
+/// (one commit per worker batch). A job its claim no longer holds (requeued after a restart or an
+/// expired lease, and claimed again) is skipped, so a chunk's detections are never written twice. Each
 /// detection's flags are judged against what the team had before it, including the detections
 /// earlier in the same batch. Runs on the calling thread (the workers' own), never on the async
 /// runtime.
@@ -44,7 +46,7 @@ pub fn record_batch(
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut stored = Vec::new();
         for job in jobs {
-            if !store::jobs::is_running(&tx, &job.job_id)? {
+            if !store::jobs::is_held(&tx, &job.job_id, &job.worker)? {
                 continue;
             }
             if job.privacy {

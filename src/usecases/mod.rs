@@ -91,5 +91,6 @@ pub mod system_versions;
 pub mod team_credentials;
 pub mod verification;
 pub mod weather;
+pub mod worker_keys;
 pub mod workers;
 pub mod zones;

@@ -13,7 +13,7 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use super::{JobError, Shared};
+use super::{Engine, JobError, Shared};
 use crate::{
     ids::ChunkId,
     inference::{
@@ -65,6 +65,7 @@ impl Shared {
         samples: &[f32],
         policy: &Policy,
         held: Vec<(Candidate, NewDetection)>,
+        engine: Engine<'_>,
     ) -> Result<FirstLook, JobError> {
         if held.is_empty() {
             return Ok((Vec::new(), held));
@@ -84,7 +85,7 @@ impl Shared {
                     (t - ms(d_ms)).into(),
                 )
             })
-            .map_err(|e| JobError { message: e.to_string(), permanent: false })?;
+            .map_err(|e| JobError::retry(e.to_string()))?;
         let prev_scores = prev.as_ref().and_then(|p| self.recent.get(&p.id));
         let overlapping =
             prev.as_ref().is_some_and(|p| p.recorded_at.millis() > t.timestamp_millis() - d_ms + OVERLAP_ENOUGH_MS);
@@ -102,7 +103,7 @@ impl Shared {
         let prefix = prev.as_ref().map_or_else(|| vec![0.0; HALF], |p| self.edge(p, Edge::Tail));
         let mut timeline = prefix;
         timeline.extend_from_slice(samples);
-        let logits = self.shifted(&timeline, undecided.iter().map(|(c, _)| c.start))?;
+        let logits = self.shifted(&timeline, undecided.iter().map(|(c, _)| c.start), engine)?;
         for (c, d) in undecided {
             if logits.get(&c.start).is_some_and(|l| policy.confirms_logit(l.get(c.index).copied().unwrap_or(-15.0))) {
                 confirmed.push(d);
@@ -119,6 +120,7 @@ impl Shared {
         &self,
         timeline: &[f32],
         starts: impl Iterator<Item = usize>,
+        engine: Engine<'_>,
     ) -> Result<BTreeMap<usize, Vec<f32>>, JobError> {
         let mut starts: Vec<usize> = starts.collect();
         starts.sort_unstable();
@@ -126,8 +128,7 @@ impl Shared {
         let windows: Vec<Vec<f32>> =
             starts.iter().map(|s| audio::pad(timeline.get(*s..).unwrap_or_default())).collect();
         let refs: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
-        let logits =
-            self.classifier.logits(&refs).map_err(|e| JobError { message: e.to_string(), permanent: false })?;
+        let logits = engine.logits(&refs, 0)?;
         self.state.board.second_look_windows(refs.len() as u64);
         Ok(starts.into_iter().zip(logits).collect())
     }
@@ -157,7 +158,7 @@ impl Shared {
     }
 
     /// After a batch: the held detections whose next chunk is one of `jobs`, decided now.
-    pub(super) fn after_batch(&self, jobs: &[&Claimed]) {
+    pub(super) fn after_batch(&self, jobs: &[&Claimed], engine: Engine<'_>) {
         // Most batches find nothing held at all: one look saves a query per job.
         match self.state.store.call_blocking(|c| store::held::any_held(c)) {
             Ok(false) => return,
@@ -186,13 +187,13 @@ impl Shared {
                     duration_ms: 0,
                     storage_key: job.storage_key.clone(),
                 };
-                self.resolve(helds, Some(next));
+                self.resolve(helds, Some(next), engine);
             }
         }
     }
 
     /// Decides the held detections whose wait has ended (at most once a second per worker).
-    pub(super) fn sweep(&self) {
+    pub(super) fn sweep(&self, engine: Engine<'_>) {
         {
             let Ok(mut last) = self.last_sweep.lock() else { return };
             if last.elapsed() < std::time::Duration::from_secs(1) {
@@ -202,14 +203,14 @@ impl Shared {
         }
         let now = self.state.clock.stamp();
         match self.state.store.call_blocking(|c| store::held::due(c, now, 64)) {
-            Ok(due) if !due.is_empty() => self.resolve(due, None),
+            Ok(due) if !due.is_empty() => self.resolve(due, None, engine),
             Ok(_) => {}
             Err(e) => tracing::error!(error = %e, "reading due held detections failed"),
         }
     }
 
     /// The second look proper: the window shifted forward and the next chunk's scores.
-    fn resolve(&self, helds: Vec<Held>, next: Option<ChunkAudio>) {
+    fn resolve(&self, helds: Vec<Held>, next: Option<ChunkAudio>, engine: Engine<'_>) {
         let mut by_chunk: BTreeMap<ChunkId, Vec<Held>> = BTreeMap::new();
         for h in helds {
             by_chunk.entry(h.chunk.id).or_default().push(h);
@@ -239,7 +240,7 @@ impl Shared {
             let next_scores = next.as_ref().and_then(|n| self.recent.get(&n.id));
             let overlapping = next.as_ref().is_some_and(|n| n.recorded_at.millis() < end - OVERLAP_ENOUGH_MS);
             let d = &group[0].detection;
-            let policy = match self.policies.get(d.tenant_id, d.satellite_id, self.classifier.labels()) {
+            let policy = match self.policies.get(d.tenant_id, d.satellite_id, &self.labels) {
                 Ok(p) => p,
                 Err(e) => {
                     tracing::error!(error = %e, "reading detection settings failed; the second look waits");
@@ -251,7 +252,7 @@ impl Shared {
                 let mut timeline = samples.clone();
                 timeline.extend(next.as_ref().map_or_else(|| vec![0.0; HALF], |n| self.edge(n, Edge::Head)));
                 let starts = group.iter().map(|h| start_sample(&h.detection) + HALF);
-                match self.shifted(&timeline, starts) {
+                match self.shifted(&timeline, starts, engine) {
                     Ok(l) => l,
                     Err(e) => {
                         tracing::warn!(error = %e.message, "a second look failed; it is tried again");

@@ -1,0 +1,438 @@
+//! The hub's side of its remote workers: who has joined, the offers waiting for an answer, and
+//! how many may be out at once. Hub threads ([`crate::inference::worker`]'s remote slots) call
+//! [`RemotePool::score`] as they would call the classifier; the answer comes back through the
+//! broker ([`crate::mqtt::ingest`] hands worker messages to [`RemotePool::on_message`]).
+//!
+//! An offer carries a fresh random lease token. Only the worker the broker handed it to (one
+//! member of the shared subscription) learns it, and the first answer with it before its deadline
+//! is taken; anything later, or for a token it was never given, is dropped and counted.
+
+use std::{
+    collections::{BTreeMap, HashMap, VecDeque},
+    sync::{Arc, Condvar, Mutex, OnceLock, atomic::AtomicU64, atomic::Ordering},
+    time::{Duration, Instant},
+};
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::wire::{self, Answer, Hello, Release};
+use crate::time::Timestamp;
+
+/// Job messages one joined worker may hold at once: one it works on, one waiting, so it never
+/// idles between two.
+pub const IN_FLIGHT_PER_WORKER: usize = 2;
+
+/// What the hub runs, which a worker must run too.
+#[derive(Debug, Clone)]
+pub struct Expected {
+    pub model: String,
+    pub labels: String,
+    pub classes: usize,
+}
+
+/// A message for the broker (published by the hub's forwarder task).
+#[derive(Debug)]
+pub struct Outgoing {
+    pub topic: String,
+    pub payload: Vec<u8>,
+}
+
+/// Which worker topic a message came in on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    Hello,
+    Result,
+    Release,
+    Status,
+}
+
+impl Channel {
+    pub fn parse(s: &str) -> Option<Channel> {
+        Some(match s {
+            "hello" => Channel::Hello,
+            "result" => Channel::Result,
+            "release" => Channel::Release,
+            "status" => Channel::Status,
+            _ => return None,
+        })
+    }
+}
+
+/// Why an offer got no scores.
+#[derive(Debug, thiserror::Error)]
+pub enum ScoreError {
+    #[error("no worker answered within {0} s; the jobs go back to the queue")]
+    Expired(u64),
+    #[error("the worker gave the jobs back (it is stopping)")]
+    Released,
+    #[error("the worker could not classify the jobs: {0}")]
+    Failed(String),
+    #[error("{0}")]
+    Wire(String),
+}
+
+enum Reply {
+    Scores(Vec<Vec<f32>>),
+    Released,
+    Failed(String),
+}
+
+struct Pending {
+    reply: std::sync::mpsc::SyncSender<Reply>,
+    windows: usize,
+    /// Chunk jobs the offer holds (0 for a second look's extra windows).
+    chunks: usize,
+}
+
+/// One remote worker as the hub sees it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteWorker {
+    pub id: Uuid,
+    pub machine: String,
+    pub model: String,
+    pub precision: String,
+    pub threads: usize,
+    pub batch: usize,
+    pub version: String,
+    /// Joined (model checked) and connected.
+    pub connected: bool,
+    pub joined_at: Timestamp,
+    pub last_seen_at: Timestamp,
+    /// Chunk jobs it answered in the last minute.
+    pub jobs_per_minute: usize,
+    /// Chunk jobs it answered since it joined.
+    pub jobs_done: u64,
+    #[serde(skip)]
+    recent: VecDeque<(Instant, usize)>,
+}
+
+/// Counters of the traffic with remote workers (`birdhub bench workers`, `/metrics`).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Traffic {
+    pub offers: u64,
+    pub bytes_out: u64,
+    pub results: u64,
+    pub bytes_in: u64,
+    /// Results that came after their lease ended or for a token never handed out.
+    pub late_or_unknown: u64,
+    /// Messages refused: from a worker that has not joined, or unreadable.
+    pub refused: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    offers: AtomicU64,
+    bytes_out: AtomicU64,
+    results: AtomicU64,
+    bytes_in: AtomicU64,
+    late: AtomicU64,
+    refused: AtomicU64,
+}
+
+#[derive(Default)]
+struct Inner {
+    expected: OnceLock<Expected>,
+    root: OnceLock<String>,
+    outbox: OnceLock<tokio::sync::mpsc::Sender<Outgoing>>,
+    pending: Mutex<HashMap<String, Pending>>,
+    workers: Mutex<BTreeMap<Uuid, RemoteWorker>>,
+    /// Offers out now, and the condition slots wait on for room.
+    in_flight: Mutex<usize>,
+    room: Condvar,
+    counters: Counters,
+}
+
+/// The remote workers of this hub. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct RemotePool(Arc<Inner>);
+
+/// The topic the hub offers jobs on, under the topic root.
+pub fn jobs_topic(root: &str) -> String {
+    format!("{root}/_work/jobs")
+}
+
+/// The shared subscription every worker joins for jobs: one fixed group, so no worker can make a
+/// group of its own and see every job.
+pub fn shared_jobs_filter(root: &str) -> String {
+    format!("$share/{}/{}", super::GROUP, jobs_topic(root))
+}
+
+/// A worker's own topic: `{root}/_work/{id}/{kind}` (`hello`, `result`, `release`, `status`
+/// from it; `control` to it).
+pub fn worker_topic(root: &str, id: Uuid, kind: &str) -> String {
+    format!("{root}/_work/{id}/{kind}")
+}
+
+/// The worker and channel of a topic under `{root}/_work/`.
+pub fn parse_worker_topic<'a>(root: &str, topic: &'a str) -> Option<(Uuid, &'a str)> {
+    let rest = topic.strip_prefix(root)?.strip_prefix("/_work/")?;
+    let (id, kind) = rest.split_once('/')?;
+    Some((id.parse().ok()?, kind))
+}
+
+impl RemotePool {
+    /// Connects the pool to the broker's forwarder and the topic root.
+    pub fn attach(&self, root: &str, outbox: tokio::sync::mpsc::Sender<Outgoing>) {
+        let _ = self.0.root.set(root.to_owned());
+        let _ = self.0.outbox.set(outbox);
+    }
+
+    /// What workers must run; set when the hub has read its model directory.
+    pub fn expect(&self, expected: Expected) {
+        let _ = self.0.expected.set(expected);
+    }
+
+    fn root(&self) -> &str {
+        self.0.root.get().map_or("birdhub", String::as_str)
+    }
+
+    /// Whether `id` has joined and is connected (its results are read, its subscription allowed).
+    pub fn is_joined(&self, id: Uuid) -> bool {
+        self.0.workers.lock().map(|w| w.get(&id).is_some_and(|r| r.connected)).unwrap_or(false)
+    }
+
+    /// Offers the pool may hold now: [`IN_FLIGHT_PER_WORKER`] per joined worker.
+    fn capacity(&self) -> usize {
+        self.0.workers.lock().map(|w| w.values().filter(|r| r.connected).count()).unwrap_or(0) * IN_FLIGHT_PER_WORKER
+    }
+
+    /// Waits (at most `wait`) for room for one more offer; `true` when taken (give it back with
+    /// [`RemotePool::done`]).
+    pub fn take_room(&self, wait: Duration) -> bool {
+        let Ok(guard) = self.0.in_flight.lock() else { return false };
+        let Ok((mut n, _)) = self.0.room.wait_timeout_while(guard, wait, |n| *n >= self.capacity()) else {
+            return false;
+        };
+        if *n >= self.capacity() {
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
+    /// Gives back room taken with [`RemotePool::take_room`].
+    pub fn done(&self) {
+        if let Ok(mut n) = self.0.in_flight.lock() {
+            *n = n.saturating_sub(1);
+        }
+        self.0.room.notify_one();
+    }
+
+    /// Wakes every slot (a worker joined or left, or the hub stops).
+    pub fn wake_all(&self) {
+        self.0.room.notify_all();
+    }
+
+    /// Sends `windows` to the worker group and waits (blocking, at most `lease`) for their scores.
+    /// `chunks` is how many chunk jobs they are (for the workers' counters).
+    pub fn score(&self, windows: &[&[f32]], chunks: usize, lease: Duration) -> Result<Vec<Vec<f32>>, ScoreError> {
+        let token = crate::auth::tokens::random_hex(16);
+        let payload = wire::encode_job(&token, windows).map_err(|e| ScoreError::Wire(e.0))?;
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        if let Ok(mut p) = self.0.pending.lock() {
+            p.insert(token.clone(), Pending { reply: tx, windows: windows.len(), chunks });
+        }
+        let c = &self.0.counters;
+        c.offers.fetch_add(1, Ordering::Relaxed);
+        c.bytes_out.fetch_add(payload.len() as u64, Ordering::Relaxed);
+        let sent =
+            self.0.outbox.get().ok_or_else(|| ScoreError::Wire("the broker is not running".into())).and_then(|o| {
+                o.blocking_send(Outgoing { topic: jobs_topic(self.root()), payload })
+                    .map_err(|_| ScoreError::Wire("the broker is not running".into()))
+            });
+        let answer = sent.and_then(|()| rx.recv_timeout(lease).map_err(|_| ScoreError::Expired(lease.as_secs())));
+        // Whatever happened, the token is spent: a later answer with it is late.
+        if let Ok(mut p) = self.0.pending.lock() {
+            p.remove(&token);
+        }
+        match answer? {
+            Reply::Scores(l) => Ok(l),
+            Reply::Released => Err(ScoreError::Released),
+            Reply::Failed(e) => Err(ScoreError::Failed(e)),
+        }
+    }
+
+    /// A message from worker `id` on one of its channels (the broker checked the topic is its
+    /// own). Returns the join answer to publish on its control topic, if any.
+    pub fn on_message(&self, id: Uuid, channel: Channel, payload: &[u8], now: Timestamp) -> Option<Answer> {
+        let c = &self.0.counters;
+        c.bytes_in.fetch_add(payload.len() as u64, Ordering::Relaxed);
+        if channel == Channel::Hello {
+            return Some(self.join(id, payload, now));
+        }
+        if !self.is_joined(id) {
+            c.refused.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(worker = %id, ?channel, "a message from a worker that has not joined was refused");
+            return None;
+        }
+        match channel {
+            Channel::Hello => None,
+            Channel::Status => {
+                self.touch(id, now, 0);
+                None
+            }
+            Channel::Release => {
+                match serde_json::from_slice::<Release>(payload) {
+                    Ok(r) => {
+                        if let Some(p) = self.take(&r.token) {
+                            let _ = p.reply.try_send(Reply::Released);
+                        }
+                    }
+                    Err(_) => {
+                        c.refused.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                None
+            }
+            Channel::Result => {
+                let classes = self.0.expected.get().map_or(0, |e| e.classes);
+                let result = match wire::decode_result(payload, classes) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        c.refused.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(worker = %id, error = %e, "an unreadable result was refused");
+                        return None;
+                    }
+                };
+                let Some(p) = self.take(&result.token) else {
+                    c.late.fetch_add(1, Ordering::Relaxed);
+                    tracing::info!(worker = %id, "a result for a job no longer leased was dropped");
+                    return None;
+                };
+                c.results.fetch_add(1, Ordering::Relaxed);
+                let reply = match result.error {
+                    Some(e) => Reply::Failed(e),
+                    None if result.logits.len() != p.windows => {
+                        Reply::Failed(format!("the worker answered {} windows for {}", result.logits.len(), p.windows))
+                    }
+                    None => {
+                        self.touch(id, now, p.chunks);
+                        Reply::Scores(result.logits)
+                    }
+                };
+                let _ = p.reply.try_send(reply);
+                None
+            }
+        }
+    }
+
+    fn take(&self, token: &str) -> Option<Pending> {
+        self.0.pending.lock().ok()?.remove(token)
+    }
+
+    fn touch(&self, id: Uuid, now: Timestamp, chunks: usize) {
+        if let Ok(mut w) = self.0.workers.lock()
+            && let Some(r) = w.get_mut(&id)
+        {
+            r.last_seen_at = now;
+            if chunks > 0 {
+                let at = Instant::now();
+                r.recent.push_back((at, chunks));
+                r.jobs_done += chunks as u64;
+                while r.recent.front().is_some_and(|(t, _)| at.duration_since(*t) > Duration::from_secs(60)) {
+                    r.recent.pop_front();
+                }
+            }
+        }
+    }
+
+    /// Checks a join against the hub's model and labels.
+    fn join(&self, id: Uuid, payload: &[u8], now: Timestamp) -> Answer {
+        let refuse =
+            |reason: String| Answer { accepted: false, reason: Some(reason), jobs: String::new(), retry: false };
+        let hello = match Hello::parse(payload) {
+            Ok(h) => h,
+            Err(e) => return refuse(format!("the join could not be read: {e}")),
+        };
+        let Some(expected) = self.0.expected.get() else {
+            return Answer { retry: true, ..refuse("the hub has not loaded its model directory yet".into()) };
+        };
+        if hello.model != expected.model || hello.labels != expected.labels {
+            return refuse(format!(
+                "this worker runs model {} with label set {}, the hub runs model {} with label set {} ({} labels): \
+                 install the hub's model directory on the worker",
+                hello.model,
+                short(&hello.labels),
+                expected.model,
+                short(&expected.labels),
+                expected.classes
+            ));
+        }
+        let worker = RemoteWorker {
+            id,
+            machine: hello.machine,
+            model: hello.model,
+            precision: hello.precision,
+            threads: hello.threads,
+            batch: hello.batch,
+            version: hello.version,
+            connected: true,
+            joined_at: now,
+            last_seen_at: now,
+            jobs_per_minute: 0,
+            jobs_done: 0,
+            recent: VecDeque::new(),
+        };
+        if let Ok(mut w) = self.0.workers.lock() {
+            let done = w.get(&id).map_or(0, |r| r.jobs_done);
+            w.insert(id, RemoteWorker { jobs_done: done, ..worker });
+        }
+        self.wake_all();
+        Answer { accepted: true, reason: None, jobs: shared_jobs_filter(self.root()), retry: false }
+    }
+
+    /// The worker's connection closed: it gets no more offers (those it holds end with their lease).
+    pub fn disconnected(&self, id: Uuid) {
+        if let Ok(mut w) = self.0.workers.lock()
+            && let Some(r) = w.get_mut(&id)
+        {
+            r.connected = false;
+        }
+        self.wake_all();
+    }
+
+    /// A revoked worker is forgotten: nothing it sends is read any more.
+    pub fn forget(&self, id: Uuid) {
+        if let Ok(mut w) = self.0.workers.lock() {
+            w.remove(&id);
+        }
+        self.wake_all();
+    }
+
+    /// Every worker heard from since the hub started, with its jobs per minute now.
+    pub fn snapshot(&self) -> Vec<RemoteWorker> {
+        let now = Instant::now();
+        self.0
+            .workers
+            .lock()
+            .map(|w| {
+                w.values()
+                    .map(|r| {
+                        let recent = r.recent.iter().filter(|(t, _)| now.duration_since(*t) <= Duration::from_secs(60));
+                        RemoteWorker { jobs_per_minute: recent.map(|(_, n)| n).sum(), ..r.clone() }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn traffic(&self) -> Traffic {
+        let c = &self.0.counters;
+        Traffic {
+            offers: c.offers.load(Ordering::Relaxed),
+            bytes_out: c.bytes_out.load(Ordering::Relaxed),
+            results: c.results.load(Ordering::Relaxed),
+            bytes_in: c.bytes_in.load(Ordering::Relaxed),
+            late_or_unknown: c.late.load(Ordering::Relaxed),
+            refused: c.refused.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The first 12 hex digits of a fingerprint, enough to tell two apart in a message.
+fn short(fingerprint: &str) -> String {
+    fingerprint.chars().take(12).collect()
+}
