@@ -80,16 +80,20 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     if mode != Mode::Api {
         // Before anything listens; an ambiguous `integrations.team` only turns the integrations off.
         let feed_team = crate::integrations::team_at_start(&state).await?;
-        let broker = crate::mqtt::broker::start(&state).await?;
-        (mqtt_addr, mqtt_ws_addr) = (Some(broker.tcp_addr), broker.ws_addr);
-        let (stop, handle, mut running) = (shutdown.clone(), broker.shutdown, broker.broker);
-        tasks.spawn(async move {
-            tokio::spawn(async move {
-                stop.cancelled().await;
-                handle.shutdown();
+        if state.settings.uses_external_broker() {
+            start_external_broker(&state, &mut tasks, &shutdown).await?;
+        } else {
+            let broker = crate::mqtt::broker::start(&state).await?;
+            (mqtt_addr, mqtt_ws_addr) = (Some(broker.tcp_addr), broker.ws_addr);
+            let (stop, handle, mut running) = (shutdown.clone(), broker.shutdown, broker.broker);
+            tasks.spawn(async move {
+                tokio::spawn(async move {
+                    stop.cancelled().await;
+                    handle.shutdown();
+                });
+                ("mqtt-broker", running.run().await.map_err(Into::into))
             });
-            ("mqtt-broker", running.run().await.map_err(Into::into))
-        });
+        }
         let workers = crate::inference::worker::WorkerContext {
             store: state.store.clone(),
             objects: state.objects.clone(),
@@ -122,6 +126,9 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
             tasks.spawn(async move { ("integrations", crate::integrations::run(st, stop, feed_team).await) });
         }
     } else {
+        if state.settings.uses_external_broker() {
+            start_dynsec(&state, &mut tasks, &shutdown).await?;
+        }
         let (st, stop) = (state.clone(), shutdown.clone());
         tasks.spawn(async move { ("mqtt-client", crate::mqtt::client::run(st, stop).await) });
     }
@@ -215,6 +222,53 @@ pub async fn start(mut settings: Settings) -> anyhow::Result<Hub> {
     report_model_status(&state.settings);
     let supervisor = tokio::spawn(supervise(tasks, shutdown.clone()));
     Ok(Hub { http_addr, mqtt_addr, mqtt_ws_addr, state, shutdown, supervisor })
+}
+
+/// `mqtt.external`: the logins on mosquitto ([`crate::mqtt::dynsec`]), checked and tidied before
+/// anything is served, then the connection that carries the hub's messages in place of the
+/// embedded broker ([`crate::mqtt::external`]).
+async fn start_external_broker(
+    state: &AppState,
+    tasks: &mut JoinSet<(&'static str, anyhow::Result<()>)>,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<()> {
+    let dynsec = start_dynsec(state, tasks, shutdown).await?;
+    crate::mqtt::logins::reconcile_and_report(state, &dynsec)
+        .await
+        .context("reconciling the logins on mosquitto with the database")?;
+    let auth = crate::mqtt::auth::BrokerAuth::new(
+        state.store.clone(),
+        &state.settings.mqtt.topic_root,
+        state.settings.security.internal_api_key.clone(),
+        None,
+        state.remote.clone(),
+    );
+    let ingest = Arc::new(crate::mqtt::ingest::Ingest::new(state.clone(), auth).context("starting the chunk writer")?);
+    let (st, stop) = (state.clone(), shutdown.clone());
+    tasks.spawn(async move { ("mqtt-external", crate::mqtt::external::run(st, ingest, stop).await) });
+    Ok(())
+}
+
+/// Connects to mosquitto's dynamic security as the hub's admin login and gives that login the
+/// hub's role; the start fails with the reason when mosquitto does not answer.
+async fn start_dynsec(
+    state: &AppState,
+    tasks: &mut JoinSet<(&'static str, anyhow::Result<()>)>,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<crate::mqtt::dynsec::DynSec> {
+    let (dynsec, running) =
+        crate::mqtt::dynsec::DynSec::start(&state.settings, &state.instance_id.to_string(), shutdown.clone())?;
+    tasks.spawn(async move {
+        let _ = running.await;
+        ("mqtt-dynsec", Ok(()))
+    });
+    dynsec
+        .grant_hub(&state.settings)
+        .await
+        .with_context(|| format!("setting up the hub's login on mosquitto at {}", state.settings.mqtt.external))?;
+    state.mqtt.set_dynsec(dynsec.clone());
+    tracing::info!(broker = %state.settings.mqtt.external, "using an existing mosquitto; its logins are managed through dynamic security");
+    Ok(dynsec)
 }
 
 /// Says at start whether the classifier can run. Without it the hub still serves everything else,

@@ -57,12 +57,14 @@ impl PublicLinks {
     }
 }
 
-/// `mqtt(s)://<hostname>.local:<port>`: the embedded broker's bound port; in mode `api` the
-/// dispatcher's configured `mqtt.upstream` (also the hub's own configuration, never a request).
+/// `mqtt(s)://<hostname>.local:<port>`: the embedded broker's bound port; with an existing
+/// mosquitto its `mqtt.external`, in mode `api` the dispatcher's configured `mqtt.upstream` (also
+/// the hub's own configuration, never a request).
 fn derived_broker(settings: &Settings, bound: Option<SocketAddr>, host: &str) -> String {
     let scheme = if settings.mqtt.tls_cert.is_empty() || settings.mqtt.tls_key.is_empty() { "mqtt" } else { "mqtts" };
-    if settings.mode == Mode::Api && bound.is_none() {
-        let upstream = settings.mqtt.upstream.trim();
+    let external = settings.mqtt.external.trim();
+    if !external.is_empty() || (settings.mode == Mode::Api && bound.is_none()) {
+        let upstream = if external.is_empty() { settings.mqtt.upstream.trim() } else { external };
         let on_this_machine = upstream
             .rsplit_once(':')
             .map(|(h, _)| h.trim_matches(['[', ']']))

@@ -269,7 +269,7 @@ async fn register(
         kind,
         location: body.latitude.zip(body.longitude),
     };
-    let done = satellites::register(&state.store, &state.clock, registration).await?;
+    let done = satellites::register(&state.store, &state.clock, state.mqtt.logins(), registration).await?;
     let sat = &done.satellite;
     if !done.created {
         // The old password is void: its session is dropped like any revoked one.

@@ -54,6 +54,10 @@ impl From<RegisterError> for ApiError {
             RegisterError::PolicyAdminsOnly => Self::Forbidden("DEVICE_POLICY_ADMINS", m),
             RegisterError::NameTaken => Self::Conflict("name_taken", m),
             RegisterError::DeviceOfAnotherMember => Self::Forbidden("device_registered_by_another", m),
+            RegisterError::BrokerUnavailable(e) => {
+                tracing::error!(error = %e, "a satellite's new MQTT login did not reach the broker");
+                Self::Unavailable("broker_unavailable", m)
+            }
             RegisterError::Store(e) => e.into(),
         }
     }

@@ -26,6 +26,10 @@ impl From<Error> for ApiError {
         match e {
             Error::InvalidName(m) => ApiError::Unprocessable("invalid_name", m),
             Error::NotFound => ApiError::NotFound("worker_key_not_found", "no such worker key".into()),
+            Error::BrokerUnavailable(e) => {
+                tracing::error!(error = %e, "a worker key's login did not reach the broker");
+                ApiError::Unavailable("broker_unavailable", Error::BrokerUnavailable(e).to_string())
+            }
             Error::Store(e) => e.into(),
         }
     }
@@ -50,7 +54,7 @@ async fn create(
     Json(body): Json<CreateBody>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
     let by = ctx.require_user().ok();
-    let (key, raw) = worker_keys::mint(&state.store, &body.name, by, state.clock.stamp()).await?;
+    let (key, raw) = worker_keys::mint(&state.store, state.mqtt.logins(), &body.name, by, state.clock.stamp()).await?;
     Audit::new("admin.worker_key_created").actor(&ctx).target("worker_key", key.id).ip(&ip).write(&state).await;
     let mut view = serde_json::to_value(&key).map_err(ApiError::internal)?;
     view["key"] = json!(raw);
@@ -99,8 +103,11 @@ async fn revoke(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Forgets a revoked worker (nothing it sends is read) and drops its broker connection.
+/// Forgets a revoked worker (nothing it sends is read) and drops its broker connection; on an
+/// external broker, its login is deleted there too.
 pub async fn drop_worker(state: &AppState, id: uuid::Uuid) {
     state.remote.forget(id);
-    state.mqtt.disconnect(&format!("{}{id}", crate::inference::remote::CLIENT_PREFIX)).await;
+    let client = format!("{}{id}", crate::inference::remote::CLIENT_PREFIX);
+    state.mqtt.disconnect(&client).await;
+    state.mqtt.delete_login(&client).await;
 }

@@ -153,9 +153,20 @@ pub async fn key_command(settings: &Settings, cmd: WorkerKeyCommand) -> anyhow::
     use crate::usecases::worker_keys;
     let (store, _) = crate::app::open_store(&settings.data_dir).await?;
     let now = crate::time::Timestamp(chrono::Utc::now());
+    // With an existing mosquitto, the worker's login is made (or deleted) there too.
+    let stop = tokio_util::sync::CancellationToken::new();
+    let _stop_on_return = stop.clone().drop_guard();
+    let dynsec = match settings.uses_external_broker() && !matches!(cmd, WorkerKeyCommand::List) {
+        true => Some(crate::mqtt::dynsec::DynSec::start(settings, "cli", stop.clone())?.0),
+        false => None,
+    };
+    let logins: &dyn crate::usecases::broker_logins::BrokerLogins = match &dynsec {
+        Some(d) => d,
+        None => &crate::usecases::broker_logins::NoBrokerLogins,
+    };
     match cmd {
         WorkerKeyCommand::Create { name } => {
-            let (key, raw) = worker_keys::mint(&store, &name, None, now).await?;
+            let (key, raw) = worker_keys::mint(&store, logins, &name, None, now).await?;
             println!("worker key {} ({}) created. It is shown only this once:\n\n{raw}\n", key.id, key.name);
             println!("On the worker machine: birdhub worker --hub <this hub>:1883 --key-file <file holding it>");
         }
@@ -174,7 +185,12 @@ pub async fn key_command(settings: &Settings, cmd: WorkerKeyCommand) -> anyhow::
             }
         }
         WorkerKeyCommand::Revoke { id } => match worker_keys::revoke(&store, id, now).await {
-            Ok(()) => println!("worker key {id} revoked; a running hub drops its worker within seconds"),
+            Ok(()) => {
+                if let Some(d) = &dynsec {
+                    d.delete(&format!("{}{id}", crate::inference::remote::CLIENT_PREFIX)).await?;
+                }
+                println!("worker key {id} revoked; a running hub drops its worker within seconds")
+            }
             Err(worker_keys::Error::NotFound) => {
                 eprintln!("birdhub: no worker key {id}");
                 return Ok(ExitCode::from(2));

@@ -27,6 +27,9 @@ impl Default for Settings {
                 tls_cert: String::new(),
                 tls_key: String::new(),
                 upstream: "127.0.0.1:1883".into(),
+                external: String::new(),
+                external_username: String::new(),
+                external_password: Secret::default(),
             },
             security: SecuritySettings {
                 mfa_encryption_key: Secret::default(),

@@ -8,6 +8,7 @@
 
 mod birdweather;
 mod defaults;
+mod external_broker;
 mod layers;
 mod secret;
 mod secrets_file;
@@ -115,6 +116,15 @@ pub struct MqttSettings {
     /// Mode `api`: the dispatcher's broker (`host:port`), reached as the MQTT user `hub` with the
     /// internal API key.
     pub upstream: String,
+    /// An existing mosquitto 2 (`host:port`) that satellites, workers and the hub all use instead
+    /// of the embedded broker (docs/mqtt.md, "Using an existing mosquitto"). Empty: the embedded
+    /// broker, as before. The hub manages the logins through mosquitto's dynamic-security plugin.
+    pub external: String,
+    /// The hub's own login on [`MqttSettings::external`]: a dynamic-security admin (made with
+    /// `mosquitto_ctrl dynsec init`), which may publish `$CONTROL/dynamic-security/#`.
+    pub external_username: String,
+    /// The password of [`MqttSettings::external_username`].
+    pub external_password: Secret,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -436,6 +446,7 @@ impl Settings {
         if self.mqtt.upstream.rsplit_once(':').is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err()) {
             return bad("mqtt.upstream", "must be host:port");
         }
+        self.validate_external_broker()?;
         if !["starttls", "tls", "none"].contains(&self.smtp.security.as_str()) {
             return bad("smtp.security", "must be starttls, tls or none");
         }

@@ -1,5 +1,6 @@
 //! The hub as an MQTT client of a dispatcher's broker (mode `api`): config pushes go out through
-//! it, and detections come back in to feed this process's WebSocket clients.
+//! it, and detections come back in to feed this process's WebSocket clients. With `mqtt.external`,
+//! the broker is that mosquitto.
 
 use std::time::Duration;
 
@@ -17,10 +18,17 @@ use crate::{
 
 /// Connects to `mqtt.upstream` and keeps the connection alive until shutdown.
 pub async fn run(state: AppState, shutdown: CancellationToken) -> anyhow::Result<()> {
-    let upstream = state.settings.mqtt.upstream.clone();
+    let s = &state.settings;
+    // With an existing mosquitto (`mqtt.external`), the dispatcher's broker is that one, reached
+    // with the hub's own login there.
+    let (upstream, user, password) = match s.uses_external_broker() {
+        true => (s.mqtt.external.trim().to_owned(), s.mqtt.external_username.as_str(), &s.mqtt.external_password),
+        false => (s.mqtt.upstream.clone(), HUB_USER, &s.security.internal_api_key),
+    };
     let (host, port) = upstream.rsplit_once(':').ok_or_else(|| anyhow::anyhow!("mqtt.upstream must be host:port"))?;
+    let host = host.trim_matches(['[', ']']);
     let mut options = MqttOptions::new(format!("{HUB_CLIENT_PREFIX}{}", state.instance_id), host, port.parse()?);
-    options.set_credentials(HUB_USER, state.settings.security.internal_api_key.expose());
+    options.set_credentials(user, password.expose());
     options.set_keep_alive(Duration::from_secs(30));
     options.set_max_packet_size(super::broker::MAX_PACKET_BYTES, super::broker::MAX_PACKET_BYTES);
     let (client, mut eventloop) = AsyncClient::new(options, 64);

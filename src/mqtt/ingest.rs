@@ -82,53 +82,56 @@ impl Ingest {
             return PublishAction::Handled;
         }
         let Some(login) = BrokerAuth::login(event.user_id.as_deref()) else { return PublishAction::Handled };
-        let satellite = match &login.identity {
+        match &login.identity {
             Identity::Hub
                 if event.topic.strip_prefix(root.as_str()).and_then(|t| t.strip_prefix('/'))
                     == Some(super::DISCONNECT_TOPIC) =>
             {
                 let client_id = String::from_utf8_lossy(&event.payload).into_owned();
                 self.state.mqtt.disconnect(&client_id).await;
-                return PublishAction::Handled;
+                PublishAction::Handled
             }
-            Identity::Hub => return PublishAction::Continue, // the hub's own messages to satellites
-            Identity::ReadOnly => return PublishAction::Handled, // never reached: it may publish nowhere
-            Identity::Worker(id) => {
-                self.worker_message(*id, &event.topic, &event.payload).await;
-                return PublishAction::Handled; // consumed: no other client sees a worker's messages
+            Identity::Hub => PublishAction::Continue, // the hub's own messages to satellites
+            Identity::ReadOnly => PublishAction::Handled, // never reached: it may publish nowhere
+            // Consumed: no other client sees a worker's or a satellite's messages.
+            from => {
+                self.handle(from, &event.client_id, &event.topic, &event.payload).await;
+                PublishAction::Handled
             }
+        }
+    }
+
+    /// One publish of a satellite or a worker, whichever broker it came through: `from` is who
+    /// published it (the embedded broker's login, or what the topic says on an external broker,
+    /// whose ACL let only that client publish there); `who` names the client in logs.
+    pub async fn handle(&self, from: &Identity, who: &str, topic: &str, payload: &[u8]) {
+        let root = &self.state.settings.mqtt.topic_root;
+        let satellite = match from {
+            Identity::Worker(id) => return self.worker_message(*id, topic, payload).await,
             Identity::Satellite { satellite, .. } => *satellite,
+            Identity::Hub | Identity::ReadOnly => return,
         };
-        let Some(parsed) = topics::parse(root, &event.topic) else { return PublishAction::Handled };
+        let Some(parsed) = topics::parse(root, topic) else { return };
         if parsed.satellite != satellite {
-            return PublishAction::Handled; // the ACL allows only the own tree; never act for another
+            return; // the ACL allows only the own tree; never act for another
         }
         let tenant = parsed.tenant;
         match Channel::parse(parsed.channel) {
-            Some(Channel::Audio) => self.audio(tenant, satellite, &event.payload).await,
-            Some(Channel::Heartbeat) => {
-                self.log_refusal("heartbeat", &event, self.heartbeat(tenant, satellite, &event.payload).await)
-            }
-            Some(Channel::Telemetry) => {
-                self.log_refusal("telemetry", &event, self.telemetry(tenant, satellite, &event.payload).await)
-            }
+            Some(Channel::Audio) => self.audio(tenant, satellite, payload).await,
+            Some(Channel::Heartbeat) => log_refusal("heartbeat", who, self.heartbeat(tenant, satellite, payload).await),
+            Some(Channel::Telemetry) => log_refusal("telemetry", who, self.telemetry(tenant, satellite, payload).await),
             Some(Channel::ConfigRequest) => {
-                self.log_refusal("config-request", &event, self.config_request(tenant, satellite, &event.payload).await)
+                log_refusal("config-request", who, self.config_request(tenant, satellite, payload).await)
             }
             Some(Channel::LogResponse) => {
-                self.log_refusal("log-response", &event, self.log_response(tenant, satellite, &event.payload))
+                log_refusal("log-response", who, self.log_response(tenant, satellite, payload))
             }
-            Some(Channel::LiveAudio) => {
-                self.log_refusal("live-audio", &event, self.live_audio(tenant, satellite, &event.payload))
-            }
+            Some(Channel::LiveAudio) => log_refusal("live-audio", who, self.live_audio(tenant, satellite, payload)),
             Some(c) => {
-                tracing::warn!(client_id = %event.client_id, channel = c.as_str(), "satellites may not publish on a hub channel")
+                tracing::warn!(client_id = %who, channel = c.as_str(), "satellites may not publish on a hub channel")
             }
-            None => {
-                tracing::warn!(client_id = %event.client_id, topic = %event.topic, "message on an unknown channel dropped")
-            }
+            None => tracing::warn!(client_id = %who, %topic, "message on an unknown channel dropped"),
         }
-        PublishAction::Handled
     }
 
     /// A remote worker's join, result, give-back or status: the pool reads it; a join is answered
@@ -158,12 +161,6 @@ impl Ingest {
         let body = serde_json::to_vec(&answer).unwrap_or_default();
         if let Err(e) = self.state.mqtt.publish(pool::worker_topic(root, id, "control"), body, 1).await {
             tracing::error!(worker = %id, error = %e, "could not answer a worker's join");
-        }
-    }
-
-    fn log_refusal(&self, what: &str, event: &ClientPublishEvent, result: Result<(), Refused>) {
-        if let Err(Refused(why)) = result {
-            tracing::warn!(client_id = %event.client_id, what, reason = %why, "satellite message refused");
         }
     }
 
@@ -428,6 +425,12 @@ fn checked_audio(tenant: TenantId, satellite: SatelliteId, payload: &[u8]) -> Re
         wav,
     };
     chunks::check(upload).map_err(|e| AudioRefused(RefusedReason::from(&e), Refused(e.to_string())))
+}
+
+fn log_refusal(what: &str, who: &str, result: Result<(), Refused>) {
+    if let Err(Refused(why)) = result {
+        tracing::warn!(client_id = %who, what, reason = %why, "satellite message refused");
+    }
 }
 
 fn parse<'a, T: Deserialize<'a>>(payload: &'a [u8]) -> Result<T, Refused> {

@@ -9,6 +9,9 @@
 //! - [`logs`]: pending log requests and their answers.
 //! - [`publish`]: config pushes, the detection publisher and revocation kicks.
 //! - [`client`]: the hub as an MQTT client of a dispatcher's broker (split mode).
+//! - [`external`]: the hub as a client of an existing mosquitto instead of the embedded broker.
+//! - [`dynsec`]: the logins on that mosquitto, through its dynamic-security plugin.
+//! - [`logins`]: keeping those logins in step with the database (start, deletions, revocations).
 //! - [`meter`]: the broker's message counter and rate, for the status page.
 //! - [`protocol`], [`topics`]: message and topic shapes.
 //!
@@ -18,8 +21,11 @@ pub mod acl;
 pub mod auth;
 pub mod broker;
 pub mod client;
+pub mod dynsec;
+pub mod external;
 pub mod ingest;
 pub mod live;
+pub mod logins;
 pub mod logs;
 pub mod meter;
 pub mod protocol;
@@ -39,6 +45,8 @@ enum Outbound {
     Router(Arc<MessageRouter>),
     /// As a client of a dispatcher's broker (mode `api`), under this topic root.
     Client(rumqttc::AsyncClient, String),
+    /// As an MQTT 5 client of an existing mosquitto (`mqtt.external`, modes `full`/`dispatcher`).
+    External(rumqttc::v5::AsyncClient),
 }
 
 /// Publishes from anywhere in the hub. Cheap to clone; empty until the broker or client is up.
@@ -49,6 +57,8 @@ pub struct MqttHandle {
     tcp_addr: Arc<std::sync::OnceLock<std::net::SocketAddr>>,
     /// Messages the embedded broker received (counted by ingest), for the status page.
     meter: Arc<meter::Meter>,
+    /// The logins of an existing mosquitto (`mqtt.external`); unset with the embedded broker.
+    dynsec: Arc<std::sync::OnceLock<dynsec::DynSec>>,
 }
 
 impl MqttHandle {
@@ -79,6 +89,42 @@ impl MqttHandle {
     pub fn set_client(&self, client: rumqttc::AsyncClient, topic_root: &str) {
         if let Ok(mut g) = self.inner.write() {
             *g = Some(Arc::new(Outbound::Client(client, topic_root.to_owned())));
+        }
+    }
+
+    /// Points the hub's publishes at its connection to an existing mosquitto.
+    pub fn set_external(&self, client: rumqttc::v5::AsyncClient) {
+        if let Ok(mut g) = self.inner.write() {
+            *g = Some(Arc::new(Outbound::External(client)));
+        }
+    }
+
+    /// Hands the hub the logins of an existing mosquitto (`mqtt.external`).
+    pub fn set_dynsec(&self, dynsec: dynsec::DynSec) {
+        let _ = self.dynsec.set(dynsec);
+    }
+
+    /// The logins of an existing mosquitto, when the hub uses one.
+    pub fn dynsec(&self) -> Option<&dynsec::DynSec> {
+        self.dynsec.get()
+    }
+
+    /// Where new MQTT secrets go besides the database: the external broker's logins, or nowhere
+    /// (the embedded broker reads the database).
+    pub fn logins(&self) -> &dyn crate::usecases::broker_logins::BrokerLogins {
+        match self.dynsec.get() {
+            Some(d) => d,
+            None => &crate::usecases::broker_logins::NoBrokerLogins,
+        }
+    }
+
+    /// Deletes a client's login on an existing mosquitto (which disconnects it); nothing with the
+    /// embedded broker, which reads the database at every login.
+    pub async fn delete_login(&self, client_id: &str) {
+        let Some(d) = self.dynsec.get() else { return };
+        let username = login_of_client(client_id);
+        if let Err(e) = d.delete(username).await {
+            tracing::error!(client = %client_id, error = %e, "could not delete a login on mosquitto");
         }
     }
 
@@ -115,11 +161,24 @@ impl MqttHandle {
                 };
                 client.publish(topic, qos, retain, payload).await.map_err(|e| e.to_string())
             }
+            Some(Outbound::External(client)) => {
+                use rumqttc::v5::mqttbytes::QoS as Q;
+                let qos = match qos {
+                    0 => Q::AtMostOnce,
+                    1 => Q::AtLeastOnce,
+                    _ => Q::ExactlyOnce,
+                };
+                client.publish(topic, qos, retain, payload).await.map_err(|e| e.to_string())
+            }
         }
     }
 
-    /// Drops a client's broker session: directly in-process, or by asking the dispatcher.
+    /// Drops a client's broker session: directly in-process, by asking the dispatcher, or on an
+    /// existing mosquitto by disabling and enabling its login.
     pub async fn disconnect(&self, client_id: &str) -> bool {
+        if let Some(d) = self.dynsec.get() {
+            return d.kick(login_of_client(client_id)).await.is_ok();
+        }
         match self.current().as_deref() {
             Some(Outbound::Router(router)) => {
                 router.disconnect_client(client_id).await;
@@ -134,7 +193,13 @@ impl MqttHandle {
                 )
                 .await
                 .is_ok(),
-            None => false,
+            Some(Outbound::External(_)) | None => false,
         }
     }
+}
+
+/// The login behind a client id on an existing mosquitto: a satellite's UUID (client id
+/// `satellite-<id>` or `mobile-<id>`), a worker's `worker-<id>` as it is.
+fn login_of_client(client_id: &str) -> &str {
+    ["satellite-", "mobile-"].iter().find_map(|p| client_id.strip_prefix(p)).unwrap_or(client_id)
 }

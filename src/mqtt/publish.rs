@@ -52,6 +52,10 @@ pub async fn run_config_pusher(state: AppState, shutdown: CancellationToken) -> 
         };
         let Some(event) = event else { return Ok(()) };
         if let Event::SatelliteRevoked { satellite_id, .. } = event {
+            if let Some(dynsec) = state.mqtt.dynsec() {
+                super::logins::satellite_revoked(&state, dynsec, satellite_id).await;
+                continue;
+            }
             for prefix in ["satellite", "mobile"] {
                 state.mqtt.disconnect(&format!("{prefix}-{satellite_id}")).await;
             }
@@ -107,7 +111,9 @@ pub async fn run_worker_guard(state: AppState, shutdown: CancellationToken) -> a
                 for id in gone {
                     tracing::info!(worker = %id, "a revoked worker's connection is dropped");
                     state.remote.forget(id);
-                    state.mqtt.disconnect(&format!("{}{id}", crate::inference::remote::CLIENT_PREFIX)).await;
+                    let client = format!("{}{id}", crate::inference::remote::CLIENT_PREFIX);
+                    state.mqtt.disconnect(&client).await;
+                    state.mqtt.delete_login(&client).await;
                 }
             }
             Err(e) => tracing::warn!(error = %e, "could not check the remote workers' keys"),

@@ -469,6 +469,15 @@ pub fn credential(conn: &Connection, id: SatelliteId) -> Result<Option<(TenantId
         .optional()?)
 }
 
+/// Every live satellite whose MQTT password still works, with its name, in every team (for the
+/// logins of an external broker).
+pub fn with_login(conn: &Connection) -> Result<Vec<(SatelliteId, String)>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, name FROM satellites WHERE deleted_at IS NULL AND mqtt_password_hash != ?1 ORDER BY name",
+    )?;
+    Ok(stmt.query_map([REVOKED_PASSWORD], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?)
+}
+
 /// Every live satellite of a team (for config pushes).
 pub fn ids_of_tenant(conn: &Connection, tenant: TenantId) -> Result<Vec<SatelliteId>> {
     let mut stmt = conn.prepare("SELECT id FROM satellites WHERE tenant_id = ?1 AND deleted_at IS NULL")?;

@@ -53,6 +53,7 @@ pub mod alerting;
 pub mod audio_retention;
 pub mod backup;
 pub mod birdweather;
+pub mod broker_logins;
 pub mod calibration;
 pub mod chunks;
 pub mod clock_health;

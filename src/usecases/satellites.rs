@@ -2,6 +2,7 @@
 //! and delete it. The device rule (who may touch which device) is checked by the caller with
 //! `auth::device_rule`; these functions own the transaction and the rules of SPEC 4.4.
 
+use super::broker_logins::BrokerLogins;
 use crate::{
     auth::tokens,
     clock::Clock,
@@ -49,6 +50,10 @@ pub enum RegisterError {
     NameTaken,
     #[error("another member registered this device")]
     DeviceOfAnotherMember,
+    /// The registration is stored, but the external broker did not take the new password: the
+    /// credentials would not work. Registering again (same name or device id) retries.
+    #[error("the MQTT broker is unavailable; register the satellite again in a moment")]
+    BrokerUnavailable(#[source] super::broker_logins::LoginSyncError),
     #[error(transparent)]
     Store(#[from] store::Error),
 }
@@ -60,7 +65,13 @@ fn valid_device_id(s: &str) -> bool {
 /// Registers a satellite, or re-registers a known one: found by `deviceId`, else adopted by name.
 /// A known device may be re-registered by a team admin, by the member who registered it, or
 /// claimed by a member when nobody registered it. Its old MQTT password and API keys stop working.
-pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result<Registered, RegisterError> {
+/// `logins` learns the new MQTT password (an external broker's login), after the commit.
+pub async fn register(
+    store: &Store,
+    clock: &Clock,
+    logins: &dyn BrokerLogins,
+    req: Registration,
+) -> Result<Registered, RegisterError> {
     let name = validate::name(&req.name, "name").map_err(RegisterError::InvalidName)?;
     let device_id = req.device_id.filter(|d| !d.is_empty());
     if device_id.as_deref().is_some_and(|d| !valid_device_id(d)) {
@@ -145,6 +156,10 @@ pub async fn register(store: &Store, clock: &Clock, req: Registration) -> Result
             other => other.into(),
         })?;
     let (satellite, created, claimed) = outcome?;
+    logins
+        .satellite(satellite.tenant_id, satellite.id, satellite.kind, &password)
+        .await
+        .map_err(RegisterError::BrokerUnavailable)?;
     // Its zone is decided at once; a move of its statistics (a new position) starts now.
     super::zones::wake();
     Ok(Registered { satellite, created, claimed, mqtt_password: password, api_key })
@@ -297,7 +312,10 @@ mod tests {
             kind: DeviceKind::Satellite,
             location: None,
         };
-        let theirs = register(&store, &clock, reg).await.expect("registered").satellite;
+        let theirs = register(&store, &clock, &crate::usecases::broker_logins::NoBrokerLogins, reg)
+            .await
+            .expect("registered")
+            .satellite;
         let (team_a, id) = (a.0, theirs.id);
         let now = clock.stamp();
         let attempts = store

@@ -3,6 +3,7 @@
 //! login at once; the connected worker is dropped by the caller ([`crate::api::worker_keys`])
 //! or, for a key revoked from the command line, by the hub's guard within seconds.
 
+use super::broker_logins::BrokerLogins;
 use crate::{
     auth::tokens,
     domain::validate,
@@ -18,16 +19,27 @@ pub enum Error {
     InvalidName(String),
     #[error("no such worker key")]
     NotFound,
+    /// The key is stored, but the external broker did not take its login: revoke it and mint another.
+    #[error("the MQTT broker is unavailable; revoke this key and mint another in a moment")]
+    BrokerUnavailable(#[source] super::broker_logins::LoginSyncError),
     #[error(transparent)]
     Store(#[from] store::Error),
 }
 
 /// Mints a key: the row, and the key (`bhw.<id>.<secret>`) to hand to the worker, once.
-pub async fn mint(store: &Store, name: &str, by: Option<UserId>, now: Timestamp) -> Result<(WorkerKey, String), Error> {
+/// `logins` learns the worker's login (an external broker's), after the row is stored.
+pub async fn mint(
+    store: &Store,
+    logins: &dyn BrokerLogins,
+    name: &str,
+    by: Option<UserId>,
+    now: Timestamp,
+) -> Result<(WorkerKey, String), Error> {
     let name = validate::name(name, "name").map_err(Error::InvalidName)?;
     let (id, secret) = (uuid::Uuid::new_v4(), tokens::random_hex(32));
     let hash = tokens::sha256_hex(&secret);
     let key = store.call(move |c| store::worker_keys::insert(c, id, &name, &hash, by, now)).await?;
+    logins.worker(id, &secret).await.map_err(Error::BrokerUnavailable)?;
     Ok((key, remote::format_key(id, &secret)))
 }
 
