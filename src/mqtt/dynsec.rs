@@ -178,26 +178,85 @@ impl DynSec {
         Ok(answers)
     }
 
-    /// Gives the hub's own login (`username`) a role to publish and subscribe under the topic root
-    /// and the integrations' trees; its admin role alone may publish nowhere but `$CONTROL`.
+    /// Gives the hub's own login a role to publish and subscribe under the topic root and the
+    /// integrations' trees (its admin role alone may publish nowhere but `$CONTROL`). mosquitto
+    /// drops the connections of a client whose roles change, this one included, so each step is
+    /// checked by reading the state back once reconnected.
     pub async fn grant_hub(&self, settings: &Settings) -> Result<(), DynSecError> {
         let root = &self.0.root;
-        let mut acls =
-            vec![acl("publishClientSend", &format!("{root}/#")), acl("subscribePattern", &format!("{root}/#"))];
         let i = &settings.integrations;
-        for tree in [&i.home_assistant.discovery_prefix, &i.feed.root] {
-            acls.push(acl("publishClientSend", &format!("{tree}/#")));
-            acls.push(acl("subscribePattern", &format!("{tree}/#")));
+        let mut wanted = Vec::new();
+        for tree in [root, &i.home_assistant.discovery_prefix, &i.feed.root] {
+            wanted.push(("publishClientSend", format!("{tree}/#")));
+            wanted.push(("subscribePattern", format!("{tree}/#")));
         }
-        let mut commands = vec![json!({"command": "createRole", "rolename": HUB_ROLE, "textname": "birdhub hub"})];
-        commands.extend(acls.into_iter().map(|mut a| {
-            a["command"] = json!("addRoleACL");
-            a["rolename"] = json!(HUB_ROLE);
-            a
-        }));
-        let user = &settings.mqtt.external_username;
-        commands.push(json!({"command": "addClientRole", "username": user, "rolename": HUB_ROLE, "priority": 10}));
-        self.send_checked(commands, &["already exists", "already has"]).await.map(|_| ())
+        let user = settings.mqtt.external_username.as_str();
+        for _ in 0..3 {
+            let answers = self
+                .send(vec![
+                    json!({"command": "getClient", "username": user}),
+                    json!({"command": "getRole", "rolename": HUB_ROLE}),
+                ])
+                .await;
+            let answers = match answers {
+                Ok(a) => a,
+                Err(DynSecError::Gone) => continue,
+                Err(e) => return Err(e),
+            };
+            let (client, role) = match answers.as_slice() {
+                [c, r] => (c, r),
+                _ => return Err(DynSecError::Unreadable("getClient/getRole".into())),
+            };
+            if let Some(e) = &client.error {
+                return Err(DynSecError::Refused { command: format!("getClient {user}"), error: e.clone() });
+            }
+            let has_role =
+                client.data["client"]["roles"].as_array().is_some_and(|r| r.iter().any(|r| r["rolename"] == HUB_ROLE));
+            let present: Vec<(String, String)> = role.data["role"]["acls"]
+                .as_array()
+                .map(|acls| {
+                    acls.iter()
+                        .map(|a| {
+                            (
+                                a["acltype"].as_str().unwrap_or_default().to_owned(),
+                                a["topic"].as_str().unwrap_or_default().to_owned(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let missing: Vec<Value> = wanted
+                .iter()
+                .filter(|(kind, topic)| !present.iter().any(|(k, t)| k == kind && t == topic))
+                .map(|(kind, topic)| acl(kind, topic))
+                .collect();
+            if has_role && missing.is_empty() {
+                return Ok(());
+            }
+            let mut commands = Vec::new();
+            if role.error.is_some() {
+                commands.push(
+                    json!({"command": "createRole", "rolename": HUB_ROLE, "textname": "birdhub hub", "acls": missing}),
+                );
+            } else {
+                commands.extend(missing.into_iter().map(|mut a| {
+                    a["command"] = json!("addRoleACL");
+                    a["rolename"] = json!(HUB_ROLE);
+                    a
+                }));
+            }
+            if !has_role {
+                commands
+                    .push(json!({"command": "addClientRole", "username": user, "rolename": HUB_ROLE, "priority": 10}));
+            }
+            tracing::info!(login = %user, role = HUB_ROLE, "giving the hub's login its role on mosquitto");
+            // Answered, or this connection is dropped for the change: either way, read it back.
+            match self.send_checked(commands, &["already"]).await {
+                Ok(_) | Err(DynSecError::Gone) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(DynSecError::Refused { command: format!("addClientRole {user} {HUB_ROLE}"), error: "did not take".into() })
     }
 
     /// Creates a satellite's login afresh (dropping any session of its old one).
@@ -369,6 +428,10 @@ async fn run(
             Ok(_) => {}
             Err(e) => {
                 let _ = ready.send(false);
+                // Batches in flight get no answer on this connection: they fail at once ("gone").
+                if let Ok(mut p) = inner.pending.lock() {
+                    p.clear();
+                }
                 failures += 1;
                 let wait = Duration::from_secs(u64::from(failures.min(30)));
                 tracing::warn!(error = %e, retry_in_s = wait.as_secs(), "dynamic-security connection to mosquitto lost; reconnecting");

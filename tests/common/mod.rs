@@ -7,6 +7,7 @@ pub mod hostile;
 pub mod images;
 pub mod imports;
 pub mod mosq;
+pub mod mosquitto_broker;
 pub mod paho;
 pub mod peers;
 pub mod peers_go;
