@@ -187,3 +187,27 @@ async fn at_start_the_hub_deletes_its_logins_that_the_database_no_longer_knows()
     assert!(clients.contains(&"homeassistant".to_owned()), "another program's login is left alone: {clients:?}");
     drop(hub);
 }
+
+#[tokio::test]
+async fn the_hub_reconnects_by_itself_when_mosquitto_restarts() {
+    let mut broker = Mosquitto::start().await;
+    let hub = hub_on(&broker).await;
+    let owner = hub.user("owner@example.org", false).await;
+    let api = hub.login(&owner.email).await;
+    let r = sat::register(&api, json!({"name": "orchard"})).await;
+    broker.restart().await;
+
+    // The logins survive in mosquitto's saved state; the hub comes back on its own and answers.
+    let chunk = uuid::Uuid::new_v4().to_string();
+    let audio = sat::audio_message(&r, &chunk, &sat::tone_wav(48_000, 3.0), 48_000, 3000);
+    for _ in 0..30 {
+        let mut c = connected(&broker, &r).await;
+        assert!(c.subscribe(&r.topic("ack")).await);
+        c.publish(&r.topic("audio"), audio.clone()).await;
+        if let Some(ack) = c.message_on(&r.topic("ack"), 2).await {
+            assert_eq!(ack, json!({"chunkId": chunk, "status": "stored"}));
+            return;
+        }
+    }
+    panic!("the hub never answered after mosquitto restarted\n{}", broker.log());
+}

@@ -48,6 +48,26 @@ fn plugin() -> PathBuf {
     )
 }
 
+/// Runs mosquitto with `conf` and returns once it accepts connections on `port`.
+async fn spawn(conf: &Path, port: u16) -> Child {
+    let mut child = Command::new(broker_binary())
+        .arg("-c")
+        .arg(conf)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mosquitto");
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return child;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("mosquitto did not start on port {port}");
+}
+
 impl Mosquitto {
     /// Starts mosquitto with dynamic security on a free port and returns once it accepts connections.
     pub async fn start() -> Mosquitto {
@@ -63,6 +83,7 @@ impl Mosquitto {
             .output()
             .expect("mosquitto_ctrl (apt-get install mosquitto-clients)");
         assert!(init.status.success(), "dynsec init: {}", String::from_utf8_lossy(&init.stderr));
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o666)).expect("chmod");
         let port = free_port();
         let conf = dir.path().join("mosquitto.conf");
         let text = format!(
@@ -74,22 +95,15 @@ impl Mosquitto {
             dir.path().join("mosquitto.log").display(),
         );
         std::fs::write(&conf, text).expect("conf");
-        let mut child = Command::new(broker_binary())
-            .arg("-c")
-            .arg(&conf)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("mosquitto");
-        for _ in 0..100 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Mosquitto { child, port, dir };
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("mosquitto did not start on port {port}");
+        let child = spawn(&conf, port).await;
+        Mosquitto { child, port, dir }
+    }
+
+    /// Stops mosquitto and starts it again on the same port with the same (saved) logins.
+    pub async fn restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = spawn(&self.dir.path().join("mosquitto.conf"), self.port).await;
     }
 
     /// `127.0.0.1:<port>`, for `mqtt.external`.
