@@ -164,6 +164,17 @@ mod tests {
     }
 
     #[test]
+    fn a_hub_on_an_existing_mosquitto_hands_out_mosquitto() {
+        let mut s = Settings::default();
+        s.mqtt.external = "mqtt.lan:1884".into();
+        assert_eq!(PublicLinks::resolve(&s, bound(8080), None, "pi").broker_url, "mqtt://mqtt.lan:1884");
+        s.mqtt.external = "127.0.0.1:1885".into();
+        assert_eq!(PublicLinks::resolve(&s, bound(8080), None, "pi").broker_url, "mqtt://pi.local:1885");
+        s.mode = Mode::Api;
+        assert_eq!(PublicLinks::resolve(&s, bound(8080), None, "pi").broker_url, "mqtt://pi.local:1885");
+    }
+
+    #[test]
     fn the_host_name_is_a_plain_name() {
         let h = hostname();
         assert!(!h.is_empty() && !h.contains(char::is_whitespace), "{h:?}");

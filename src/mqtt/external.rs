@@ -30,6 +30,7 @@ use crate::{
     },
     state::AppState,
     store,
+    time::Timestamp,
 };
 
 /// A worker heard from neither by status (every 30 s) nor by result for this long is taken as
@@ -181,12 +182,30 @@ async fn ask_to_join_again(state: &AppState, id: uuid::Uuid) {
 
 /// Workers silent for [`WORKER_SILENCE`] count as disconnected.
 fn count_silent_workers_gone(state: &AppState) {
-    let now = state.clock.stamp();
-    let silence = chrono::Duration::from_std(WORKER_SILENCE).unwrap_or_else(|_| chrono::Duration::seconds(75));
-    for w in state.remote.snapshot() {
-        if w.connected && now.0 - w.last_seen_at.0 > silence {
-            tracing::info!(worker = %w.id, "a remote worker went silent; it gets no more jobs until it joins again");
-            state.remote.disconnected(w.id);
-        }
+    let workers: Vec<_> = state.remote.snapshot().iter().map(|w| (w.id, w.connected, w.last_seen_at)).collect();
+    for id in silent(&workers, state.clock.stamp()) {
+        tracing::info!(worker = %id, "a remote worker went silent; it gets no more jobs until it joins again");
+        state.remote.disconnected(id);
+    }
+}
+
+/// Of the workers (id, connected, last heard from), the connected ones last heard from more than
+/// [`WORKER_SILENCE`] before `now`.
+fn silent(workers: &[(uuid::Uuid, bool, Timestamp)], now: Timestamp) -> Vec<uuid::Uuid> {
+    let silence = chrono::Duration::from_std(WORKER_SILENCE).unwrap_or(chrono::Duration::MAX);
+    workers.iter().filter(|(_, connected, seen)| *connected && now.0 - seen.0 > silence).map(|w| w.0).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_is_gone_after_75_silent_seconds() {
+        let now = Timestamp(chrono::Utc::now());
+        let ago = |s: i64| Timestamp(now.0 - chrono::Duration::seconds(s));
+        let id = || uuid::Uuid::new_v4();
+        let workers = [(id(), true, ago(30)), (id(), true, ago(74)), (id(), true, ago(76)), (id(), false, ago(300))];
+        assert_eq!(silent(&workers, now), vec![workers[2].0], "only the connected one silent past 75 s");
     }
 }
