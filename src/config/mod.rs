@@ -8,8 +8,8 @@
 
 mod birdweather;
 mod defaults;
-mod external_broker;
 mod layers;
+mod mqtt;
 mod secret;
 mod secrets_file;
 
@@ -116,14 +116,11 @@ pub struct MqttSettings {
     /// Mode `api`: the dispatcher's broker (`host:port`), reached as the MQTT user `hub` with the
     /// internal API key.
     pub upstream: String,
-    /// An existing mosquitto 2 (`host:port`) that satellites, workers and the hub all use instead
-    /// of the embedded broker (docs/mqtt.md, "Using an existing mosquitto"). Empty: the embedded
-    /// broker, as before. The hub manages the logins through mosquitto's dynamic-security plugin.
+    /// An existing mosquitto 2 (`host:port`) used instead of the embedded broker, its logins kept
+    /// through its dynamic-security plugin (docs/mqtt.md); empty: the embedded broker.
     pub external: String,
-    /// The hub's own login on [`MqttSettings::external`]: a dynamic-security admin (made with
-    /// `mosquitto_ctrl dynsec init`), which may publish `$CONTROL/dynamic-security/#`.
+    /// The hub's login there, a dynamic-security admin (`mosquitto_ctrl dynsec init`), and its password.
     pub external_username: String,
-    /// The password of [`MqttSettings::external_username`].
     pub external_password: Secret,
 }
 
@@ -436,17 +433,7 @@ impl Settings {
         if self.http.max_body_bytes < 1024 {
             return bad("http.max_body_bytes", "must be at least 1024");
         }
-        let root = &self.mqtt.topic_root;
-        if root.is_empty() || root.contains(['/', '+', '#']) {
-            return bad("mqtt.topic_root", "must be one topic level without '/', '+' or '#'");
-        }
-        if self.mqtt.tls_cert.is_empty() != self.mqtt.tls_key.is_empty() {
-            return bad("mqtt.tls_cert", "set both mqtt.tls_cert and mqtt.tls_key, or neither");
-        }
-        if self.mqtt.upstream.rsplit_once(':').is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err()) {
-            return bad("mqtt.upstream", "must be host:port");
-        }
-        self.validate_external_broker()?;
+        self.validate_mqtt()?;
         if !["starttls", "tls", "none"].contains(&self.smtp.security.as_str()) {
             return bad("smtp.security", "must be starttls, tls or none");
         }

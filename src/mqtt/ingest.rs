@@ -1,8 +1,10 @@
-//! The hub's side of the six satellite channels (SPEC 2.1-2.4, 2.8, 4.15). The broker hands every
-//! publish to [`Ingest`] before acknowledging it, so a slow hub slows satellites down instead of
-//! losing data. Satellite messages are consumed here and never routed to other clients.
-//! Before anything else, every publish goes through the same ACL decision the broker used
-//! ([`super::acl`]); only an allowed one is looked at.
+//! The hub's side of the six satellite channels (SPEC 2.1-2.4, 2.8, 4.15) and of the remote
+//! workers' channels. The embedded broker hands every publish to [`Ingest`] before acknowledging
+//! it, so a slow hub slows satellites down instead of losing data. Satellite messages are consumed
+//! here and never routed to other clients. Before anything else, every publish goes through the
+//! same ACL decision the broker used ([`super::acl`]); only an allowed one is looked at.
+//! With an existing mosquitto, [`super::external`] hands its messages to the same
+//! [`Ingest::handle`], the sender read from the topic.
 
 use std::{future::Future, pin::Pin, sync::Arc};
 

@@ -1,5 +1,6 @@
-//! The checks of `mqtt.external` (an existing mosquitto instead of the embedded broker): its
-//! address, the hub's login there, and the settings that only the embedded broker reads.
+//! The checks of `[mqtt]`, and of `mqtt.external` (an existing mosquitto instead of the embedded
+//! broker) in particular: its address, the hub's login there, and the settings that only the
+//! embedded broker reads.
 
 use super::{ConfigError, Settings};
 
@@ -17,7 +18,22 @@ impl Settings {
         (!host.is_empty()).then_some((host, port))
     }
 
-    pub(super) fn validate_external_broker(&self) -> Result<(), ConfigError> {
+    pub(super) fn validate_mqtt(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError::Invalid { key: key.into(), message: why.into() });
+        let root = &self.mqtt.topic_root;
+        if root.is_empty() || root.contains(['/', '+', '#']) {
+            return bad("mqtt.topic_root", "must be one topic level without '/', '+' or '#'");
+        }
+        if self.mqtt.tls_cert.is_empty() != self.mqtt.tls_key.is_empty() {
+            return bad("mqtt.tls_cert", "set both mqtt.tls_cert and mqtt.tls_key, or neither");
+        }
+        if self.mqtt.upstream.rsplit_once(':').is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err()) {
+            return bad("mqtt.upstream", "must be host:port");
+        }
+        self.validate_external_broker()
+    }
+
+    fn validate_external_broker(&self) -> Result<(), ConfigError> {
         let bad = |key: &str, why: &str| Err(ConfigError::Invalid { key: key.into(), message: why.into() });
         if !self.uses_external_broker() {
             return Ok(());
