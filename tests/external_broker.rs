@@ -248,3 +248,21 @@ async fn the_command_line_mints_and_revokes_worker_logins_on_mosquitto() {
     assert!(revoked.status.success(), "{}", String::from_utf8_lossy(&revoked.stderr));
     assert!(!broker.clients().contains(&login), "and deleted there: {:?}", broker.clients());
 }
+
+#[tokio::test]
+async fn what_a_satellite_sends_while_the_hub_restarts_waits_for_it_on_mosquitto() {
+    let broker = Mosquitto::start().await;
+    let hub = hub_on(&broker).await;
+    let owner = hub.user("owner@example.org", false).await;
+    let api = hub.login(&owner.email).await;
+    let r = sat::register(&api, json!({"name": "meadow"})).await;
+    let mut c = connected(&broker, &r).await;
+    assert!(c.subscribe(&r.topic("ack")).await);
+    let data = hub.stop_keeping_data().await;
+
+    let chunk = uuid::Uuid::new_v4().to_string();
+    c.publish(&r.topic("audio"), sat::audio_message(&r, &chunk, &sat::tone_wav(48_000, 3.0), 48_000, 3000)).await;
+    let _hub = common::spawn_hub_in(data, |s| broker.configure(s)).await;
+    let ack = c.message_on(&r.topic("ack"), 30).await.unwrap_or_else(|| panic!("no ack\n{}", broker.log()));
+    assert_eq!(ack, json!({"chunkId": chunk, "status": "stored"}), "the chunk was kept for the hub and stored");
+}

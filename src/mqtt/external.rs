@@ -3,6 +3,8 @@
 //! this connection ([`super::MqttHandle`]); every satellite and worker message comes in through
 //! it and goes to the same handling as the embedded broker's ([`Ingest::handle`]).
 //!
+//! The session outlives the connection ([`SESSION_KEPT`]), so what satellites send while the hub
+//! reconnects or restarts is queued by mosquitto for it (up to its `max_queued_messages`).
 //! Who sent a message is read from its topic: mosquitto's ACL (made by [`super::dynsec`]) lets
 //! only that satellite or worker publish there. The hub subscribes with No Local, so its own acks,
 //! configs and answers never come back to it, and without retained copies, so a message a client
@@ -36,6 +38,8 @@ use crate::{
 /// A worker heard from neither by status (every 30 s) nor by result for this long is taken as
 /// disconnected: it gets no more offers until it joins again.
 pub const WORKER_SILENCE: Duration = Duration::from_secs(75);
+/// How long mosquitto keeps the hub's session (and the messages for it) while the hub is away.
+const SESSION_KEPT: Duration = Duration::from_secs(3600);
 /// The longest wait between two connection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
@@ -45,15 +49,19 @@ pub async fn run(state: AppState, ingest: Arc<Ingest>, shutdown: CancellationTok
     let s = &state.settings;
     let (host, port) = s.external_broker().ok_or_else(|| anyhow::anyhow!("mqtt.external must be host:port"))?;
     let address = format!("{host}:{port}");
-    let mut options = MqttOptions::new(format!("{}{}", super::auth::HUB_CLIENT_PREFIX, state.instance_id), host, port);
+    let root = s.mqtt.topic_root.clone();
+    // One session per topic root, kept by mosquitto while the hub is away (reconnecting, or
+    // restarting): the satellites' messages of that time wait for it instead of being dropped.
+    let client_id = format!("{}ingest-{root}", super::auth::HUB_CLIENT_PREFIX);
+    let mut options = MqttOptions::new(client_id, host, port);
     options.set_credentials(&s.mqtt.external_username, s.mqtt.external_password.expose());
     options.set_keep_alive(Duration::from_secs(30));
-    options.set_clean_start(true);
+    options.set_clean_start(false);
+    options.set_session_expiry_interval(Some(SESSION_KEPT.as_secs() as u32));
     let max = u32::try_from(MAX_PACKET_BYTES).unwrap_or(u32::MAX);
     options.set_max_packet_size(Some(max));
     let (client, mut eventloop) = AsyncClient::new(options, 256);
     state.mqtt.set_external(client.clone());
-    let root = s.mqtt.topic_root.clone();
     // `{root}/+/+/+` holds both the satellites' `{root}/{team}/{sat}/{channel}` and the workers'
     // `{root}/_work/{id}/{channel}`.
     let mut filter = Filter::new(format!("{root}/+/+/+"), QoS::AtLeastOnce);
