@@ -266,3 +266,35 @@ async fn what_a_satellite_sends_while_the_hub_restarts_waits_for_it_on_mosquitto
     let ack = c.message_on(&r.topic("ack"), 30).await.unwrap_or_else(|| panic!("no ack\n{}", broker.log()));
     assert_eq!(ack, json!({"chunkId": chunk, "status": "stored"}), "the chunk was kept for the hub and stored");
 }
+
+#[tokio::test]
+async fn in_split_mode_the_api_process_makes_the_logins_and_the_dispatcher_answers_through_mosquitto() {
+    let broker = Mosquitto::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shared = dir.path().to_owned();
+    let _dispatcher = common::spawn_hub_in(dir, |s| {
+        s.mode = birdhub::config::Mode::Dispatcher;
+        broker.configure(s);
+    })
+    .await;
+    let api_hub = common::spawn_hub_in(tempfile::TempDir::new_in(&shared).expect("dir"), |s| {
+        s.mode = birdhub::config::Mode::Api;
+        s.data_dir = shared.clone();
+        broker.configure(s);
+    })
+    .await;
+    let owner = api_hub.user("owner@example.org", false).await;
+    let api = api_hub.login(&owner.email).await;
+    let r = sat::register(&api, json!({"name": "split"})).await;
+
+    let mut c = connected(&broker, &r).await;
+    assert!(c.subscribe(&r.topic("ack")).await);
+    let chunk = uuid::Uuid::new_v4().to_string();
+    c.publish(&r.topic("audio"), sat::audio_message(&r, &chunk, &sat::tone_wav(48_000, 3.0), 48_000, 3000)).await;
+    let ack = c.message_on(&r.topic("ack"), 30).await.unwrap_or_else(|| panic!("no ack\n{}", broker.log()));
+    assert_eq!(ack, json!({"chunkId": chunk, "status": "stored"}));
+
+    let (status, body) = api.delete(&format!("/satellites/{}", r.id)).await;
+    assert_eq!(status, 204, "{body}");
+    assert!(ended(&mut c).await.is_some(), "the api process deleted its login, which disconnected it");
+}
