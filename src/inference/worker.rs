@@ -276,7 +276,7 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
     shutdown.cancelled().await;
     shared.stop.store(true, Ordering::Relaxed);
     state.signal.notify_all();
-    state.remote.wake_all();
+    state.remote.close();
     tokio::task::spawn_blocking(move || {
         for t in threads {
             let _ = t.join();

@@ -299,7 +299,11 @@ impl RemotePool {
                 };
                 let Some(p) = self.take(&result.token) else {
                     c.late.fetch_add(1, Ordering::Relaxed);
-                    tracing::info!(worker = %id, "a result for a job no longer leased was dropped");
+                    tracing::warn!(
+                        worker = %id,
+                        "a result for a job no longer leased was dropped: if this worker is slow, raise \
+                         inference.lease_seconds above its time for a batch"
+                    );
                     return None;
                 };
                 c.results.fetch_add(1, Ordering::Relaxed);
@@ -398,6 +402,20 @@ impl RemotePool {
     pub fn forget(&self, id: Uuid) {
         if let Ok(mut w) = self.0.workers.lock() {
             w.remove(&id);
+        }
+        self.wake_all();
+    }
+
+    /// The hub is stopping: every offer waiting for an answer ends now (its jobs go back to the
+    /// queue), and no worker gets more.
+    pub fn close(&self) {
+        if let Ok(mut w) = self.0.workers.lock() {
+            w.values_mut().for_each(|r| r.connected = false);
+        }
+        let pending: Vec<Pending> =
+            self.0.pending.lock().map(|mut p| p.drain().map(|(_, v)| v).collect()).unwrap_or_default();
+        for p in pending {
+            let _ = p.reply.try_send(Reply::Released);
         }
         self.wake_all();
     }
