@@ -74,7 +74,7 @@ async fn a_platform_admin_adds_a_worker_machine_sees_it_work_and_revokes_it() {
             b.text("#remote-workers").await.contains("revoked")
         }
     );
-    assert_eq!(workers::exit_code(&mut worker, 60).await, Some(2), "the revoked worker stops");
+    assert_eq!(worker.exit_code(60).await, Some(2), "the revoked worker stops");
     b.assert_no_js_errors().await;
     b.close().await;
 }

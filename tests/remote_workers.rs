@@ -157,8 +157,8 @@ async fn a_coordinator_and_one_remote_worker_run_the_whole_pipeline() {
     assert_eq!(status, 403, "only a platform admin handles worker keys");
 
     // SIGTERM: the worker leaves cleanly.
-    process::signal(&mut worker, "TERM");
-    assert_eq!(workers::exit_code(&mut worker, 20).await, Some(0));
+    worker.signal("TERM");
+    assert_eq!(worker.exit_code(20).await, Some(0));
 }
 
 #[tokio::test]
@@ -184,7 +184,7 @@ async fn a_worker_killed_while_holding_jobs_loses_and_doubles_nothing() {
     }
     let done_before = tally(&hub).1;
     assert!(done_before < chunks, "the queue was not drained before the kill");
-    process::signal(&mut a, "KILL");
+    a.signal("KILL");
     let mut b = workers::spawn(hub.mqtt_port, &second, &workers::model_dir(), &logs.path().join("b.log"));
     wait_done(&hub, chunks, 120).await;
     let (per_chunk, done) = tally(&hub);
@@ -192,8 +192,8 @@ async fn a_worker_killed_while_holding_jobs_loses_and_doubles_nothing() {
     assert_eq!(per_chunk, vec![1; chunks as usize], "every chunk has its one warbler, none twice");
     let held_by_b = hub.state().remote.snapshot().iter().find(|w| w.id.to_string() == second.id).map(|w| w.jobs_done);
     assert!(held_by_b.is_some_and(|n| n >= (chunks - done_before) as u64), "{held_by_b:?}");
-    process::signal(&mut b, "TERM");
-    assert_eq!(workers::exit_code(&mut b, 20).await, Some(0));
+    b.signal("TERM");
+    assert_eq!(b.exit_code(20).await, Some(0));
 }
 
 #[tokio::test]
@@ -233,8 +233,8 @@ async fn a_hub_restarted_while_workers_hold_jobs_finishes_each_once() {
     assert_eq!(done, chunks);
     assert_eq!(per_chunk, vec![1; chunks as usize], "every chunk has its one warbler, none twice");
     for w in [&mut w1, &mut w2] {
-        process::signal(w, "TERM");
-        assert_eq!(workers::exit_code(w, 20).await, Some(0));
+        w.signal("TERM");
+        assert_eq!(w.exit_code(20).await, Some(0));
     }
 }
 
@@ -279,8 +279,8 @@ async fn a_result_after_the_lease_is_dropped_and_the_job_done_once_elsewhere() {
     assert_eq!(hub.state().remote.traffic().late_or_unknown, late_before + 1, "the late result was dropped");
     let (per_chunk, done) = tally(&hub);
     assert_eq!((per_chunk, done), (vec![1], 1), "the job was done once, by the real worker");
-    process::signal(&mut real, "TERM");
-    assert_eq!(workers::exit_code(&mut real, 20).await, Some(0));
+    real.signal("TERM");
+    assert_eq!(real.exit_code(20).await, Some(0));
 }
 
 #[tokio::test]
@@ -311,7 +311,7 @@ async fn a_revoked_worker_is_disconnected_refused_and_stops() {
     let mut again = Fake::connect(hub.mqtt_port, &fake_key).await;
     assert!(matches!(again.next(10).await, Some(workers::Seen::Refused(_))), "its key no longer logs in");
     // The real worker is dropped too, finds its key refused, and stops with status 2.
-    assert_eq!(workers::exit_code(&mut real, 60).await, Some(2));
+    assert_eq!(real.exit_code(60).await, Some(2));
     let (_, keys) = platform.get("/workers/keys").await;
     let keys = keys["keys"].as_array().expect("keys");
     assert!(keys.iter().all(|k| k["revokedAt"].is_string() && k["connected"] == false), "{keys:?}");
@@ -342,7 +342,7 @@ async fn a_worker_with_another_label_set_is_refused_at_join_with_both_named() {
     let log = other.path().join("w.log");
     let mut worker = workers::spawn(hub.mqtt_port, &key, other.path(), &log);
     assert_eq!(
-        workers::exit_code(&mut worker, 60).await,
+        worker.exit_code(60).await,
         Some(2),
         "{}",
         std::fs::read_to_string(&log).unwrap_or_default()

@@ -181,12 +181,12 @@ async fn drain_round(
     }
     let total = args.satellites * args.backlog;
     let cpu = sim::Cpu::now();
-    let (runtime0, slots0) = (threads_cpu("tokio-runtime"), threads_cpu("remote-"));
+    let (runtime0, slots0) = (threads_cpu("tokio-rt"), threads_cpu("remote-"));
     let traffic0 = hub.state.remote.traffic();
     wait_drained(&hub, total).await?;
     let hub_cpu_ms = cpu.per_chunk(total).whole_ms;
     let per_chunk_ms = |s: f64| s * 1e3 / total.max(1) as f64;
-    let runtime_ms = per_chunk_ms(threads_cpu("tokio-runtime") - runtime0);
+    let runtime_ms = per_chunk_ms(threads_cpu("tokio-rt") - runtime0);
     let slots_ms = per_chunk_ms(threads_cpu("remote-") - slots0);
     let t = hub.state.remote.traffic();
     let rate = drained_rate(&hub, total).await?;

@@ -38,8 +38,30 @@ pub fn model_dir() -> std::path::PathBuf {
     std::fs::canonicalize(&dir).expect("model dir")
 }
 
+/// A worker process, killed when dropped (a failed test leaves none behind).
+pub struct Worker(pub Child);
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Worker {
+    /// Sends `signal` (`TERM`, `KILL`).
+    pub fn signal(&mut self, signal: &str) {
+        super::process::signal(&mut self.0, signal);
+    }
+
+    /// Waits (at most `secs`) for the process to exit; its status code.
+    pub async fn exit_code(&mut self, secs: u64) -> Option<i32> {
+        exit_code(&mut self.0, secs).await
+    }
+}
+
 /// `birdhub worker` against the broker on `port`, one thread, logging to `log`.
-pub fn spawn(port: u16, key: &Key, model: &Path, log: &Path) -> Child {
+pub fn spawn(port: u16, key: &Key, model: &Path, log: &Path) -> Worker {
     let out = std::fs::File::create(log).expect("log file");
     let err = out.try_clone().expect("log file");
     Command::new(BIN)
@@ -51,6 +73,7 @@ pub fn spawn(port: u16, key: &Key, model: &Path, log: &Path) -> Child {
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))
         .spawn()
+        .map(Worker)
         .expect("spawn birdhub worker")
 }
 
