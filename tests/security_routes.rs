@@ -72,10 +72,12 @@ enum Cred {
     AdminKey,
     /// The satellite-scoped key of the team's satellite (the one every `:id` names).
     SatelliteKey,
+    /// A remote inference worker's key (`bhw.<id>.<secret>`): an MQTT login, no HTTP credential.
+    WorkerKey,
     Internal,
 }
 
-const CREDS: [Cred; 11] = [
+const CREDS: [Cred; 12] = [
     Cred::Anonymous,
     Cred::ViewerSession,
     Cred::MemberSession,
@@ -86,6 +88,7 @@ const CREDS: [Cred; 11] = [
     Cred::MemberKey,
     Cred::AdminKey,
     Cred::SatelliteKey,
+    Cred::WorkerKey,
     Cred::Internal,
 ];
 
@@ -94,6 +97,9 @@ fn allowed(access: Access, own: bool, cred: Cred) -> bool {
     use Cred::*;
     if cred == SatelliteKey {
         return own || access == Access::Public;
+    }
+    if cred == WorkerKey {
+        return access == Access::Public;
     }
     let person = matches!(cred, ViewerSession | MemberSession | AdminSession | OutsiderSession | PlatformAdminSession);
     let team_role = match cred {
@@ -412,6 +418,10 @@ async fn every_route_answers_exactly_the_credentials_the_table_allows() {
     tokens.insert(Cred::MemberKey, Some(member_key));
     tokens.insert(Cred::AdminKey, Some(admin_key));
     tokens.insert(Cred::SatelliteKey, Some(satellite_key));
+    let now = birdhub::time::Timestamp(chrono::Utc::now());
+    let (_, worker_key) =
+        birdhub::usecases::worker_keys::mint(&hub.state().store, "worker", None, now).await.expect("worker key");
+    tokens.insert(Cred::WorkerKey, Some(worker_key));
     tokens.insert(Cred::Internal, Some(INTERNAL_KEY.to_owned()));
     assert_eq!(tokens.len(), CREDS.len());
 

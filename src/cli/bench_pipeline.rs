@@ -292,7 +292,11 @@ pub(super) async fn start_hub(base: &Settings, with_model: bool) -> anyhow::Resu
     start_hub_in(base, with_model, std::env::temp_dir().join(format!("birdhub-bench-{}", uuid::Uuid::new_v4()))).await
 }
 
-async fn start_hub_in(base: &Settings, with_model: bool, data: std::path::PathBuf) -> anyhow::Result<app::Hub> {
+pub(super) async fn start_hub_in(
+    base: &Settings,
+    with_model: bool,
+    data: std::path::PathBuf,
+) -> anyhow::Result<app::Hub> {
     let mut s = Settings { data_dir: data.clone(), log_level: "error".into(), ..base.clone() };
     s.http.bind = "127.0.0.1:0".parse()?;
     s.mqtt.bind = "127.0.0.1:0".parse()?;
@@ -468,9 +472,8 @@ impl std::ops::AddAssign for Calls {
 
 type Times = Arc<Mutex<HashMap<String, Instant>>>;
 
-/// A WebSocket client of the bench team and a bus listener: the latency from each detection's
-/// publication on the bus to its frame arriving at the client.
-async fn watch_websocket(hub: &app::Hub) -> anyhow::Result<(Times, Arc<Mutex<Vec<f64>>>)> {
+/// The WebSocket URL of the bench team's user, with a fresh session token.
+pub(super) async fn ws_url(hub: &app::Hub) -> anyhow::Result<String> {
     let user =
         hub.state.store.call(|c| store::users::find_by_email(c, "bench@example.org")).await?.context("bench user")?;
     let (uid, now) = (user.id, hub.state.clock.now());
@@ -484,8 +487,13 @@ async fn watch_websocket(hub: &app::Hub) -> anyhow::Result<(Times, Arc<Mutex<Vec
         exp: now.timestamp() + 3600,
     };
     let token = tokens::sign(hub.state.settings.security.jwt_secret.expose(), &claims)?;
-    let (ws, _) =
-        tokio_tungstenite::connect_async(format!("ws://{}/api/ws/events?token={token}", hub.http_addr)).await?;
+    Ok(format!("ws://{}/api/ws/events?token={token}", hub.http_addr))
+}
+
+/// A WebSocket client of the bench team and a bus listener: the latency from each detection's
+/// publication on the bus to its frame arriving at the client.
+async fn watch_websocket(hub: &app::Hub) -> anyhow::Result<(Times, Arc<Mutex<Vec<f64>>>)> {
+    let (ws, _) = tokio_tungstenite::connect_async(ws_url(hub).await?).await?;
     let bus_times: Times = Arc::default();
     let ws_latency = Arc::new(Mutex::new(Vec::new()));
     let (bt, mut events) = (bus_times.clone(), hub.state.bus.subscribe("bench"));

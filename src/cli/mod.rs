@@ -22,6 +22,7 @@ mod bench_quality;
 mod bench_quality_score;
 mod bench_quality_set;
 mod bench_satellites;
+mod bench_workers;
 mod bench_zones;
 mod classify;
 mod import;
@@ -125,6 +126,8 @@ pub enum BenchCommand {
     /// A synthetic BirdNET-Pi station imported into a fresh data dir: rows/s, clips/s, peak RSS
     /// and RSS at each quarter (it streams: memory stays flat).
     Import(bench_import::ImportBenchArgs),
+    /// Remote workers: drained rate against bare models, latency, wire bytes and hub CPU per chunk.
+    Workers(bench_workers::WorkersArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -320,6 +323,7 @@ async fn dispatch(command: Command, settings: Settings) -> anyhow::Result<ExitCo
         Command::Bench(BenchCommand::Inference(args)) => bench::inference(&settings, args).await,
         Command::Bench(BenchCommand::Auth(args)) => bench_auth::run(args).await,
         Command::Bench(BenchCommand::Pipeline(args)) => bench_pipeline::run(&settings, args).await,
+        Command::Bench(BenchCommand::Workers(args)) => bench_workers::run(&settings, args).await,
         Command::Bench(BenchCommand::Api(args)) => bench_api::run(&settings, args).await,
         Command::Bench(BenchCommand::Zones(args)) => bench_zones::run(args).await,
         Command::Bench(BenchCommand::Import(args)) => bench_import::run(&settings, args).await,

@@ -276,7 +276,7 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
     shutdown.cancelled().await;
     shared.stop.store(true, Ordering::Relaxed);
     state.signal.notify_all();
-    state.remote.wake_all();
+    state.remote.close();
     tokio::task::spawn_blocking(move || {
         for t in threads {
             let _ = t.join();
@@ -385,7 +385,8 @@ impl Shared {
         let engine = Engine::Remote(pool, self.lease);
         let mut seen = self.state.signal.current();
         while !self.stop.load(Ordering::Relaxed) {
-            if !pool.take_room(Duration::from_secs(1)) {
+            // A join or the hub stopping wakes the slots at once; the wait only bounds a missed wake.
+            if !pool.take_room(Duration::from_secs(5)) {
                 continue;
             }
             let now = self.state.clock.stamp();

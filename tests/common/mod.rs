@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod browser;
+pub mod chunks;
 pub mod hostile;
 pub mod images;
 pub mod imports;
@@ -18,6 +19,7 @@ pub mod satellite;
 pub mod seed;
 pub mod smtp;
 pub mod weather;
+pub mod workers;
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 

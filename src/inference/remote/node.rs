@@ -203,6 +203,13 @@ pub async fn run(
                 break ExitCode::SUCCESS;
             }
             Ok(_) => {}
+            Err(rumqttc::v5::ConnectionError::ConnectionRefused(code))
+                if matches!(code, ConnectReturnCode::BadUserNamePassword | ConnectReturnCode::NotAuthorized) =>
+            {
+                tracing::error!(?code, "the broker refused the worker key (wrong, or revoked)");
+                eprintln!("the broker refused the worker key (wrong, or revoked)");
+                break ExitCode::from(2);
+            }
             Err(e) => {
                 failures += 1;
                 if stopping.load(Ordering::Relaxed) {

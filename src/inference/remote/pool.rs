@@ -299,7 +299,11 @@ impl RemotePool {
                 };
                 let Some(p) = self.take(&result.token) else {
                     c.late.fetch_add(1, Ordering::Relaxed);
-                    tracing::info!(worker = %id, "a result for a job no longer leased was dropped");
+                    tracing::warn!(
+                        worker = %id,
+                        "a result for a job no longer leased was dropped: if this worker is slow, raise \
+                         inference.lease_seconds above its time for a batch"
+                    );
                     return None;
                 };
                 c.results.fetch_add(1, Ordering::Relaxed);
@@ -402,6 +406,20 @@ impl RemotePool {
         self.wake_all();
     }
 
+    /// The hub is stopping: every offer waiting for an answer ends now (its jobs go back to the
+    /// queue), and no worker gets more.
+    pub fn close(&self) {
+        if let Ok(mut w) = self.0.workers.lock() {
+            w.values_mut().for_each(|r| r.connected = false);
+        }
+        let pending: Vec<Pending> =
+            self.0.pending.lock().map(|mut p| p.drain().map(|(_, v)| v).collect()).unwrap_or_default();
+        for p in pending {
+            let _ = p.reply.try_send(Reply::Released);
+        }
+        self.wake_all();
+    }
+
     /// Every worker heard from since the hub started, with its jobs per minute now.
     pub fn snapshot(&self) -> Vec<RemoteWorker> {
         let now = Instant::now();
@@ -435,4 +453,84 @@ impl RemotePool {
 /// The first 12 hex digits of a fingerprint, enough to tell two apart in a message.
 fn short(fingerprint: &str) -> String {
     fingerprint.chars().take(12).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool() -> (RemotePool, tokio::sync::mpsc::Receiver<Outgoing>) {
+        let (tx, rx) = tokio::sync::mpsc::channel(8);
+        let pool = RemotePool::default();
+        pool.attach("bh", tx);
+        pool.expect(Expected { model: "birdnet-v2.4".into(), labels: "a".repeat(64), classes: 3 });
+        (pool, rx)
+    }
+
+    fn hello(labels: &str) -> Vec<u8> {
+        serde_json::json!({"machine": "m", "model": "birdnet-v2.4", "labels": labels, "precision": "fp32",
+            "threads": 1, "batch": 8, "version": "t"})
+        .to_string()
+        .into_bytes()
+    }
+
+    fn now() -> Timestamp {
+        Timestamp(chrono::Utc::now())
+    }
+
+    #[test]
+    fn a_join_with_another_label_set_is_refused_naming_both() {
+        let (pool, _rx) = pool();
+        let id = Uuid::new_v4();
+        let answer = pool.on_message(id, Channel::Hello, &hello(&"b".repeat(64)), now()).expect("answer");
+        assert!(!answer.accepted && !answer.retry);
+        let reason = answer.reason.expect("reason");
+        assert!(reason.contains("bbbbbbbbbbbb") && reason.contains("aaaaaaaaaaaa"), "{reason}");
+        assert!(!pool.is_joined(id));
+        let answer = pool.on_message(id, Channel::Hello, &hello(&"a".repeat(64)), now()).expect("answer");
+        assert!(answer.accepted, "{answer:?}");
+        assert_eq!(answer.jobs, "$share/birdhub-workers/bh/_work/jobs");
+        assert!(pool.is_joined(id));
+    }
+
+    #[test]
+    fn only_the_first_answer_with_a_live_token_is_taken() {
+        let (pool, mut rx) = pool();
+        let id = Uuid::new_v4();
+        pool.on_message(id, Channel::Hello, &hello(&"a".repeat(64)), now());
+        let worker = pool.clone();
+        let answer = std::thread::spawn(move || {
+            let window = vec![0.0f32; crate::inference::audio::WINDOW];
+            worker.score(&[&window], 1, Duration::from_secs(10))
+        });
+        let offer = rx.blocking_recv().expect("an offer");
+        let job = wire::decode_job(&offer.payload).expect("job");
+        let result = wire::encode_result(&job.token, &[vec![1.0, 2.0, 3.0]], 1.0);
+        pool.on_message(id, Channel::Result, &result, now());
+        assert_eq!(answer.join().expect("thread").expect("scores"), vec![vec![1.0, 2.0, 3.0]]);
+        // The same answer again is late; one from a worker that was revoked is not read.
+        pool.on_message(id, Channel::Result, &result, now());
+        assert_eq!(pool.traffic().late_or_unknown, 1);
+        pool.forget(id);
+        pool.on_message(id, Channel::Result, &result, now());
+        assert_eq!((pool.traffic().late_or_unknown, pool.traffic().refused), (1, 1));
+    }
+
+    #[test]
+    fn an_offer_nobody_answers_ends_with_its_lease_and_room_follows_the_workers() {
+        let (pool, _rx) = pool();
+        assert!(!pool.take_room(Duration::from_millis(10)), "no worker, no room");
+        let id = Uuid::new_v4();
+        pool.on_message(id, Channel::Hello, &hello(&"a".repeat(64)), now());
+        assert!(pool.take_room(Duration::from_millis(10)) && pool.take_room(Duration::from_millis(10)));
+        assert!(!pool.take_room(Duration::from_millis(10)), "two offers per worker");
+        pool.done();
+        assert!(pool.take_room(Duration::from_millis(10)));
+        let window = vec![0.0f32; crate::inference::audio::WINDOW];
+        let expired = pool.score(&[&window], 1, Duration::from_millis(50));
+        assert!(matches!(expired, Err(ScoreError::Expired(_))), "{expired:?}");
+        pool.disconnected(id);
+        pool.done();
+        assert!(!pool.take_room(Duration::from_millis(10)), "a worker gone takes its room along");
+    }
 }

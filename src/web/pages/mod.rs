@@ -28,6 +28,7 @@ mod sat_detection;
 mod sat_history;
 mod sat_parts;
 mod sat_summary;
+mod sat_workers;
 mod satellite;
 mod satellites;
 mod sessions;

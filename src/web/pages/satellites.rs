@@ -2,7 +2,8 @@
 //! filter bars), kept live by `sats_live.js` through one card's fragment (`/satellites/{id}/card`);
 //! the register flow (`/satellites/new`, credentials shown once, with the shell lines that write
 //! them to the Pi's `satellite.toml`) and the QR code of the registration for the Android app,
-//! drawn on the hub (`POST /satellites/qr`).
+//! drawn on the hub (`POST /satellites/qr`). A platform admin also finds the remote workers
+//! there ([`super::sat_workers`]).
 
 use axum::{
     Router,
@@ -81,6 +82,7 @@ async fn list(ctx: &Ctx, f: &ListFilter) -> Result<Markup, PageError> {
         page.satellites.iter().take(SPARK_LIMIT).map(|s| sat_parts::telemetry(&ctx.api, &s.id)),
     )
     .await?;
+    let workers = super::sat_workers::card(ctx).await?;
     let filtered = !f.status.is_empty() || !f.search.trim().is_empty();
     let online = page.satellites.iter().filter(|s| s.is_online).count();
     let body = html! {
@@ -130,6 +132,7 @@ async fn list(ctx: &Ctx, f: &ListFilter) -> Result<Markup, PageError> {
                 (sat_card(s, telemetry.get(i).map(Vec::as_slice)))
             }
         }
+        (workers)
     };
     Ok(layout::page(ctx, "Satellites", "satellites", &["sats.css", "sats_live.js"], body))
 }
