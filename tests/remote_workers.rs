@@ -2,7 +2,9 @@
 //! processes and the real model: a coordinator (`inference.workers = 0`) runs the whole pipeline
 //! through one; a worker killed or a hub restarted while jobs are out loses and doubles nothing;
 //! a late result is dropped; a revoked worker is dropped; a worker with another label set is
-//! refused at join; and a worker key cannot take or forge what is not its own.
+//! refused at join; and a worker key cannot take or forge what is not its own. Every scenario
+//! runs twice: on the embedded broker, and on a real mosquitto with dynamic security
+//! (`mqtt.external`).
 
 mod common;
 
@@ -29,6 +31,73 @@ fn coordinator(s: &mut birdhub::config::Settings) {
     s.inference.workers = WorkerCount::Threads(0);
     s.inference.lease_seconds = 20;
 }
+
+/// Which broker the satellites, workers and hub meet on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum On {
+    Embedded,
+    Mosquitto,
+}
+
+/// A hub, the broker port clients use, and the mosquitto it runs on (if any).
+struct Rig {
+    hub: TestHub,
+    port: u16,
+    broker: Option<Mosquitto>,
+}
+
+impl std::ops::Deref for Rig {
+    type Target = TestHub;
+    fn deref(&self) -> &TestHub {
+        &self.hub
+    }
+}
+
+async fn rig(on: On, adjust: impl FnOnce(&mut birdhub::config::Settings)) -> Rig {
+    match on {
+        On::Embedded => {
+            let hub = common::spawn_hub_with(adjust).await;
+            Rig { port: hub.port, hub, broker: None }
+        }
+        On::Mosquitto => {
+            let broker = Mosquitto::start().await;
+            let hub = common::spawn_hub_with(|s| {
+                adjust(s);
+                broker.configure(s);
+            })
+            .await;
+            Rig { port: broker.port, hub, broker: Some(broker) }
+        }
+    }
+}
+
+/// Every scenario, once per broker.
+macro_rules! on_both_brokers {
+    ($($scenario:ident),* $(,)?) => {
+        $(
+            mod $scenario {
+                #[tokio::test]
+                async fn embedded() {
+                    super::$scenario(super::On::Embedded).await
+                }
+                #[tokio::test]
+                async fn mosquitto() {
+                    super::$scenario(super::On::Mosquitto).await
+                }
+            }
+        )*
+    };
+}
+
+on_both_brokers!(
+    a_coordinator_and_one_remote_worker_run_the_whole_pipeline,
+    a_worker_killed_while_holding_jobs_loses_and_doubles_nothing,
+    a_hub_restarted_while_workers_hold_jobs_finishes_each_once,
+    a_result_after_the_lease_is_dropped_and_the_job_done_once_elsewhere,
+    a_revoked_worker_is_disconnected_refused_and_stops,
+    a_worker_with_another_label_set_is_refused_at_join_with_both_named,
+    a_worker_key_can_neither_take_nor_forge_what_is_not_its_own,
+);
 
 async fn admin(hub: &TestHub) -> Api {
     let admin = hub.user("admin@example.org", true).await;
@@ -74,11 +143,12 @@ async fn wait_done(hub: &TestHub, n: i64, secs: u64) {
 }
 
 /// A team whose satellite sends chunks; second looks off where a test counts detections.
-async fn team(hub: &TestHub, second_look: bool) -> (Api, sat::Registered, sat::Client) {
+async fn team(hub: &Rig, second_look: bool) -> (Api, sat::Registered, sat::Client) {
     let owner = hub.user("owner@example.org", false).await;
     let api = hub.login(&owner.email).await;
     let r = sat::register(&api, json!({"name": "hemlock ridge"})).await;
-    let mut c = sat::connect(hub, &r).await;
+    let mut c = sat::connect_as(hub.port, &r.client_id, &r.id, &r.password).await;
+    assert!(matches!(c.next(10).await, Some(sat::Seen::Connected)), "the satellite connects");
     assert!(c.subscribe(&format!("{}#", r.prefix)).await);
     if !second_look {
         let (status, body) =
@@ -88,13 +158,12 @@ async fn team(hub: &TestHub, second_look: bool) -> (Api, sat::Registered, sat::C
     (api, r, c)
 }
 
-#[tokio::test]
-async fn a_coordinator_and_one_remote_worker_run_the_whole_pipeline() {
-    let hub = common::spawn_hub_with(coordinator).await;
+async fn a_coordinator_and_one_remote_worker_run_the_whole_pipeline(on: On) {
+    let hub = rig(on, coordinator).await;
     let platform = admin(&hub).await;
     let key = workers::mint(&platform, "study desktop").await;
     let logs = tempfile::tempdir().expect("tmp");
-    let mut worker = workers::spawn(hub.mqtt_port, &key, &workers::model_dir(), &logs.path().join("w.log"));
+    let mut worker = workers::spawn(hub.port, &key, &workers::model_dir(), &logs.path().join("w.log"));
     wait_joined(&hub, &key.id, 60).await;
 
     let (api, r, mut c) = team(&hub, true).await;
@@ -161,9 +230,8 @@ async fn a_coordinator_and_one_remote_worker_run_the_whole_pipeline() {
     assert_eq!(worker.exit_code(20).await, Some(0));
 }
 
-#[tokio::test]
-async fn a_worker_killed_while_holding_jobs_loses_and_doubles_nothing() {
-    let hub = common::spawn_hub_with(coordinator).await;
+async fn a_worker_killed_while_holding_jobs_loses_and_doubles_nothing(on: On) {
+    let hub = rig(on, coordinator).await;
     let platform = admin(&hub).await;
     let (first, second) = (workers::mint(&platform, "first").await, workers::mint(&platform, "second").await);
     let logs = tempfile::tempdir().expect("tmp");
@@ -173,7 +241,7 @@ async fn a_worker_killed_while_holding_jobs_loses_and_doubles_nothing() {
     for i in 0..chunks {
         send(&mut c, &r, &warbler, i * 3).await;
     }
-    let mut a = workers::spawn(hub.mqtt_port, &first, &workers::model_dir(), &logs.path().join("a.log"));
+    let mut a = workers::spawn(hub.port, &first, &workers::model_dir(), &logs.path().join("a.log"));
     wait_joined(&hub, &first.id, 60).await;
     // Kill it once it is working through the queue: it holds offers while jobs remain.
     for _ in 0..600 {
@@ -185,7 +253,7 @@ async fn a_worker_killed_while_holding_jobs_loses_and_doubles_nothing() {
     let done_before = tally(&hub).1;
     assert!(done_before < chunks, "the queue was not drained before the kill");
     a.signal("KILL");
-    let mut b = workers::spawn(hub.mqtt_port, &second, &workers::model_dir(), &logs.path().join("b.log"));
+    let mut b = workers::spawn(hub.port, &second, &workers::model_dir(), &logs.path().join("b.log"));
     wait_done(&hub, chunks, 120).await;
     let (per_chunk, done) = tally(&hub);
     assert_eq!(done, chunks);
@@ -196,14 +264,15 @@ async fn a_worker_killed_while_holding_jobs_loses_and_doubles_nothing() {
     assert_eq!(b.exit_code(20).await, Some(0));
 }
 
-#[tokio::test]
-async fn a_hub_restarted_while_workers_hold_jobs_finishes_each_once() {
-    let port = process::free_port();
+async fn a_hub_restarted_while_workers_hold_jobs_finishes_each_once(on: On) {
+    // The embedded broker comes back on the same port, as an installed hub's does.
+    let fixed = process::free_port();
     let on_port = move |s: &mut birdhub::config::Settings| {
         coordinator(s);
-        s.mqtt.bind = format!("127.0.0.1:{port}").parse().expect("addr");
+        s.mqtt.bind = format!("127.0.0.1:{fixed}").parse().expect("addr");
     };
-    let hub = common::spawn_hub_with(on_port).await;
+    let hub = rig(on, on_port).await;
+    let port = hub.port;
     let platform = admin(&hub).await;
     let (one, two) = (workers::mint(&platform, "one").await, workers::mint(&platform, "two").await);
     let logs = tempfile::tempdir().expect("tmp");
@@ -225,8 +294,16 @@ async fn a_hub_restarted_while_workers_hold_jobs_finishes_each_once() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(tally(&hub).1 < chunks, "the queue was not drained before the restart");
+    let Rig { hub, port, broker } = hub;
     let dir = hub.stop_keeping_data().await;
-    let hub = common::spawn_hub_in(dir, on_port).await;
+    let hub = common::spawn_hub_in(dir, |s| {
+        on_port(s);
+        if let Some(b) = &broker {
+            b.configure(s);
+        }
+    })
+    .await;
+    let hub = Rig { hub, port, broker };
     // The workers find the hub again on their own and finish the queue.
     wait_done(&hub, chunks, 180).await;
     let (per_chunk, done) = tally(&hub);
@@ -238,16 +315,15 @@ async fn a_hub_restarted_while_workers_hold_jobs_finishes_each_once() {
     }
 }
 
-#[tokio::test]
-async fn a_result_after_the_lease_is_dropped_and_the_job_done_once_elsewhere() {
-    let hub = common::spawn_hub_with(|s| {
+async fn a_result_after_the_lease_is_dropped_and_the_job_done_once_elsewhere(on: On) {
+    let hub = rig(on, |s| {
         coordinator(s);
         s.inference.lease_seconds = 8;
     })
     .await;
     let platform = admin(&hub).await;
     let (slow_key, real_key) = (workers::mint(&platform, "slow").await, workers::mint(&platform, "real").await);
-    let mut slow = Fake::connect(hub.mqtt_port, &slow_key).await;
+    let mut slow = Fake::connect(hub.port, &slow_key).await;
     assert!(matches!(slow.next(10).await, Some(workers::Seen::Connected)));
     let answer = slow.join(&workers::labels()).await;
     assert_eq!(answer["accepted"], true, "{answer}");
@@ -261,7 +337,7 @@ async fn a_result_after_the_lease_is_dropped_and_the_job_done_once_elsewhere() {
     slow.client.unsubscribe(jobs).await.expect("unsubscribe");
     // Past the lease the job goes back to the queue; a real worker does it.
     let logs = tempfile::tempdir().expect("tmp");
-    let mut real = workers::spawn(hub.mqtt_port, &real_key, &workers::model_dir(), &logs.path().join("r.log"));
+    let mut real = workers::spawn(hub.port, &real_key, &workers::model_dir(), &logs.path().join("r.log"));
     wait_done(&hub, 1, 90).await;
     let late_before = hub.state().remote.traffic().late_or_unknown;
     // The slow worker's answer comes now: well-formed, with the token it was given, and too late.
@@ -283,16 +359,15 @@ async fn a_result_after_the_lease_is_dropped_and_the_job_done_once_elsewhere() {
     assert_eq!(real.exit_code(20).await, Some(0));
 }
 
-#[tokio::test]
-async fn a_revoked_worker_is_disconnected_refused_and_stops() {
-    let hub = common::spawn_hub_with(coordinator).await;
+async fn a_revoked_worker_is_disconnected_refused_and_stops(on: On) {
+    let hub = rig(on, coordinator).await;
     let platform = admin(&hub).await;
     let (fake_key, real_key) = (workers::mint(&platform, "fake").await, workers::mint(&platform, "real").await);
-    let mut fake = Fake::connect(hub.mqtt_port, &fake_key).await;
+    let mut fake = Fake::connect(hub.port, &fake_key).await;
     assert!(matches!(fake.next(10).await, Some(workers::Seen::Connected)));
     assert_eq!(fake.join(&workers::labels()).await["accepted"], true);
     let logs = tempfile::tempdir().expect("tmp");
-    let mut real = workers::spawn(hub.mqtt_port, &real_key, &workers::model_dir(), &logs.path().join("r.log"));
+    let mut real = workers::spawn(hub.port, &real_key, &workers::model_dir(), &logs.path().join("r.log"));
     wait_joined(&hub, &real_key.id, 60).await;
 
     for key in [&fake_key, &real_key] {
@@ -308,7 +383,7 @@ async fn a_revoked_worker_is_disconnected_refused_and_stops() {
     };
     assert!(!dropped.is_empty());
     assert!(!hub.state().remote.is_joined(fake_key.id.parse().expect("id")), "nothing it sends is read");
-    let mut again = Fake::connect(hub.mqtt_port, &fake_key).await;
+    let mut again = Fake::connect(hub.port, &fake_key).await;
     assert!(matches!(again.next(10).await, Some(workers::Seen::Refused(_))), "its key no longer logs in");
     // The real worker is dropped too, finds its key refused, and stops with status 2.
     assert_eq!(real.exit_code(60).await, Some(2));
@@ -320,9 +395,8 @@ async fn a_revoked_worker_is_disconnected_refused_and_stops() {
     assert_eq!((status.as_u16(), body["code"].clone()), (404, json!("worker_key_not_found")));
 }
 
-#[tokio::test]
-async fn a_worker_with_another_label_set_is_refused_at_join_with_both_named() {
-    let hub = common::spawn_hub_with(coordinator).await;
+async fn a_worker_with_another_label_set_is_refused_at_join_with_both_named(on: On) {
+    let hub = rig(on, coordinator).await;
     let platform = admin(&hub).await;
     let key = workers::mint(&platform, "old model").await;
     // The same model files with one label renamed: another label set.
@@ -340,7 +414,7 @@ async fn a_worker_with_another_label_set_is_refused_at_join_with_both_named() {
         .expect("write");
 
     let log = other.path().join("w.log");
-    let mut worker = workers::spawn(hub.mqtt_port, &key, other.path(), &log);
+    let mut worker = workers::spawn(hub.port, &key, other.path(), &log);
     assert_eq!(
         worker.exit_code(60).await,
         Some(2),
@@ -354,16 +428,20 @@ async fn a_worker_with_another_label_set_is_refused_at_join_with_both_named() {
     assert!(!hub.state().remote.is_joined(key.id.parse().expect("id")));
 }
 
-#[tokio::test]
-async fn a_worker_key_can_neither_take_nor_forge_what_is_not_its_own() {
-    let hub = common::spawn_hub_with(coordinator).await;
+async fn a_worker_key_can_neither_take_nor_forge_what_is_not_its_own(on: On) {
+    let hub = rig(on, coordinator).await;
     let platform = admin(&hub).await;
     let (key, other) = (workers::mint(&platform, "evil").await, workers::mint(&platform, "honest").await);
     let (_api, r, _c) = team(&hub, false).await;
-    let mut evil = Fake::connect(hub.mqtt_port, &key).await;
+    let mut evil = Fake::connect(hub.port, &key).await;
     assert!(matches!(evil.next(10).await, Some(workers::Seen::Connected)));
     let shared = "$share/birdhub-workers/birdhub/_work/jobs";
-    assert!(!evil.subscribe(shared).await, "no jobs before the hub accepted the join");
+    // The embedded broker gives the job group only after the hub accepted the join; mosquitto's
+    // role allows it from the login on (docs/security.md, "With an existing mosquitto").
+    assert_eq!(evil.subscribe(shared).await, on == On::Mosquitto, "the job group before the join");
+    if on == On::Mosquitto {
+        evil.client.unsubscribe(shared).await.expect("unsubscribe");
+    }
     for filter in [
         "birdhub/_work/jobs",
         "$share/evil/birdhub/_work/jobs",
