@@ -19,10 +19,11 @@ use uuid::Uuid;
 use super::wire::{self, Answer, Hello, Release};
 use crate::time::Timestamp;
 
-/// Job messages one joined worker may hold at once: one it works on and two waiting. The broker
-/// hands the group's messages out in turn, not by who is free, so a worker slowed for a moment
-/// (its core shared) must not starve the others: the spare one keeps each fed.
-pub const IN_FLIGHT_PER_WORKER: usize = 3;
+/// Job messages one joined worker may hold at once: one it works on, one waiting, so it never
+/// idles between two. (The broker hands the group's messages out in turn, not by who is free:
+/// `birdhub bench workers` is where a third would show whether it balances a shared machine
+/// better.)
+pub const IN_FLIGHT_PER_WORKER: usize = 2;
 
 /// What the hub runs, which a worker must run too.
 #[derive(Debug, Clone)]
