@@ -14,6 +14,7 @@ use birdhub::config::WorkerCount;
 use common::{
     Api, TestHub,
     chunks::{cut, send, wait_counter},
+    mosquitto_broker::Mosquitto,
     process,
     receiver::Receiver,
     sat,
@@ -57,7 +58,7 @@ async fn rig(on: On, adjust: impl FnOnce(&mut birdhub::config::Settings)) -> Rig
     match on {
         On::Embedded => {
             let hub = common::spawn_hub_with(adjust).await;
-            Rig { port: hub.port, hub, broker: None }
+            Rig { port: hub.mqtt_port, hub, broker: None }
         }
         On::Mosquitto => {
             let broker = Mosquitto::start().await;
@@ -415,12 +416,7 @@ async fn a_worker_with_another_label_set_is_refused_at_join_with_both_named(on: 
 
     let log = other.path().join("w.log");
     let mut worker = workers::spawn(hub.port, &key, other.path(), &log);
-    assert_eq!(
-        worker.exit_code(60).await,
-        Some(2),
-        "{}",
-        std::fs::read_to_string(&log).unwrap_or_default()
-    );
+    assert_eq!(worker.exit_code(60).await, Some(2), "{}", std::fs::read_to_string(&log).unwrap_or_default());
     let said = std::fs::read_to_string(&log).expect("log");
     let mine = birdhub::inference::remote::labels_fingerprint(other.path()).expect("fingerprint");
     let hubs = workers::labels();

@@ -420,7 +420,9 @@ async fn every_route_answers_exactly_the_credentials_the_table_allows() {
     tokens.insert(Cred::SatelliteKey, Some(satellite_key));
     let now = birdhub::time::Timestamp(chrono::Utc::now());
     let (_, worker_key) =
-        birdhub::usecases::worker_keys::mint(&hub.state().store, "worker", None, now).await.expect("worker key");
+        birdhub::usecases::worker_keys::mint(&hub.state().store, hub.state().mqtt.logins(), "worker", None, now)
+            .await
+            .expect("worker key");
     tokens.insert(Cred::WorkerKey, Some(worker_key));
     tokens.insert(Cred::Internal, Some(INTERNAL_KEY.to_owned()));
     assert_eq!(tokens.len(), CREDS.len());

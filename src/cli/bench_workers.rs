@@ -170,8 +170,14 @@ async fn drain_round(
     let mut children = Vec::new();
     for core in 0..n {
         let now = crate::time::Timestamp(chrono::Utc::now());
-        let (_, key) =
-            crate::usecases::worker_keys::mint(&hub.state.store, &format!("bench-{core}"), None, now).await?;
+        let (_, key) = crate::usecases::worker_keys::mint(
+            &hub.state.store,
+            hub.state.mqtt.logins(),
+            &format!("bench-{core}"),
+            None,
+            now,
+        )
+        .await?;
         let mut cmd = worker_command(core, pin);
         cmd.args(["--hub", &format!("127.0.0.1:{port}"), "--threads", "1", "--batch", "8", "--model-dir"])
             .arg(model)
