@@ -433,6 +433,16 @@ async fn drain(hub: &app::Hub, total: usize) -> anyhow::Result<(f64, Vec<f64>, T
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await; // the last frames
+    let seconds = drained_seconds(hub).await?;
+    let mut lat = ws_latency.lock().map(|l| l.clone()).unwrap_or_default();
+    lat.sort_by(f64::total_cmp);
+    let (windows, second_look) = hub.state.workers.windows();
+    let calls = Calls { chunks: total as u64, windows, second_look };
+    Ok((total as f64 / seconds.max(1e-3), lat, bus_times, calls))
+}
+
+/// Seconds from the first job claimed to the last finished, by the hub's own timestamps.
+pub(super) async fn drained_seconds(hub: &app::Hub) -> anyhow::Result<f64> {
     let (first, last): (String, String) = hub
         .state
         .store
@@ -442,15 +452,8 @@ async fn drain(hub: &app::Hub, total: usize) -> anyhow::Result<(f64, Vec<f64>, T
             })?)
         })
         .await?;
-    let span = first
-        .parse::<chrono::DateTime<chrono::Utc>>()?
-        .signed_duration_since(last.parse::<chrono::DateTime<chrono::Utc>>()?);
-    let seconds = (-span.num_milliseconds()) as f64 / 1e3;
-    let mut lat = ws_latency.lock().map(|l| l.clone()).unwrap_or_default();
-    lat.sort_by(f64::total_cmp);
-    let (windows, second_look) = hub.state.workers.windows();
-    let calls = Calls { chunks: total as u64, windows, second_look };
-    Ok((total as f64 / seconds.max(1e-3), lat, bus_times, calls))
+    let span = last.parse::<chrono::DateTime<chrono::Utc>>()? - first.parse::<chrono::DateTime<chrono::Utc>>()?;
+    Ok(span.num_milliseconds() as f64 / 1e3)
 }
 
 /// Model calls (windows classified) of a drained queue: for the chunks, and the extra ones of

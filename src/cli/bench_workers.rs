@@ -237,17 +237,7 @@ async fn wait_drained(hub: &app::Hub, total: usize) -> anyhow::Result<()> {
 
 /// Chunks per second from the first claim to the last commit, by the hub's timestamps.
 async fn drained_rate(hub: &app::Hub, total: usize) -> anyhow::Result<f64> {
-    let (first, last): (String, String) = hub
-        .state
-        .store
-        .call(|c| {
-            Ok(c.query_row("SELECT min(claimed_at), max(finished_at) FROM inference_jobs", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?)
-        })
-        .await?;
-    let span = last.parse::<chrono::DateTime<chrono::Utc>>()? - first.parse::<chrono::DateTime<chrono::Utc>>()?;
-    Ok(total as f64 / (span.num_milliseconds() as f64 / 1e3).max(1e-3))
+    Ok(total as f64 / pipeline::drained_seconds(hub).await?.max(1e-3))
 }
 
 /// CPU seconds so far of this process's threads whose name starts with `prefix`
