@@ -12,6 +12,7 @@ mod layers;
 mod mqtt;
 mod secret;
 mod secrets_file;
+mod workers;
 
 use std::{net::SocketAddr, path::PathBuf};
 
@@ -21,6 +22,7 @@ pub use birdweather::BirdweatherSettings;
 pub use layers::{CliOverrides, ConfigError, Sources};
 pub use secret::Secret;
 pub use secrets_file::ensure_secrets;
+pub use workers::WorkerCount;
 
 /// The documented example config, as shipped in the .deb conffile and printed by `default-config`.
 pub const EXAMPLE_CONFIG: &str = include_str!("../../debian/birdhub.toml");
@@ -175,53 +177,6 @@ pub struct InferenceSettings {
     /// Which copy of the network runs: `fp32`, `fp16` or `int8` (docs/classifier.md has their
     /// agreement with FP32 and their speed). A copy the model directory lacks falls back to FP32.
     pub precision: crate::inference::Precision,
-}
-
-/// `inference.workers`: `"auto"` or a thread count (0: coordinator only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WorkerCount {
-    #[default]
-    Auto,
-    Threads(usize),
-}
-
-impl WorkerCount {
-    /// The threads to start: one per core for `auto`.
-    pub fn threads(self) -> usize {
-        match self {
-            WorkerCount::Auto => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            WorkerCount::Threads(n) => n,
-        }
-    }
-}
-
-impl Serialize for WorkerCount {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            WorkerCount::Auto => s.serialize_str("auto"),
-            WorkerCount::Threads(n) => s.serialize_u64(*n as u64),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for WorkerCount {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Number(u64),
-            Text(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Number(n) => Ok(WorkerCount::Threads(n as usize)),
-            Raw::Text(t) if t.trim() == "auto" => Ok(WorkerCount::Auto),
-            Raw::Text(t) => t
-                .trim()
-                .parse()
-                .map(WorkerCount::Threads)
-                .map_err(|_| serde::de::Error::custom(format!("workers is \"auto\" or a number, not {t:?}"))),
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,6 +20,9 @@ use tokio_util::sync::CancellationToken;
 use super::{Classifier, ModelDir, RangeFilter, audio, labels::Labels, range, remote::RemotePool, screen};
 
 mod engine;
+mod finish;
+use finish::{JobError, Offer};
+mod remote_slot;
 mod second_look;
 use crate::{
     clock::Clock,
@@ -319,34 +322,6 @@ const REMOTE_TAG: &str = "-remote-";
 /// How often a remote slot looks for leases that ended with nobody to give their jobs back.
 const EXPIRY_SWEEP: Duration = Duration::from_secs(10);
 
-/// Why one job failed, and whether trying again could help.
-struct JobError {
-    message: String,
-    permanent: bool,
-    /// What became of an offer to the remote workers, when that is why.
-    offer: Offer,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Offer {
-    /// Not an offer's failure.
-    None,
-    /// No answer by the lease deadline: back to the queue at once (the attempt counts).
-    LeaseEnded,
-    /// A stopping worker gave it back: back to the queue at once, the attempt not counted.
-    GivenBack,
-}
-
-impl JobError {
-    fn retry(message: impl Into<String>) -> Self {
-        JobError { message: message.into(), permanent: false, offer: Offer::None }
-    }
-
-    fn permanent(message: impl Into<String>) -> Self {
-        JobError { message: message.into(), permanent: true, offer: Offer::None }
-    }
-}
-
 impl Shared {
     fn work(&self, id: &str) {
         let Some(local) = &self.local else { return };
@@ -376,53 +351,6 @@ impl Shared {
             self.process(id, jobs, engine);
         }
         board.update(id, |w| w.status = WorkerStatus::Stopped);
-    }
-
-    /// A remote slot: while a joined worker has room, claims a batch with a lease, offers it to
-    /// the worker group and goes on with the answer exactly as a local worker would.
-    fn offer(&self, id: &str) {
-        let pool = &self.state.remote;
-        let engine = Engine::Remote(pool, self.lease);
-        let mut seen = self.state.signal.current();
-        while !self.stop.load(Ordering::Relaxed) {
-            // A join or the hub stopping wakes the slots at once; the wait only bounds a missed wake.
-            if !pool.take_room(Duration::from_secs(5)) {
-                continue;
-            }
-            let now = self.state.clock.stamp();
-            // The lease outlives the offer's own wait a little: the slot decides first, and the
-            // queue's sweep only catches a slot that is gone.
-            let until = self.state.clock.stamp_in(chrono::Duration::from_std(self.lease * 2).unwrap_or_default());
-            let sweep = self.last_expiry.lock().is_ok_and(|mut last| {
-                let due = last.elapsed() >= EXPIRY_SWEEP;
-                if due {
-                    *last = Instant::now();
-                }
-                due
-            });
-            let claimed = self.state.store.call_blocking(|c| {
-                if sweep {
-                    store::jobs::requeue_expired(c, now)?;
-                }
-                store::jobs::claim_until(c, id, BATCH, now, Some(until))
-            });
-            match claimed {
-                Ok(jobs) if !jobs.is_empty() => {
-                    self.process(id, jobs, engine);
-                    pool.done();
-                    self.sweep(engine);
-                }
-                Ok(_) => {
-                    pool.done();
-                    seen = self.state.signal.wait(seen, Duration::from_secs(1));
-                }
-                Err(e) => {
-                    pool.done();
-                    tracing::error!(error = %e, "claiming jobs for remote workers failed");
-                    std::thread::sleep(Duration::from_secs(1));
-                }
-            }
-        }
     }
 
     /// The queue is empty: give back the memory ONNX Runtime kept for the batches of a backlog,
@@ -641,50 +569,6 @@ impl Shared {
             end_ms: start_ms + 3000,
             expected_here: c.expected_here,
         })
-    }
-
-    fn finish_failed(&self, worker: &str, job: &Claimed, e: JobError, started: Instant) {
-        if e.offer == Offer::GivenBack {
-            tracing::info!(job = %job.job_id, chunk = %job.chunk_id, "a stopping worker gave a job back; it is queued again");
-            if let Err(err) = self.state.store.call_blocking(|c| store::jobs::release(c, &[&job.job_id], worker)) {
-                tracing::error!(error = %err, "could not queue a given-back job again");
-            }
-            return;
-        }
-        let retry = !e.permanent && job.attempts < MAX_ATTEMPTS;
-        let at = retry.then(|| match e.offer {
-            Offer::LeaseEnded => self.state.clock.stamp(),
-            _ => self.state.clock.stamp_in(chrono::Duration::seconds(5 << (job.attempts.saturating_sub(1)).min(6))),
-        });
-        tracing::warn!(job = %job.job_id, chunk = %job.chunk_id, attempts = job.attempts, retry, error = %e.message, "inference job failed");
-        let now = self.state.clock.stamp();
-        if let Err(err) = self.state.store.call_blocking(|c| store::jobs::fail(c, &job.job_id, &e.message, at, now)) {
-            tracing::error!(error = %err, "could not record a failed job");
-        }
-        self.record(worker, false, started);
-    }
-
-    fn record(&self, worker: &str, ok: bool, started: Instant) {
-        self.state.metrics.inference_job(ok);
-        let ms = started.elapsed().as_secs_f64() * 1e3;
-        let now = self.state.clock.stamp();
-        if worker.contains(REMOTE_TAG) {
-            // Remote work is counted per worker by the pool (`GET /workers`' `remote`).
-            self.state.board.finished.notify_one();
-            return;
-        }
-        self.state.board.update(worker, |w| {
-            w.jobs_processed += 1;
-            if ok {
-                w.jobs_succeeded += 1;
-            } else {
-                w.jobs_failed += 1;
-            }
-            w.total_ms += ms;
-            w.avg_duration_ms = w.total_ms / w.jobs_processed as f64;
-            w.last_job_at = Some(now);
-        });
-        self.state.board.finished.notify_one();
     }
 }
 
