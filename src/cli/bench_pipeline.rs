@@ -448,8 +448,13 @@ pub(super) async fn connect_to(
 /// An `audio` message; `audio_b64` is encoded once by the caller and spliced in as is (base64
 /// needs no JSON escaping), so the simulated satellites spend their time sending, not formatting.
 pub(super) fn message(s: &Sat, chunk: &str, audio_b64: &str) -> Vec<u8> {
+    message_at(s, chunk, audio_b64, chrono::Utc::now())
+}
+
+/// An `audio` message recorded at `at`.
+pub(super) fn message_at(s: &Sat, chunk: &str, audio_b64: &str, at: chrono::DateTime<chrono::Utc>) -> Vec<u8> {
     let head = json!({
-        "chunkId": chunk, "satelliteId": s.id, "tenantId": s.tenant, "recordedAt": crate::time::now(),
+        "chunkId": chunk, "satelliteId": s.id, "tenantId": s.tenant, "recordedAt": crate::time::format(at),
         "durationMs": 3000, "sampleRate": 48000, "latitude": 40.8, "longitude": -77.9,
     })
     .to_string();
@@ -605,7 +610,9 @@ async fn backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize) -> an
     Ok((rate, lat))
 }
 
-/// Each satellite publishes `backlog` chunks at once.
+/// Each satellite publishes `backlog` chunks at once: its last `backlog` chunks, recorded 3 s
+/// apart, as a satellite's outbox sends them after a reconnect (so each chunk's neighbours are
+/// the ones before and after it, as the second look expects).
 pub(super) async fn publish_backlog(
     root: &str,
     sats: &[Sat],
@@ -613,10 +620,13 @@ pub(super) async fn publish_backlog(
     backlog: usize,
     b64: &str,
 ) -> anyhow::Result<()> {
+    let first = chrono::Utc::now() - chrono::Duration::seconds(3 * backlog as i64);
     for (s, c) in sats.iter().zip(clients) {
-        for _ in 0..backlog {
+        for k in 0..backlog {
             let topic = crate::mqtt::topics::topic(root, s.tenant, s.id, crate::mqtt::topics::Channel::Audio);
-            c.publish(topic, QoS::AtLeastOnce, false, message(s, &uuid::Uuid::new_v4().to_string(), b64)).await?;
+            let at = first + chrono::Duration::seconds(3 * k as i64);
+            c.publish(topic, QoS::AtLeastOnce, false, message_at(s, &uuid::Uuid::new_v4().to_string(), b64, at))
+                .await?;
         }
     }
     Ok(())
