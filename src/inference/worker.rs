@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Classifier, ModelDir, RangeFilter, audio, labels::Labels, range, remote::RemotePool, screen};
 
+mod buffers;
 mod engine;
 mod finish;
 use finish::{JobError, Offer};
@@ -408,6 +409,7 @@ impl Shared {
                 }
                 Err(e) => self.finish_failed(worker, &job, e, started),
             }
+            buffers::give_back(samples);
         }
         // One transaction for the whole batch: each job's detections and its `done` together.
         let elapsed = (started.elapsed().as_millis() as usize / outcomes.len().max(1)) as i64;
@@ -468,8 +470,9 @@ impl Shared {
     fn load_windows(&self, job: &Claimed) -> Result<(Vec<f32>, Vec<(usize, Option<Vec<f32>>)>), JobError> {
         let permanent = JobError::permanent;
         let path = self.state.objects.path_of(&job.storage_key).map_err(|e| permanent(e.to_string()))?;
-        let bytes = std::fs::read(&path).map_err(|e| permanent(format!("audio {}: {e}", job.storage_key)))?;
-        let decoded = audio::decode_wav(&bytes, 60.0).map_err(|e| permanent(e.to_string()))?;
+        let decoded = buffers::with_file(&path, |bytes| audio::decode_wav_into(bytes, 60.0, buffers::take()))
+            .map_err(|e| permanent(format!("audio {}: {e}", job.storage_key)))?
+            .map_err(|e| permanent(e.to_string()))?;
         let samples = audio::to_model_rate(decoded).map_err(|e| permanent(e.to_string()))?;
         let windows = audio::window_spans(&samples, 0);
         if windows.is_empty() {

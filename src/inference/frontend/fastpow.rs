@@ -3,7 +3,7 @@
 //! Relative error under 1e-6 for normal inputs; zeros and subnormals give 0.
 
 /// 2 / ln 2: turns the atanh series into log2.
-const TWO_OVER_LN2: f32 = 2.885_390_1;
+const TWO_OVER_LN2: f32 = 2.0 / std::f32::consts::LN_2;
 const LN2: f32 = std::f32::consts::LN_2;
 /// Adding and subtracting 1.5 * 2^23 rounds an f32 of magnitude below 2^22 to an integer.
 const ROUNDER: f32 = 12_582_912.0;
