@@ -83,23 +83,19 @@ pub struct ClassifierOptions {
 }
 
 impl ClassifierOptions {
-    /// One thread per core.
+    /// One thread per core this process may use ([`super::cores::CoreBudget`]).
     pub fn all_cores() -> Self {
-        Self {
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            spin: true,
-            precision: Precision::Fp32,
-        }
+        Self { threads: super::cores::CoreBudget::current().cores, spin: true, precision: Precision::Fp32 }
     }
 }
 
-/// Options for `workers` threads sharing one classifier: the network keeps every core (calls
-/// are serialised) without spinning; each worker spreads its batch's spectrograms over its share
-/// of the cores. Returns the options and the front-end threads per worker.
+/// Options for `workers` threads sharing one classifier, by [`super::ThreadPlan`]: the network
+/// keeps every allowed core (calls are serialised) without spinning; each worker spreads its
+/// batch's spectrograms over its share of them. Returns the options and the front-end threads
+/// per worker.
 pub fn pool_options(workers: usize, precision: Precision) -> (ClassifierOptions, usize) {
-    let all = ClassifierOptions { spin: false, precision, ..ClassifierOptions::all_cores() };
-    let share = (all.threads / workers.max(1)).max(1);
-    (all, share)
+    let plan = super::ThreadPlan::current(crate::config::WorkerCount::Threads(workers.max(1)));
+    (plan.classifier_options(precision), plan.frontend_threads)
 }
 
 impl Default for ClassifierOptions {
