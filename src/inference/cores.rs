@@ -94,6 +94,18 @@ pub fn plural(n: usize, what: &str) -> String {
 /// How many CPUs a kernel CPU list names (`0-1,4,7-8` is 5); `None` for empty or malformed text.
 /// Overlapping ranges count once.
 pub fn count_cpu_list(text: &str) -> Option<usize> {
+    let count: u64 = cpu_ranges(text)?.iter().map(|(lo, hi)| hi - lo + 1).sum();
+    Some(usize::try_from(count).unwrap_or(usize::MAX))
+}
+
+/// Whether a CPU list allows every one of CPUs `0..n` (what `taskset -c 0-(n-1)` asks for).
+pub fn allows_first(text: &str, n: usize) -> bool {
+    let first = cpu_ranges(text).and_then(|r| r.first().copied());
+    n == 0 || first.is_some_and(|(lo, hi)| lo == 0 && hi >= n as u64 - 1)
+}
+
+/// A CPU list's ranges, sorted and merged where they touch or overlap.
+fn cpu_ranges(text: &str) -> Option<Vec<(u64, u64)>> {
     let text = text.trim();
     if text.is_empty() {
         return None;
@@ -115,15 +127,14 @@ pub fn count_cpu_list(text: &str) -> Option<usize> {
         ranges.push((u64::from(lo), u64::from(hi)));
     }
     ranges.sort_unstable();
-    let (mut count, mut next) = (0u64, 0u64);
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
     for (lo, hi) in ranges {
-        let from = lo.max(next);
-        if hi >= from {
-            count += hi - from + 1;
-            next = hi + 1;
+        match merged.last_mut() {
+            Some(last) if lo <= last.1 + 1 => last.1 = last.1.max(hi),
+            _ => merged.push((lo, hi)),
         }
     }
-    Some(usize::try_from(count).unwrap_or(usize::MAX))
+    Some(merged)
 }
 
 /// The `Cpus_allowed_list:` of `/proc/self/status`: how many CPUs, and the list itself.

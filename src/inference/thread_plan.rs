@@ -81,12 +81,18 @@ impl ThreadPlan {
 
     /// Logs the plan (once, at start): a warning when it oversubscribes the cores.
     pub fn log(&self) {
-        let (summary, reason) = (self.summary(), &self.reason);
         if self.oversubscribed {
-            tracing::warn!(workers = self.workers, cores = self.cores, "inference threads: {summary} ({reason})");
+            tracing::warn!(workers = self.workers, cores = self.cores, "inference threads: {self}");
         } else {
-            tracing::info!(workers = self.workers, cores = self.cores, "inference threads: {summary} ({reason})");
+            tracing::info!(workers = self.workers, cores = self.cores, "inference threads: {self}");
         }
+    }
+}
+
+/// The summary and, in brackets, the reason.
+impl std::fmt::Display for ThreadPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.summary(), self.reason)
     }
 }
 

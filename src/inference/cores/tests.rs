@@ -33,6 +33,18 @@ fn cpu_lists_are_counted_range_by_range() {
 }
 
 #[test]
+fn pinning_to_the_first_cpus_needs_all_of_them_allowed() {
+    assert!(allows_first("0-3", 4));
+    assert!(allows_first("0,1,2-5", 3));
+    assert!(allows_first("2,0-1", 3));
+    assert!(!allows_first("0-3", 5));
+    assert!(!allows_first("1-3", 1));
+    assert!(!allows_first("0,2", 2));
+    assert!(!allows_first("garbage", 1));
+    assert!(allows_first("", 0));
+}
+
+#[test]
 fn the_affinity_mask_comes_from_cpus_allowed_list() {
     let status = "Name:\tbirdhub\nCpus_allowed:\t13\nCpus_allowed_list:\t0-1,4\nMems_allowed:\t1\n";
     assert_eq!(affinity_list(status), Some((3, "0-1,4".into())));
