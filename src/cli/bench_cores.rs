@@ -40,7 +40,7 @@ pub async fn pinned_run(args: &CoresArgs) -> anyhow::Result<Option<ExitCode>> {
     if let Some(list) = &budget.affinity_list {
         anyhow::ensure!(
             cores::allows_first(list, n),
-            "--cores {n}: CPUs {cpus} are not all allowed to this process (its affinity allows CPUs {list})"
+            "--cores {n} asks for CPUs {cpus}, but this process may only use CPUs {list} (its affinity)"
         );
     }
     let found = tokio::process::Command::new("taskset").arg("-V").output().await;
