@@ -20,8 +20,11 @@ fn model_dir() -> ModelDir {
 fn classifier() -> &'static Classifier {
     static C: OnceLock<Classifier> = OnceLock::new();
     C.get_or_init(|| {
-        Classifier::load(&model_dir(), ClassifierOptions { threads: 2, spin: true, precision: Precision::Fp32 })
-            .expect("load classifier")
+        Classifier::load(
+            &model_dir(),
+            ClassifierOptions { threads: 2, spin: true, precision: Precision::Fp32, sessions: 1 },
+        )
+        .expect("load classifier")
     })
 }
 
@@ -135,6 +138,28 @@ fn a_short_chunk_is_padded_and_still_classified() {
     let best = predict::top(&logits, classifier().labels(), 1.0, 0.0, 1).remove(0);
     assert_eq!(best.scientific_name, "Leiothlypis peregrina", "the song in those 2 s is still recognised");
     assert!(classifier().logits(&[&two_seconds[..1000]]).is_err(), "unpadded windows are refused, not misread");
+}
+
+#[test]
+fn sessions_per_worker_answer_as_one_session_does_from_threads_at_once() {
+    // The hub's shape: one single-thread session per inference worker, sharing the weights.
+    let at_48k = audio::to_model_rate(birds_10s()).expect("resample");
+    let windows = audio::windows(&at_48k, 0);
+    let refs: Vec<&[f32]> = windows.iter().map(|(_, w)| w.as_slice()).collect();
+    let expected = classifier().logits(&refs).expect("one session");
+    let options = ClassifierOptions { threads: 1, spin: false, precision: Precision::Fp32, sessions: 2 };
+    let pair = Classifier::load(&model_dir(), options).expect("two sessions");
+    std::thread::scope(|s| {
+        let runs: Vec<_> = (0..4).map(|_| s.spawn(|| pair.logits(&refs).expect("logits"))).collect();
+        for run in runs {
+            let got = run.join().expect("thread");
+            for (a, b) in got.iter().zip(&expected) {
+                assert!(max_abs_diff(a, b) < 1e-3, "a session disagrees by {}", max_abs_diff(a, b));
+            }
+        }
+    });
+    pair.release_batch_memory().expect("release");
+    assert_eq!(pair.exclusive_released(|| 7).expect("exclusive"), 7);
 }
 
 #[test]

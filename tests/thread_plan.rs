@@ -1,6 +1,7 @@
 //! Threads that fit the machine (issue 50): the real `birdhub serve`, pinned to one core with
 //! `taskset -c 0`, plans for that core and not the machine's: one worker, one ONNX Runtime
-//! thread, one front-end thread, said once in its log; `GET /api/workers` lists one worker.
+//! session of one thread, one front-end thread, said once in its log; `GET /api/workers` lists
+//! one worker.
 
 mod common;
 
@@ -58,7 +59,7 @@ async fn a_hub_pinned_to_one_core_runs_one_worker_on_one_thread() {
     let plans: Vec<&str> = log.lines().filter(|l| l.contains("inference threads:")).collect();
     assert_eq!(plans.len(), 1, "the plan is logged once: {log}");
     assert!(
-        plans[0].contains("1 worker x 1 front-end thread, ONNX Runtime 1 intra-op thread, batch 8"),
+        plans[0].contains("1 worker x 1 front-end thread, ONNX Runtime 1 session x 1 intra-op thread, batch 8"),
         "{}",
         plans[0]
     );

@@ -104,8 +104,10 @@ fn classify(settings: &Settings, args: &ClassifyArgs) -> anyhow::Result<ExitCode
 
     let dir = ModelDir::locate(&settings.inference.model_dir)?;
     let threads = settings.inference.workers.threads().max(1);
-    let classifier =
-        Classifier::load(&dir, ClassifierOptions { threads, spin: true, precision: settings.inference.precision })?;
+    let classifier = Classifier::load(
+        &dir,
+        ClassifierOptions { threads, spin: true, precision: settings.inference.precision, sessions: 1 },
+    )?;
     let location = match (args.lat, args.lon) {
         (Some(latitude), Some(longitude)) => {
             let date = args.date.unwrap_or_else(|| chrono::Utc::now().date_naive());

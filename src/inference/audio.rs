@@ -55,7 +55,7 @@ impl Audio {
 /// Decodes a WAV file: 8/16/24/32-bit integer or 32-bit float PCM, any channel count (averaged
 /// to mono). Recordings longer than `max_seconds` are refused before their samples are read.
 pub fn decode_wav(bytes: &[u8], max_seconds: f64) -> Result<Audio, AudioError> {
-    let reader = WavReader::new(Cursor::new(bytes)).map_err(|e| AudioError::Malformed(e.to_string()))?;
+    let mut reader = WavReader::new(Cursor::new(bytes)).map_err(|e| AudioError::Malformed(e.to_string()))?;
     let spec = reader.spec();
     let channels = usize::from(spec.channels);
     if channels == 0 {
@@ -71,6 +71,28 @@ pub fn decode_wav(bytes: &[u8], max_seconds: f64) -> Result<Audio, AudioError> {
     // Trust the data, not the header: a lying header cannot make us allocate more than the file holds.
     let frames_hint = (reader.duration() as usize).min(bytes.len() / channels.max(1));
 
+    // 16-bit PCM (what satellites send) is converted straight from the bytes: hound's
+    // sample-by-sample reader was a tenth of the hub's work per chunk.
+    if spec.sample_format == SampleFormat::Int && spec.bits_per_sample == 16 {
+        let values = reader.len() as usize;
+        // Reading the first sample proves the container holds 2-byte samples (hound refuses any
+        // other width for 16 bits); the data starts just before where it left off.
+        match reader.samples::<i16>().next() {
+            None => return Err(AudioError::Empty),
+            Some(Err(e)) => return Err(AudioError::Malformed(format!("truncated or corrupt sample data: {e}"))),
+            Some(Ok(_)) => {}
+        }
+        let start = usize::try_from(reader.into_inner().position()).unwrap_or(usize::MAX).saturating_sub(2);
+        let data = bytes.get(start..).unwrap_or_default();
+        if data.len() < values * 2 {
+            return Err(AudioError::Malformed(format!(
+                "truncated or corrupt sample data: {} of {} bytes",
+                data.len(),
+                values * 2
+            )));
+        }
+        return mono_i16(&data[..values * 2], channels, spec.sample_rate);
+    }
     let interleaved: Vec<f32> = match (spec.sample_format, spec.bits_per_sample) {
         (SampleFormat::Float, 32) => collect(reader.into_samples::<f32>(), |s| s)?,
         (SampleFormat::Int, bits @ (8 | 16 | 24 | 32)) => {
@@ -88,6 +110,22 @@ pub fn decode_wav(bytes: &[u8], max_seconds: f64) -> Result<Audio, AudioError> {
         return Err(AudioError::Malformed("samples are not finite numbers".into()));
     }
     Ok(Audio { samples, sample_rate: spec.sample_rate })
+}
+
+/// Little-endian 16-bit samples, `channels` interleaved, averaged to mono.
+fn mono_i16(data: &[u8], channels: usize, sample_rate: u32) -> Result<Audio, AudioError> {
+    const SCALE: f32 = 1.0 / 32768.0;
+    let value = |b: &[u8]| f32::from(i16::from_le_bytes([b[0], b[1]])) * SCALE;
+    let samples: Vec<f32> = if channels == 1 {
+        data.chunks_exact(2).map(value).collect()
+    } else {
+        let share = 1.0 / channels as f32;
+        data.chunks_exact(2 * channels).map(|frame| frame.chunks_exact(2).map(value).sum::<f32>() * share).collect()
+    };
+    if samples.is_empty() {
+        return Err(AudioError::Empty);
+    }
+    Ok(Audio { samples, sample_rate })
 }
 
 fn collect<S>(
@@ -108,6 +146,15 @@ pub fn to_model_rate(audio: Audio) -> Result<Vec<f32>, AudioError> {
 /// piece is zero-padded when it is at least [`MIN_TAIL`] long or when it is the whole recording;
 /// otherwise it is dropped. Returns (start sample, window) pairs.
 pub fn windows(samples: &[f32], overlap: usize) -> Vec<(usize, Vec<f32>)> {
+    window_spans(samples, overlap)
+        .into_iter()
+        .map(|(start, padded)| (start, padded.unwrap_or_else(|| samples[start..start + WINDOW].to_vec())))
+        .collect()
+}
+
+/// The windows of [`windows`] without copying the full ones: each start sample, with a padded
+/// copy only for a short final piece (`None`: the window is `samples[start..start + WINDOW]`).
+pub fn window_spans(samples: &[f32], overlap: usize) -> Vec<(usize, Option<Vec<f32>>)> {
     let step = WINDOW.saturating_sub(overlap).max(SAMPLE_RATE as usize / 10);
     let mut out = Vec::new();
     let mut start = 0;
@@ -116,13 +163,21 @@ pub fn windows(samples: &[f32], overlap: usize) -> Vec<(usize, Vec<f32>)> {
         if piece.len() < WINDOW && piece.len() < MIN_TAIL && start > 0 {
             break;
         }
-        out.push((start, pad(piece)));
+        out.push((start, (piece.len() < WINDOW).then(|| pad(piece))));
         if start + WINDOW >= samples.len() {
             break;
         }
         start += step;
     }
     out
+}
+
+/// The window a [`window_spans`] entry stands for.
+pub fn span<'a>(samples: &'a [f32], (start, padded): &'a (usize, Option<Vec<f32>>)) -> &'a [f32] {
+    match padded {
+        Some(w) => w,
+        None => &samples[*start..*start + WINDOW],
+    }
 }
 
 /// Exactly one window: trimmed to 3 s or zero-padded up to it.

@@ -193,8 +193,7 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
     let count = plan.workers;
     let (local, labels, filter) = loop {
         let dir = state.settings.model_dir.clone();
-        // Workers overlap: one computes spectrograms (on its own thread) while another runs the
-        // network (on every allowed core, one call at a time).
+        // A session per worker, each on its share of the allowed cores (`ThreadPlan`).
         let (options, frontend_threads) = (plan.classifier_options(state.settings.precision), plan.frontend_threads);
         let shared_range = state.range.clone();
         let loaded = tokio::task::spawn_blocking(move || {
@@ -382,7 +381,8 @@ impl Shared {
                 Err(e) => self.finish_failed(worker, &job, e, started),
             }
         }
-        let refs: Vec<&[f32]> = prepared.iter().flat_map(|(_, _, w)| w.iter().map(|(_, s)| s.as_slice())).collect();
+        let refs: Vec<&[f32]> =
+            prepared.iter().flat_map(|(_, samples, w)| w.iter().map(|s| audio::span(samples, s))).collect();
         self.warm_range(prepared.iter().map(|(job, _, _)| job), engine);
         let logits = match engine.logits(&refs, prepared.len()) {
             Ok(l) => l,
@@ -466,13 +466,13 @@ impl Shared {
 
     /// The chunk's audio at 48 kHz, and its 3 s windows with their start sample.
     #[allow(clippy::type_complexity)]
-    fn load_windows(&self, job: &Claimed) -> Result<(Vec<f32>, Vec<(usize, Vec<f32>)>), JobError> {
+    fn load_windows(&self, job: &Claimed) -> Result<(Vec<f32>, Vec<(usize, Option<Vec<f32>>)>), JobError> {
         let permanent = JobError::permanent;
         let path = self.state.objects.path_of(&job.storage_key).map_err(|e| permanent(e.to_string()))?;
         let bytes = std::fs::read(&path).map_err(|e| permanent(format!("audio {}: {e}", job.storage_key)))?;
         let decoded = audio::decode_wav(&bytes, 60.0).map_err(|e| permanent(e.to_string()))?;
         let samples = audio::to_model_rate(decoded).map_err(|e| permanent(e.to_string()))?;
-        let windows = audio::windows(&samples, 0);
+        let windows = audio::window_spans(&samples, 0);
         if windows.is_empty() {
             return Err(permanent("the chunk holds no audio".into()));
         }

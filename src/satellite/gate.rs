@@ -113,7 +113,7 @@ impl Gate {
         let Some(configured) = model_dir else { return Self::rms_only() };
         let loaded = ModelDir::locate(configured).and_then(|dir| {
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(THREADS);
-            Classifier::load(&dir, ClassifierOptions { threads, spin: false, precision: Precision::Fp32 })
+            Classifier::load(&dir, ClassifierOptions { threads, spin: false, precision: Precision::Fp32, sessions: 1 })
         });
         match loaded {
             Ok(classifier) => {

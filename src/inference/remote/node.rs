@@ -52,7 +52,7 @@ pub fn load(options: &NodeOptions) -> anyhow::Result<(Classifier, String)> {
     let dir = ModelDir::locate(&options.model_dir)?;
     let classifier = Classifier::load(
         &dir,
-        ClassifierOptions { threads: options.threads.max(1), spin: false, precision: options.precision },
+        ClassifierOptions { threads: options.threads.max(1), spin: false, precision: options.precision, sessions: 1 },
     )?;
     let labels = super::labels_fingerprint(&dir.path).with_context(|| format!("reading {}", dir.path.display()))?;
     Ok((classifier, labels))
