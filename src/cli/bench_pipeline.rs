@@ -2,7 +2,8 @@
 //! ports, a temp data dir) through the embedded broker, and the figures of the satellites issue
 //! are printed: ack latency with inference off, end-to-end chunks/s against the bare model's in the
 //! same run (also with ten alert rules and a signed webhook), detection-to-WebSocket and
-//! detection-to-webhook latency, and peak RSS.
+//! detection-to-webhook latency, and peak RSS. With `--cores N` it runs pinned to N cores and
+//! adds satellites per core ([`super::bench_cores`]).
 
 use std::{
     collections::HashMap,
@@ -27,7 +28,7 @@ use crate::{
     config::Settings,
     events::Event,
     ids::{SatelliteId, TenantId},
-    inference::{Classifier, ClassifierOptions, ModelDir, Precision, audio, worker},
+    inference::{Classifier, ClassifierOptions, ModelDir, Precision, ThreadPlan, audio, cores::CoreBudget, worker},
     store,
 };
 
@@ -53,6 +54,8 @@ pub struct PipelineArgs {
     /// Only the ingest figures (capacity and ack latency with inference off): no model rounds.
     #[arg(long)]
     pub ingest_only: bool,
+    #[command(flatten)]
+    pub cores: super::bench_cores::CoresArgs,
 }
 
 /// The hub's CPU at the real rate: per chunk once the satellites are connected (the figure), per
@@ -70,6 +73,9 @@ pub(super) struct Sat {
 }
 
 pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<ExitCode> {
+    if let Some(code) = super::bench_cores::pinned_run(&args.cores).await? {
+        return Ok(code);
+    }
     if let Some(n) = args.real_satellites {
         return super::bench_fleet::run(settings, n, args.seconds).await;
     }
@@ -79,9 +85,8 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     );
     let dir = ModelDir::locate(&settings.inference.model_dir)?;
     let wav = fixture_wav(&dir)?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-
-    println!("birdhub bench pipeline: {} satellites, {threads} cores", args.satellites);
+    let (threads, plan) = (CoreBudget::current().cores, ThreadPlan::current(settings.inference.workers));
+    println!("birdhub bench pipeline: {} satellites; hub threads: {plan}", args.satellites);
     let bare_before = if args.ingest_only { BareRate::default() } else { bare_model(&dir, &wav, threads).await? };
 
     // 1. Ack latency at real rate, inference off (the model directory is hidden from this hub).
@@ -182,6 +187,7 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
         rounds.len(),
         each(&rounds)
     );
+    super::bench_cores::print_per_core(&args.cores, plain, bare);
     println!(
         "second look:                {:.3} extra model calls per chunk ({} extra windows for {} chunks of {} windows; held detections only; 0 before issue 35)",
         calls.second_look as f64 / calls.chunks.max(1) as f64,

@@ -189,12 +189,13 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
     if requeued > 0 {
         tracing::info!(requeued, "inference jobs left running by a previous run are queued again");
     }
-    let count = state.settings.workers.threads();
+    let plan = super::ThreadPlan::current(state.settings.workers);
+    plan.log();
+    let count = plan.workers;
     let (local, labels, filter) = loop {
         let dir = state.settings.model_dir.clone();
-        // Workers overlap: one computes spectrograms (on its own thread) while another runs the
-        // network (on every core, one call at a time).
-        let (options, frontend_threads) = super::model::pool_options(count, state.settings.precision);
+        // A session per worker, each on its share of the allowed cores (`ThreadPlan`).
+        let (options, frontend_threads) = (plan.classifier_options(state.settings.precision), plan.frontend_threads);
         let shared_range = state.range.clone();
         let loaded = tokio::task::spawn_blocking(move || {
             let dir = ModelDir::locate(&dir)?;
