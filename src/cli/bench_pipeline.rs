@@ -28,7 +28,7 @@ use crate::{
     config::Settings,
     events::Event,
     ids::{SatelliteId, TenantId},
-    inference::{Classifier, ClassifierOptions, ModelDir, Precision, ThreadPlan, audio, cores::CoreBudget, worker},
+    inference::{ModelDir, ThreadPlan, audio, cores::CoreBudget, worker},
     store,
 };
 
@@ -87,7 +87,11 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     let wav = fixture_wav(&dir)?;
     let (threads, plan) = (CoreBudget::current().cores, ThreadPlan::current(settings.inference.workers));
     println!("birdhub bench pipeline: {} satellites; hub threads: {plan}", args.satellites);
-    let bare_before = if args.ingest_only { BareRate::default() } else { bare_model(&dir, &wav, threads).await? };
+    let bare_before = if args.ingest_only {
+        super::bench_bare::BareRate::default()
+    } else {
+        super::bench_bare::bare_model(&dir, &wav, threads).await?
+    };
 
     // 1. Ack latency at real rate, inference off (the model directory is hidden from this hub).
     //    The simulated satellites run on their own runtime, so the hub's CPU can be told apart.
@@ -158,7 +162,7 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
         alert_latency.extend(latency);
         deliveries += delivered.0;
         refused += delivered.1;
-        let bare_after = bare_model(&dir, &wav, threads).await?;
+        let bare_after = super::bench_bare::bare_model(&dir, &wav, threads).await?;
         let around = (bare_runs[bare_runs.len() - 1].best() + bare_after.best()) / 2.0;
         bare_runs.push(bare_after);
         rounds.push((rate, rate / around));
@@ -266,70 +270,6 @@ async fn queued_round(
 }
 
 /// The classifier alone, loaded and dropped: chunks/s at the workers' batch size on all cores.
-/// The bare model's rate at its best on these cores (chunks/s): the better of one session with a
-/// thread per core and one single-thread session per core running side by side (the hub's own
-/// shape), each on batches of [`worker::BATCH`] spectrograms computed by the caller.
-async fn bare_model(dir: &ModelDir, wav: &[u8], threads: usize) -> anyhow::Result<BareRate> {
-    let dir = dir.clone();
-    let samples = audio::to_model_rate(audio::decode_wav(wav, 10.0)?)?;
-    tokio::task::spawn_blocking(move || -> anyhow::Result<BareRate> {
-        let options = ClassifierOptions { threads, spin: true, precision: Precision::Fp32, sessions: 1 };
-        let one = Classifier::load(&dir, options)?;
-        let whole = drain_bare(&one, &samples, 1)?;
-        drop(one);
-        let split = if threads > 1 {
-            let options = ClassifierOptions { threads: 1, spin: true, precision: Precision::Fp32, sessions: threads };
-            let each = Classifier::load(&dir, options)?.with_frontend_threads(1);
-            drain_bare(&each, &samples, threads)?
-        } else {
-            whole
-        };
-        Ok(BareRate { whole, split })
-    })
-    .await?
-}
-
-/// The bare model's two shapes (chunks/s).
-#[derive(Clone, Copy, Default)]
-struct BareRate {
-    /// One session with a thread per core.
-    whole: f64,
-    /// One single-thread session per core, side by side.
-    split: f64,
-}
-
-impl BareRate {
-    fn best(self) -> f64 {
-        self.whole.max(self.split)
-    }
-}
-
-/// Chunks/s of `callers` threads each running batches through `classifier` at once.
-fn drain_bare(classifier: &Classifier, samples: &[f32], callers: usize) -> anyhow::Result<f64> {
-    let rounds = 40;
-    let run = |count: usize| -> anyhow::Result<()> {
-        // Separate buffers per slot, as the workers have (one shared buffer would stay in cache).
-        let windows: Vec<Vec<f32>> = (0..worker::BATCH).map(|_| audio::pad(samples)).collect();
-        let batch: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
-        for _ in 0..count {
-            classifier.logits(&batch)?;
-        }
-        Ok(())
-    };
-    let each = |count| {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..callers).map(|_| s.spawn(|| run(count))).collect();
-            handles
-                .into_iter()
-                .try_for_each(|h| h.join().map_err(|_| anyhow::anyhow!("a bare-model thread panicked"))?)
-        })
-    };
-    each(3)?;
-    let started = Instant::now();
-    each(rounds)?;
-    Ok((rounds * callers * worker::BATCH as usize) as f64 / started.elapsed().as_secs_f64())
-}
-
 pub(super) fn fixture_wav(dir: &ModelDir) -> anyhow::Result<Vec<u8>> {
     let path = dir.file("fixtures/birds_10s.wav");
     let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;

@@ -31,13 +31,7 @@ fn pow1(x: f32, exponent: f32) -> f32 {
     // Adding ROUNDER leaves n in the low bits of the sum's mantissa; shifting it (+ the bias)
     // into the exponent field gives 2^n. Integer operations only, so the loop vectorises.
     let z = exponent * log2;
-    let z = if z < -126.0 {
-        -126.0
-    } else if z > 126.0 {
-        126.0
-    } else {
-        z
-    };
+    let z = z.clamp(-126.0, 126.0);
     let rounded = z + ROUNDER;
     let n = rounded - ROUNDER;
     let t = (z - n) * LN2;
