@@ -149,6 +149,15 @@ fn sessions_per_worker_answer_as_one_session_does_from_threads_at_once() {
     let expected = classifier().logits(&refs).expect("one session");
     let options = ClassifierOptions { threads: 1, spin: false, precision: Precision::Fp32, sessions: 2 };
     let pair = Classifier::load(&model_dir(), options).expect("two sessions");
+    // One copy of the optimised weights (the FP32 network's 51 MB), for both sessions.
+    let shared_mb = pair.shared_weight_bytes as f64 / 1e6;
+    assert!((40.0..60.0).contains(&shared_mb), "{shared_mb} MB of weights shared");
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .expect("temp dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("birdhub-net-{}-", std::process::id())))
+        .collect();
+    assert!(leftovers.is_empty(), "the optimised graph is removed once the sessions are open: {leftovers:?}");
     std::thread::scope(|s| {
         let runs: Vec<_> = (0..4).map(|_| s.spawn(|| pair.logits(&refs).expect("logits"))).collect();
         for run in runs {

@@ -4,14 +4,15 @@
 //! (`birdnet_net.onnx`, or its FP16/INT8 copy: [`Precision`]).
 //! A classifier holds one or more sessions of the network (ort's `run` needs exclusive access, so
 //! each sits behind a mutex). The hub gives each inference worker a session of its own with one
-//! intra-op thread per core it has, sharing one copy of the pre-packed weights: two single-thread
-//! sessions on two cores drain 1.3x what one two-thread session does, as ORT's intra-op threads
-//! wait on each other within every layer.
+//! intra-op thread per core it has: two single-thread sessions on two cores drain 1.3x what one
+//! two-thread session does, as ORT's intra-op threads wait on each other within every layer.
+//! The sessions share one copy of the optimised weights ([`SharedWeights`]) and of the
+//! pre-packed ones, so a second session costs its working memory, not another 51 MB.
 
 use std::{
     path::Path,
     sync::{
-        Mutex, OnceLock, TryLockError,
+        Arc, Mutex, OnceLock, TryLockError,
         atomic::{AtomicUsize, Ordering},
     },
     time::Instant,
@@ -32,6 +33,7 @@ use super::{
     frontend::Frontend,
     labels::Labels,
     precision::{self, Precision},
+    shared_weights::SharedWeights,
 };
 
 /// Loads `libonnxruntime.so` and creates the process-wide ORT environment (first call wins).
@@ -56,23 +58,26 @@ pub fn init_runtime(library: &Path) -> Result<&'static Environment, ModelError> 
 /// (1 to 8 windows here) and keep the largest in its arena; allocating tensor by tensor from the
 /// arena reuses freed space instead, which held 15 MB less for a batch of 8 at the same speed.
 pub fn open_session(env: &Environment, path: &Path, threads: usize, spin: bool) -> Result<Session, ModelError> {
-    open_session_sharing(env, path, threads, spin, None)
+    open_session_sharing(env, path, threads, spin, None, None)
 }
 
-/// [`open_session`], sharing pre-packed weights with the other sessions given the same container.
+/// [`open_session`], sharing pre-packed weights with the other sessions given the same container
+/// and, with `shared`, opening its already optimised graph on its weights.
 fn open_session_sharing(
     env: &Environment,
     path: &Path,
     threads: usize,
     spin: bool,
     weights: Option<&PrepackedWeights>,
+    shared: Option<&SharedWeights>,
 ) -> Result<Session, ModelError> {
     if !path.is_file() {
         return Err(ModelError::Missing { what: "model file", path: path.to_owned() });
     }
+    let level = if shared.is_some() { GraphOptimizationLevel::Disable } else { GraphOptimizationLevel::Level3 };
     let mut builder = Session::builder(env)
         .map_err(ModelError::runtime)?
-        .with_optimization_level(GraphOptimizationLevel::Level3)
+        .with_optimization_level(level)
         .map_err(ModelError::runtime)?
         .with_intra_threads(threads.max(1))
         .map_err(ModelError::runtime)?
@@ -85,7 +90,14 @@ fn open_session_sharing(
     if let Some(w) = weights {
         builder = builder.with_prepacked_weights(w).map_err(ModelError::runtime)?;
     }
-    builder.commit_from_file(path).map_err(|e| ModelError::invalid(path, e))
+    let Some(shared) = shared else {
+        return builder.commit_from_file(path).map_err(|e| ModelError::invalid(path, e));
+    };
+    for (name, value) in shared.initializers() {
+        builder = builder.with_initializer(name, Arc::clone(value)).map_err(ModelError::runtime)?;
+    }
+    let graph = shared.graph();
+    builder.commit_from_file(&graph).map_err(|e| ModelError::invalid(&graph, e))
 }
 
 /// How to load the classifier.
@@ -145,6 +157,8 @@ pub struct Classifier {
     nets: Vec<Net>,
     /// The pre-packed weights the sessions share (kept alive with them).
     _weights: PrepackedWeights,
+    /// Bytes of optimised weights the sessions share (0 when each holds its own).
+    pub shared_weight_bytes: u64,
     precision: Precision,
     labels: Labels,
     /// How long loading took (for `birdhub bench inference`).
@@ -160,20 +174,43 @@ impl Classifier {
         let labels = Labels::load(&dir.file("labels/en.txt"))?;
         let (precision, file) = precision::network_file(dir, options.precision);
         let weights = PrepackedWeights::new();
+        let mut shared = match SharedWeights::prepare(env, &file, options.threads) {
+            Ok(shared) => Some(shared),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot share the network's weights between sessions; each holds its own");
+                None
+            }
+        };
         let mut nets = Vec::new();
+        // Some kernels (the INT8 network's quantised convolutions) cannot pre-pack weights the
+        // sessions were handed into a shared container: those sessions pre-pack their own.
+        let mut packed = Some(&weights);
         for _ in 0..options.sessions.max(1) {
-            let session = open_session_sharing(env, &file, options.threads, options.spin, Some(&weights))?;
+            let open =
+                |packed| open_session_sharing(env, &file, options.threads, options.spin, packed, shared.as_ref());
+            let session = match open(packed) {
+                Err(e) if packed.is_some() && shared.is_some() && e.to_string().contains("pre-packed") => {
+                    packed = None;
+                    open(None)?
+                }
+                other => other?,
+            };
             let outputs = session.outputs().len();
             if outputs != 1 {
                 return Err(ModelError::invalid(&file, format!("{outputs} outputs, expected 1")));
             }
             nets.push(Net { session: Mutex::new(session), largest: AtomicUsize::new(0) });
         }
+        let shared_weight_bytes = shared.as_ref().map_or(0, |s| s.bytes);
+        if let Some(s) = shared.as_mut() {
+            s.remove_files();
+        }
         Ok(Self {
             frontend,
             threads: options.threads.max(1),
             nets,
             _weights: weights,
+            shared_weight_bytes,
             precision,
             labels,
             load_ms: started.elapsed().as_secs_f64() * 1e3,
