@@ -218,7 +218,6 @@ impl Shared {
         let mut looks = SecondLooks::default();
         for (_, group) in by_chunk {
             let chunk = group[0].chunk.clone();
-            let samples = self.samples_of(&chunk.storage_key).unwrap_or_default();
             let end = chunk.recorded_at.millis() + chunk.duration_ms;
             let next = next.clone().or_else(|| {
                 let (sat, ms) = (group[0].detection.satellite_id, chrono::Duration::milliseconds);
@@ -247,7 +246,14 @@ impl Shared {
                     return;
                 }
             };
-            let need_window = !(samples.is_empty() || overlapping && next_scores.is_some());
+            // The next chunk's scores decide first: a window is classified only for the held
+            // detections they do not confirm.
+            let (by_scores, group): (Vec<_>, Vec<_>) =
+                group.into_iter().partition(|h| scores_confirm(&policy, h.class_index, next_scores.as_ref()));
+            looks.confirmed.extend(by_scores);
+            let samples =
+                if group.is_empty() { Vec::new() } else { self.samples_of(&chunk.storage_key).unwrap_or_default() };
+            let need_window = !(group.is_empty() || samples.is_empty() || overlapping && next_scores.is_some());
             let logits = if need_window {
                 let mut timeline = samples.clone();
                 timeline.extend(next.as_ref().map_or_else(|| vec![0.0; HALF], |n| self.edge(n, Edge::Head)));
@@ -266,7 +272,7 @@ impl Shared {
                 let start = start_sample(&h.detection) + HALF;
                 let by_window =
                     logits.get(&start).is_some_and(|l| l.get(h.class_index).is_some_and(|v| policy.confirms_logit(*v)));
-                if by_window || scores_confirm(&policy, h.class_index, next_scores.as_ref()) {
+                if by_window {
                     looks.confirmed.push(h);
                 } else if policy.unconfirmed == crate::domain::detection_settings::UnconfirmedAction::Hide {
                     looks.hidden.push(h);
