@@ -85,7 +85,7 @@ fn sample() -> Vec<u8> {
 
 #[test]
 fn lists_the_external_initializers_with_their_shapes_and_ranges() {
-    let found = external_initializers(&sample()).unwrap();
+    let found = external_initializers(&sample()).expect("the sample reads");
     assert_eq!(
         found,
         vec![
