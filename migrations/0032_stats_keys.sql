@@ -130,6 +130,9 @@ ORDER BY 1, 7, 2, 3, 4, 5, 6;
 DROP TABLE stats_verdicts;
 ALTER TABLE stats_verdicts_new RENAME TO stats_verdicts;
 CREATE INDEX stats_verdicts_satellite ON stats_verdicts(tenant_pk, satellite_pk, status, day);
+-- One species' verdicts by day (a species profile's rejected detections by hour), without
+-- walking every species' of the range.
+CREATE INDEX stats_verdicts_species ON stats_verdicts(tenant_pk, species_pk, status, day);
 
 CREATE TABLE stats_verdicts_monthly_new (
     tenant_pk INTEGER NOT NULL,

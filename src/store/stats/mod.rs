@@ -6,8 +6,8 @@
 //! confidence band and whether rejected detections count. Its [`Scope::counts`] is a subquery
 //! over the coarsest rows that cover the range (whole months, dekads, single days, see [`cut`]),
 //! so a year's range reads about as many rows as a month's. The rollups key the team, satellite
-//! and species by their integer keys (migration 0032): queries turn the scope's UUIDs and codes
-//! into keys with [`TENANT`], [`SATELLITE`] and [`SPECIES`], and read them back with [`Names`].
+//! and species by their integer keys (migration 0032): queries bind the scope's keys
+//! ([`Scope::keyed`]) and read UUIDs and codes back with [`Names`].
 
 pub mod cut;
 pub mod queries;
@@ -18,18 +18,9 @@ pub mod zoned;
 use std::collections::HashMap;
 
 use chrono::{Datelike, Days, NaiveDate};
-use rusqlite::types::Value;
+use rusqlite::{OptionalExtension, types::Value};
 
 use crate::ids::{SatelliteId, TenantId};
-
-/// The scope's team as the rollups key it (`:t` is its UUID): a constant subquery, which SQLite
-/// runs once per statement.
-pub const TENANT: &str = "(SELECT pk FROM tenants WHERE id = :t)";
-/// The scope's satellite as the rollups key it (`:sat` is its UUID).
-pub const SATELLITE: &str = "(SELECT pk FROM satellites WHERE id = :sat)";
-/// The scope's species as the rollups key it (`:sp` is its code); NULL, so no rows, for a code
-/// the hub never stored a detection of.
-pub const SPECIES: &str = "(SELECT pk FROM species_labels WHERE species_code = :sp)";
 
 /// What a statistic counts.
 #[derive(Debug, Clone)]
@@ -171,6 +162,23 @@ impl Scope {
         params
     }
 
+    /// [`Scope::params`], and the keys the rollups hold the scope's team, satellite and species
+    /// under: `:tk`, `:sk` and `:spk` (NULL for none, or for a species the hub never stored a
+    /// detection of, which no rollup row matches). Bound as values, not subqueries: a subquery
+    /// that filters rows rather than seeks them costs a few steps on every row it tests.
+    pub fn keyed(&self, conn: &rusqlite::Connection) -> super::Result<Vec<(&'static str, Value)>> {
+        let key = |sql: &str, of: Option<String>| -> super::Result<Value> {
+            let Some(of) = of else { return Ok(Value::Null) };
+            let pk: Option<i64> = conn.prepare_cached(sql)?.query_row([of], |r| r.get(0)).optional()?;
+            Ok(pk.map_or(Value::Null, Value::Integer))
+        };
+        let mut params = self.params();
+        params.push((":tk", key("SELECT pk FROM tenants WHERE id = ?1", Some(self.tenant.to_string()))?));
+        params.push((":sk", key("SELECT pk FROM satellites WHERE id = ?1", self.satellite.map(|s| s.to_string()))?));
+        params.push((":spk", key("SELECT pk FROM species_labels WHERE species_code = ?1", self.species.clone())?));
+        Ok(params)
+    }
+
     /// A subquery of the range's counts per `(satellite_pk, species_pk, month, c)`: the range's
     /// days from `stats_pair_days`, dekads from `stats_dekads` and months from
     /// `stats_pair_months`, whose kept columns leave rejected detections out. See [`Scope::counts`].
@@ -209,7 +217,7 @@ impl Scope {
             let kept = rollups::GRAINS.contains(&table);
             let col = if kept && !self.include_rejected { self.kept_column() } else { self.column() };
             parts.push(format!(
-                "SELECT {select}, {col} AS c FROM {table}{} WHERE tenant_pk = {TENANT} AND {key} BETWEEN {a} AND {b}{filter}",
+                "SELECT {select}, {col} AS c FROM {table}{} WHERE tenant_pk = :tk AND {key} BETWEEN {a} AND {b}{filter}",
                 self.index_for(table)
             ));
             if !kept && !self.include_rejected {
@@ -220,8 +228,9 @@ impl Scope {
                 let month = if verdicts == "stats_verdicts" { "substr(day, 1, 7)" } else { "month" };
                 let select = keys.replace("month", &format!("{month} AS month"));
                 parts.push(format!(
-                    "SELECT {select}, -n AS c FROM {verdicts}
-                     WHERE tenant_pk = {TENANT} AND status = 'rejected' AND {span} AND band >= :band{filter}"
+                    "SELECT {select}, -n AS c FROM {verdicts}{}
+                     WHERE tenant_pk = :tk AND status = 'rejected' AND {span} AND band >= :band{filter}",
+                    self.index_for(verdicts)
                 ));
             }
         }
@@ -237,15 +246,16 @@ impl Scope {
     pub fn filter(&self) -> String {
         let mut filter = String::new();
         if self.satellite.is_some() {
-            filter.push_str(&format!(" AND satellite_pk = {SATELLITE}"));
+            filter.push_str(" AND satellite_pk = :sk");
         }
         if self.species.is_some() {
-            filter.push_str(&format!(" AND species_pk = {SPECIES}"));
+            filter.push_str(" AND species_pk = :spk");
         }
         filter
     }
 
-    /// The index a one-satellite or one-species scope reads `table` through, if it has one.
+    /// The index a one-satellite or one-species scope reads `table` through, if it has one (the
+    /// planner, without statistics, would walk every satellite's rows of the range instead).
     fn index_for(&self, table: &str) -> String {
         let by = if self.satellite.is_some() {
             "satellite"
@@ -254,8 +264,10 @@ impl Scope {
         } else {
             return String::new();
         };
-        match table {
-            "stats_pair_days" | "stats_dekads" | "stats_pair_months" => format!(" INDEXED BY {table}_{by}"),
+        match (table, by) {
+            ("stats_pair_days" | "stats_dekads" | "stats_pair_months", _)
+            | ("stats_hourly" | "stats_verdicts" | "stats_verdicts_monthly", "satellite")
+            | ("stats_verdicts", "species") => format!(" INDEXED BY {table}_{by}"),
             _ => String::new(),
         }
     }
@@ -274,10 +286,11 @@ impl Scope {
         if self.include_rejected {
             return format!("SELECT {keys}, 0 AS c FROM stats_verdicts WHERE 0");
         }
-        let sat = if self.satellite.is_some() { format!(" AND satellite_pk = {SATELLITE}") } else { String::new() };
+        let sat = if self.satellite.is_some() { " AND satellite_pk = :sk" } else { "" };
         format!(
-            "SELECT {keys}, -n AS c FROM stats_verdicts
-             WHERE tenant_pk = {TENANT} AND status = 'rejected' AND day BETWEEN :from AND :to AND band >= :band{sat}"
+            "SELECT {keys}, -n AS c FROM stats_verdicts{}
+             WHERE tenant_pk = :tk AND status = 'rejected' AND day BETWEEN :from AND :to AND band >= :band{sat}",
+            if self.satellite.is_some() { " INDEXED BY stats_verdicts_satellite" } else { "" }
         )
     }
 }

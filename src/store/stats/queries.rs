@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use rusqlite::{Connection, types::Value};
 
-use super::{super::Result, Family, Names, Scope, TENANT, each, rows};
+use super::{super::Result, Family, Names, Scope, each, rows};
 
 /// `(satellite, species, detections)` with counted detections, by satellite then species.
 ///
@@ -16,7 +16,7 @@ use super::{super::Result, Family, Names, Scope, TENANT, each, rows};
 pub fn by_satellite_species(conn: &Connection, scope: &Scope) -> Result<Vec<(String, String, i64)>> {
     let sql = scope.parts("satellite_pk, species_pk", Family::SATELLITE_SPECIES);
     let mut sums: HashMap<(i64, i64), i64> = HashMap::new();
-    each(conn, &sql, &scope.params(), |r| {
+    each(conn, &sql, &scope.keyed(conn)?, |r| {
         *sums.entry((r.get(0)?, r.get(1)?)).or_default() += r.get::<_, i64>(2)?;
         Ok(())
     })?;
@@ -57,7 +57,7 @@ pub fn totals(conn: &Connection, scope: &Scope) -> Result<Totals> {
     if scope.satellite.is_some() || scope.species.is_some() {
         return Ok(totals_of(&by_satellite_species(conn, scope)?));
     }
-    let params = scope.params();
+    let params = scope.keyed(conn)?;
     let (detections, species) = summed(conn, &scope.counts("species_pk", Family::SPECIES), "species_pk", &params)?;
     let (_, satellites) = summed(conn, &scope.counts("satellite_pk", Family::SATELLITE), "satellite_pk", &params)?;
     Ok(Totals { detections, species, satellites })
@@ -74,7 +74,7 @@ fn summed(conn: &Connection, counts: &str, key: &str, params: &[(&str, Value)]) 
 /// Detections of a scope, however rejected ones count (the per-satellite table: the fewest rows).
 pub fn detections(conn: &Connection, scope: &Scope) -> Result<i64> {
     let sql = format!("SELECT coalesce(sum(c), 0) FROM {}", scope.counts("satellite_pk", Family::SATELLITE));
-    Ok(rows(conn, &sql, &scope.params(), |r| r.get(0))?.pop().unwrap_or_default())
+    Ok(rows(conn, &sql, &scope.keyed(conn)?, |r| r.get(0))?.pop().unwrap_or_default())
 }
 
 /// One species over a scope.
@@ -132,7 +132,7 @@ fn satellite_verdicts(conn: &Connection, scope: &Scope) -> Result<BTreeMap<i64, 
             };
             format!(
                 "SELECT species_pk, status, n FROM {table}
-                 WHERE tenant_pk = {TENANT} AND status IN ('confirmed', 'rejected', 'pending_review') AND {span}
+                 WHERE tenant_pk = :tk AND status IN ('confirmed', 'rejected', 'pending_review') AND {span}
                    AND band >= :band{filter}"
             )
         })
@@ -146,7 +146,7 @@ fn satellite_verdicts(conn: &Connection, scope: &Scope) -> Result<BTreeMap<i64, 
 /// Adds up `(key, status, n)` rows into `key -> [confirmed, rejected, pending_review]`.
 fn tally(conn: &Connection, scope: &Scope, sql: &str) -> Result<BTreeMap<i64, [i64; 3]>> {
     let mut out: BTreeMap<i64, [i64; 3]> = BTreeMap::new();
-    each(conn, sql, &scope.params(), |r| {
+    each(conn, sql, &scope.keyed(conn)?, |r| {
         let slot = match r.get_ref(1)?.as_str().unwrap_or_default() {
             "confirmed" => 0,
             "rejected" => 1,
@@ -172,7 +172,7 @@ fn by_status(conn: &Connection, scope: &Scope, key: &str, family: Family) -> Res
                 _ => (family.day, "day"),
             };
             format!(
-                "SELECT {key} AS k, status, {col} AS n FROM {table} WHERE tenant_pk = {TENANT} AND {span} BETWEEN {a} AND {b}{filter}"
+                "SELECT {key} AS k, status, {col} AS n FROM {table} WHERE tenant_pk = :tk AND {span} BETWEEN {a} AND {b}{filter}"
             )
         })
         .collect();
@@ -193,11 +193,17 @@ pub fn status_totals(conn: &Connection, scope: &Scope) -> Result<[i64; 3]> {
 pub fn by_species_month(conn: &Connection, scope: &Scope) -> Result<Vec<(String, String, i64)>> {
     let counts =
         if scope.satellite.is_some() { scope.cells() } else { scope.counts("species_pk, month", Family::SPECIES) };
-    let sql = format!(
-        "SELECT (SELECT species_code FROM species_labels WHERE pk = species_pk) AS code, month, sum(c) AS c FROM {counts}
-         GROUP BY species_pk, month HAVING sum(c) > 0 ORDER BY code, month"
-    );
-    rows(conn, &sql, &scope.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+    let sql =
+        format!("SELECT species_pk, month, sum(c) AS c FROM {counts} GROUP BY species_pk, month HAVING sum(c) > 0");
+    let found =
+        rows(conn, &sql, &scope.keyed(conn)?, |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get(2)?)))?;
+    let mut names = Names::new(conn);
+    let mut out = Vec::with_capacity(found.len());
+    for (species, month, n) in found {
+        out.push((names.species(species)?, month, n));
+    }
+    out.sort_unstable();
+    Ok(out)
 }
 
 /// One species' counted detections per confidence band (0 to 20) over the scope's days and
@@ -219,8 +225,7 @@ pub fn species_bands(conn: &Connection, scope: &Scope, code: &str) -> Result<[i6
                 _ => (Family::SPECIES.day, "day"),
             };
             format!(
-                "SELECT {} FROM {table} WHERE tenant_pk = {TENANT} AND {key} BETWEEN {a} AND {b}
-                   AND species_pk = (SELECT pk FROM species_labels WHERE species_code = :code)",
+                "SELECT {} FROM {table} WHERE tenant_pk = :tk AND {key} BETWEEN {a} AND {b} AND species_pk = :spk",
                 columns.join(", ")
             )
         })
@@ -230,8 +235,7 @@ pub fn species_bands(conn: &Connection, scope: &Scope, code: &str) -> Result<[i6
         return Ok(bands);
     }
     let sql = format!("SELECT {} FROM ({})", summed.join(", "), parts.join(" UNION ALL "));
-    let mut params = scope.params();
-    params.push((":code", Value::Text(code.to_owned())));
+    let params = Scope { species: Some(code.to_owned()), ..scope.clone() }.keyed(conn)?;
     let at_least: Vec<i64> =
         rows(conn, &sql, &params, |r| (0..21).map(|i| r.get::<_, i64>(i)).collect())?.pop().unwrap_or_default();
     for (b, slot) in bands.iter_mut().enumerate() {
