@@ -289,6 +289,12 @@ proptest! {
     }
 }
 
+/// `day hour` as it sorts: by day, then by the hour as a number.
+fn heatmap_order(key: &str) -> (String, u8) {
+    let (day, hour) = key.split_once(' ').expect("day and hour");
+    (day.to_owned(), hour.parse().expect("hour"))
+}
+
 /// What a scope counts, straight from the detections (the test satellites keep UTC days).
 fn brute(conn: &Connection, scope: &super::Scope, keys: &str) -> Vec<(String, i64)> {
     let sql = format!(
@@ -363,6 +369,44 @@ proptest! {
                 .collect();
             by_hour.sort();
             prop_assert_eq!(by_hour, hours, "{:?}", scope);
+            let day_hours = brute(&conn, &scope, "date(x.detected_at / 1000, 'unixepoch') || ' ' || CAST(strftime('%H', x.detected_at / 1000, 'unixepoch') AS INTEGER)");
+            let heatmap: Vec<(String, i64)> = series::by_day_hour(&conn, &scope)
+                .expect("heatmap")
+                .into_iter()
+                .map(|(d, h, n)| (format!("{d} {h}"), n))
+                .collect();
+            let mut sorted = day_hours.clone();
+            sorted.sort_by(|a, b| heatmap_order(&a.0).cmp(&heatmap_order(&b.0)));
+            prop_assert_eq!(heatmap, sorted, "{:?}", scope);
+            let months = brute(&conn, &scope, "l.species_code || ' ' || strftime('%Y-%m', x.detected_at / 1000, 'unixepoch')");
+            let migration: Vec<(String, i64)> = queries::by_species_month(&conn, &scope)
+                .expect("months")
+                .into_iter()
+                .map(|(sp, m, n)| (format!("{sp} {m}"), n))
+                .collect();
+            prop_assert_eq!(migration, months, "{:?}", scope);
+            if scope.satellite.is_none() {
+                // A species profile's days and hours, and the daily grid, are of all satellites.
+                let species_hours = brute(&conn, &scope, "l.species_code || ' ' || CAST(strftime('%H', x.detected_at / 1000, 'unixepoch') AS INTEGER)");
+                let mut grid: Vec<(String, i64)> = series::species_hour(&conn, &scope)
+                    .expect("grid")
+                    .into_iter()
+                    .map(|(sp, h, n)| (format!("{sp} {h}"), n))
+                    .collect();
+                grid.sort();
+                prop_assert_eq!(grid, species_hours, "{:?}", scope);
+                let want: Vec<(String, i64)> = brute(&conn, &scope, "l.species_code || ' ' || date(x.detected_at / 1000, 'unixepoch') || ' ' || CAST(strftime('%H', x.detected_at / 1000, 'unixepoch') AS INTEGER)")
+                    .into_iter()
+                    .filter_map(|(k, n)| k.strip_prefix("sp1 ").map(|k| (k.to_owned(), n)))
+                    .collect();
+                let mut got: Vec<(String, i64)> = series::species_day_hour(&conn, &scope, "sp1")
+                    .expect("profile hours")
+                    .into_iter()
+                    .map(|(d, h, n)| (format!("{d} {h}"), n))
+                    .collect();
+                got.sort();
+                prop_assert_eq!(got, want, "{:?}", scope);
+            }
             let all = Scope { include_rejected: true, ..scope.clone() };
             let total: i64 = brute(&conn, &all, "'all'").iter().map(|r| r.1).sum();
             prop_assert_eq!(queries::detections(&conn, &all).expect("detections"), total);
