@@ -20,8 +20,11 @@ fn model_dir() -> ModelDir {
 fn classifier() -> &'static Classifier {
     static C: OnceLock<Classifier> = OnceLock::new();
     C.get_or_init(|| {
-        Classifier::load(&model_dir(), ClassifierOptions { threads: 2, spin: true, precision: Precision::Fp32, sessions: 1 })
-            .expect("load classifier")
+        Classifier::load(
+            &model_dir(),
+            ClassifierOptions { threads: 2, spin: true, precision: Precision::Fp32, sessions: 1 },
+        )
+        .expect("load classifier")
     })
 }
 

@@ -16,8 +16,8 @@ fn model_dir() -> ModelDir {
 /// The best species and its confidence in the fixture's 3-6 s window, with `precision`.
 fn best_in_second_window(precision: Precision) -> (Precision, String, f32) {
     let dir = model_dir();
-    let classifier =
-        Classifier::load(&dir, ClassifierOptions { threads: 2, spin: false, precision, sessions: 1 }).expect("load classifier");
+    let classifier = Classifier::load(&dir, ClassifierOptions { threads: 2, spin: false, precision, sessions: 1 })
+        .expect("load classifier");
     let bytes = std::fs::read(dir.file("fixtures/birds_10s.wav")).expect("fixture");
     let samples = audio::to_model_rate(audio::decode_wav(&bytes, 60.0).expect("decode")).expect("resample");
     let windows = audio::windows(&samples, 0);

@@ -2,7 +2,8 @@
 //! Prints model load time, the front end alone, per-chunk latency p50/p99 per batch size,
 //! throughput with 1 and 2 threads, and the process's peak RSS. With `--precision int8,fp16` it
 //! measures those networks in the same run, side by side with FP32, and how often they name the
-//! same top species as FP32 on the run's chunks.
+//! same top species as FP32 on the run's chunks. First it prints the threads the hub would run
+//! on this machine's allowed cores ([`ThreadPlan`]), and why.
 
 use std::{process::ExitCode, time::Instant};
 
@@ -11,7 +12,7 @@ use serde::Serialize;
 
 use crate::{
     config::Settings,
-    inference::{Classifier, ClassifierOptions, ModelDir, Precision, audio},
+    inference::{Classifier, ClassifierOptions, ModelDir, Precision, ThreadPlan, audio},
     jobs::registry::resident_memory_bytes,
 };
 
@@ -68,6 +69,8 @@ struct Agreement {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Report {
+    /// The threads the hub would run here (`inference.workers` on the allowed cores), and why.
+    plan: ThreadPlan,
     model_dir: String,
     chunks: usize,
     model_load_ms: f64,
@@ -147,6 +150,7 @@ fn run(settings: &Settings, args: &InferenceArgs) -> anyhow::Result<ExitCode> {
     }
     let best = rows.iter().max_by(|a, b| a.chunks_per_sec.total_cmp(&b.chunks_per_sec)).copied();
     let report = Report {
+        plan: ThreadPlan::current(settings.inference.workers),
         model_dir: dir.path.display().to_string(),
         chunks: chunks.len(),
         model_load_ms,
@@ -216,6 +220,7 @@ fn print_table(r: &Report) {
         "birdhub bench inference: BirdNET 2.4 (native front end + ONNX network), {} chunks of real audio",
         r.chunks
     );
+    println!("hub threads:     {}", r.plan);
     println!("model dir:       {}", r.model_dir);
     println!("model load:      {:.0} ms", r.model_load_ms);
     println!("front end:       {:.2} ms/chunk (one thread)", r.front_end_ms_per_chunk);

@@ -2,7 +2,8 @@
 //! ports, a temp data dir) through the embedded broker, and the figures of the satellites issue
 //! are printed: ack latency with inference off, end-to-end chunks/s against the bare model's in the
 //! same run (also with ten alert rules and a signed webhook), detection-to-WebSocket and
-//! detection-to-webhook latency, and peak RSS.
+//! detection-to-webhook latency, and peak RSS. With `--cores N` it runs pinned to N cores and
+//! adds satellites per core ([`super::bench_cores`]).
 
 use std::{
     collections::HashMap,
@@ -27,7 +28,7 @@ use crate::{
     config::Settings,
     events::Event,
     ids::{SatelliteId, TenantId},
-    inference::{Classifier, ClassifierOptions, ModelDir, Precision, audio, worker},
+    inference::{ModelDir, ThreadPlan, audio, cores::CoreBudget, worker},
     store,
 };
 
@@ -53,6 +54,8 @@ pub struct PipelineArgs {
     /// Only the ingest figures (capacity and ack latency with inference off): no model rounds.
     #[arg(long)]
     pub ingest_only: bool,
+    #[command(flatten)]
+    pub cores: super::bench_cores::CoresArgs,
 }
 
 /// The hub's CPU at the real rate: per chunk once the satellites are connected (the figure), per
@@ -70,6 +73,9 @@ pub(super) struct Sat {
 }
 
 pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<ExitCode> {
+    if let Some(code) = super::bench_cores::pinned_run(&args.cores).await? {
+        return Ok(code);
+    }
     if let Some(n) = args.real_satellites {
         return super::bench_fleet::run(settings, n, args.seconds).await;
     }
@@ -79,10 +85,13 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     );
     let dir = ModelDir::locate(&settings.inference.model_dir)?;
     let wav = fixture_wav(&dir)?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-
-    println!("birdhub bench pipeline: {} satellites, {threads} cores", args.satellites);
-    let bare_before = if args.ingest_only { BareRate::default() } else { bare_model(&dir, &wav, threads).await? };
+    let (threads, plan) = (CoreBudget::current().cores, ThreadPlan::current(settings.inference.workers));
+    println!("birdhub bench pipeline: {} satellites; hub threads: {plan}", args.satellites);
+    let bare_before = if args.ingest_only {
+        super::bench_bare::BareRate::default()
+    } else {
+        super::bench_bare::bare_model(&dir, &wav, threads).await?
+    };
 
     // 1. Ack latency at real rate, inference off (the model directory is hidden from this hub).
     //    The simulated satellites run on their own runtime, so the hub's CPU can be told apart.
@@ -153,7 +162,7 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
         alert_latency.extend(latency);
         deliveries += delivered.0;
         refused += delivered.1;
-        let bare_after = bare_model(&dir, &wav, threads).await?;
+        let bare_after = super::bench_bare::bare_model(&dir, &wav, threads).await?;
         let around = (bare_runs[bare_runs.len() - 1].best() + bare_after.best()) / 2.0;
         bare_runs.push(bare_after);
         rounds.push((rate, rate / around));
@@ -182,6 +191,7 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
         rounds.len(),
         each(&rounds)
     );
+    super::bench_cores::print_per_core(&args.cores, plain, bare);
     println!(
         "second look:                {:.3} extra model calls per chunk ({} extra windows for {} chunks of {} windows; held detections only; 0 before issue 35)",
         calls.second_look as f64 / calls.chunks.max(1) as f64,
@@ -260,70 +270,6 @@ async fn queued_round(
 }
 
 /// The classifier alone, loaded and dropped: chunks/s at the workers' batch size on all cores.
-/// The bare model's rate at its best on these cores (chunks/s): the better of one session with a
-/// thread per core and one single-thread session per core running side by side (the hub's own
-/// shape), each on batches of [`worker::BATCH`] spectrograms computed by the caller.
-async fn bare_model(dir: &ModelDir, wav: &[u8], threads: usize) -> anyhow::Result<BareRate> {
-    let dir = dir.clone();
-    let samples = audio::to_model_rate(audio::decode_wav(wav, 10.0)?)?;
-    tokio::task::spawn_blocking(move || -> anyhow::Result<BareRate> {
-        let options = ClassifierOptions { threads, spin: true, precision: Precision::Fp32, sessions: 1 };
-        let one = Classifier::load(&dir, options)?;
-        let whole = drain_bare(&one, &samples, 1)?;
-        drop(one);
-        let split = if threads > 1 {
-            let options = ClassifierOptions { threads: 1, spin: true, precision: Precision::Fp32, sessions: threads };
-            let each = Classifier::load(&dir, options)?.with_frontend_threads(1);
-            drain_bare(&each, &samples, threads)?
-        } else {
-            whole
-        };
-        Ok(BareRate { whole, split })
-    })
-    .await?
-}
-
-/// The bare model's two shapes (chunks/s).
-#[derive(Clone, Copy, Default)]
-struct BareRate {
-    /// One session with a thread per core.
-    whole: f64,
-    /// One single-thread session per core, side by side.
-    split: f64,
-}
-
-impl BareRate {
-    fn best(self) -> f64 {
-        self.whole.max(self.split)
-    }
-}
-
-/// Chunks/s of `callers` threads each running batches through `classifier` at once.
-fn drain_bare(classifier: &Classifier, samples: &[f32], callers: usize) -> anyhow::Result<f64> {
-    let rounds = 40;
-    let run = |count: usize| -> anyhow::Result<()> {
-        // Separate buffers per slot, as the workers have (one shared buffer would stay in cache).
-        let windows: Vec<Vec<f32>> = (0..worker::BATCH).map(|_| audio::pad(samples)).collect();
-        let batch: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
-        for _ in 0..count {
-            classifier.logits(&batch)?;
-        }
-        Ok(())
-    };
-    let each = |count| {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..callers).map(|_| s.spawn(|| run(count))).collect();
-            handles
-                .into_iter()
-                .try_for_each(|h| h.join().map_err(|_| anyhow::anyhow!("a bare-model thread panicked"))?)
-        })
-    };
-    each(3)?;
-    let started = Instant::now();
-    each(rounds)?;
-    Ok((rounds * callers * worker::BATCH as usize) as f64 / started.elapsed().as_secs_f64())
-}
-
 pub(super) fn fixture_wav(dir: &ModelDir) -> anyhow::Result<Vec<u8>> {
     let path = dir.file("fixtures/birds_10s.wav");
     let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
@@ -448,8 +394,13 @@ pub(super) async fn connect_to(
 /// An `audio` message; `audio_b64` is encoded once by the caller and spliced in as is (base64
 /// needs no JSON escaping), so the simulated satellites spend their time sending, not formatting.
 pub(super) fn message(s: &Sat, chunk: &str, audio_b64: &str) -> Vec<u8> {
+    message_at(s, chunk, audio_b64, chrono::Utc::now())
+}
+
+/// An `audio` message recorded at `at`.
+pub(super) fn message_at(s: &Sat, chunk: &str, audio_b64: &str, at: chrono::DateTime<chrono::Utc>) -> Vec<u8> {
     let head = json!({
-        "chunkId": chunk, "satelliteId": s.id, "tenantId": s.tenant, "recordedAt": crate::time::now(),
+        "chunkId": chunk, "satelliteId": s.id, "tenantId": s.tenant, "recordedAt": crate::time::format(at),
         "durationMs": 3000, "sampleRate": 48000, "latitude": 40.8, "longitude": -77.9,
     })
     .to_string();
@@ -605,7 +556,9 @@ async fn backlog(hub: &app::Hub, sats: &[Sat], wav: &[u8], backlog: usize) -> an
     Ok((rate, lat))
 }
 
-/// Each satellite publishes `backlog` chunks at once.
+/// Each satellite publishes `backlog` chunks at once: its last `backlog` chunks, recorded 3 s
+/// apart, as a satellite's outbox sends them after a reconnect (so each chunk's neighbours are
+/// the ones before and after it, as the second look expects).
 pub(super) async fn publish_backlog(
     root: &str,
     sats: &[Sat],
@@ -613,10 +566,13 @@ pub(super) async fn publish_backlog(
     backlog: usize,
     b64: &str,
 ) -> anyhow::Result<()> {
+    let first = chrono::Utc::now() - chrono::Duration::seconds(3 * backlog as i64);
     for (s, c) in sats.iter().zip(clients) {
-        for _ in 0..backlog {
+        for k in 0..backlog {
             let topic = crate::mqtt::topics::topic(root, s.tenant, s.id, crate::mqtt::topics::Channel::Audio);
-            c.publish(topic, QoS::AtLeastOnce, false, message(s, &uuid::Uuid::new_v4().to_string(), b64)).await?;
+            let at = first + chrono::Duration::seconds(3 * k as i64);
+            c.publish(topic, QoS::AtLeastOnce, false, message_at(s, &uuid::Uuid::new_v4().to_string(), b64, at))
+                .await?;
         }
     }
     Ok(())

@@ -220,9 +220,15 @@ mod tests {
     #[test]
     fn the_satellites_threads_count_their_own_cpu_time() {
         let rt = runtime().expect("runtime");
+        // 300 ms of the thread's own CPU time (not of the wall clock: on a loaded machine a
+        // thread spinning for 300 ms of wall time may run for less).
         let spin = rt.spawn(async {
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_millis(300) {
+            let cpu = || {
+                let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+                t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
+            };
+            let (start, wall) = (cpu(), Instant::now());
+            while cpu() - start < 0.3 && wall.elapsed() < Duration::from_secs(20) {
                 std::hint::black_box(0u64);
             }
         });

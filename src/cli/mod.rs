@@ -13,6 +13,8 @@ mod bench_api_seed;
 mod bench_api_stats;
 mod bench_api_time;
 mod bench_auth;
+mod bench_bare;
+mod bench_cores;
 mod bench_export;
 mod bench_fleet;
 mod bench_import;

@@ -30,7 +30,8 @@ pub struct WorkerArgs {
     /// The model directory (made by `models/fetch.sh`, or the package's); it must match the hub's.
     #[arg(long, default_value = "", env = "BIRDHUB_WORKER_MODEL_DIR")]
     pub model_dir: String,
-    /// Threads the model runs on; default: every core this process may use.
+    /// Threads the model runs on; default: every core this process may use (its affinity mask
+    /// and cgroup CPU quota included).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Which copy of the network: fp32, fp16 or int8 (docs/classifier.md).
@@ -67,17 +68,14 @@ pub fn main(args: WorkerArgs) -> ExitCode {
     }
 }
 
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(
         (1..=remote::wire::MAX_WINDOWS).contains(&args.batch),
         "--batch must be 1 to {}",
         remote::wire::MAX_WINDOWS
     );
-    let threads = args.threads.unwrap_or_else(cores).max(1);
+    let budget = crate::inference::cores::CoreBudget::current();
+    let threads = args.threads.unwrap_or(budget.cores).max(1);
     let machine = args.name.clone().unwrap_or_else(crate::links::hostname);
     let load = |id: uuid::Uuid, secret: String, host: String, port: u16| node::NodeOptions {
         host,
@@ -121,7 +119,8 @@ async fn run(args: WorkerArgs) -> anyhow::Result<ExitCode> {
         precision = %classifier.precision(),
         threads,
         batch = args.batch,
-        "model loaded"
+        "model loaded ({})",
+        budget.reason
     );
     let shutdown = CancellationToken::new();
     let stop = shutdown.clone();

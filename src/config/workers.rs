@@ -1,5 +1,5 @@
-//! `inference.workers`: `"auto"` (one thread per core) or a number, where 0 makes the hub a
-//! coordinator that runs no model.
+//! `inference.workers`: `"auto"` (one thread per core this process may use) or a number, where 0
+//! makes the hub a coordinator that runs no model.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,10 +12,11 @@ pub enum WorkerCount {
 }
 
 impl WorkerCount {
-    /// The threads to start: one per core for `auto`.
+    /// The threads to start: for `auto`, one per core the process may use (affinity and cgroup
+    /// quota included: `inference::cores`).
     pub fn threads(self) -> usize {
         match self {
-            WorkerCount::Auto => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            WorkerCount::Auto => crate::inference::cores::CoreBudget::current().cores,
             WorkerCount::Threads(n) => n,
         }
     }

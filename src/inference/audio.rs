@@ -55,6 +55,12 @@ impl Audio {
 /// Decodes a WAV file: 8/16/24/32-bit integer or 32-bit float PCM, any channel count (averaged
 /// to mono). Recordings longer than `max_seconds` are refused before their samples are read.
 pub fn decode_wav(bytes: &[u8], max_seconds: f64) -> Result<Audio, AudioError> {
+    decode_wav_into(bytes, max_seconds, Vec::new())
+}
+
+/// [`decode_wav`], writing 16-bit PCM's samples into `buffer` (cleared first): a worker reuses
+/// one buffer per chunk instead of mapping fresh memory for each.
+pub fn decode_wav_into(bytes: &[u8], max_seconds: f64, buffer: Vec<f32>) -> Result<Audio, AudioError> {
     let mut reader = WavReader::new(Cursor::new(bytes)).map_err(|e| AudioError::Malformed(e.to_string()))?;
     let spec = reader.spec();
     let channels = usize::from(spec.channels);
@@ -91,7 +97,7 @@ pub fn decode_wav(bytes: &[u8], max_seconds: f64) -> Result<Audio, AudioError> {
                 values * 2
             )));
         }
-        return mono_i16(&data[..values * 2], channels, spec.sample_rate);
+        return mono_i16(&data[..values * 2], channels, spec.sample_rate, buffer);
     }
     let interleaved: Vec<f32> = match (spec.sample_format, spec.bits_per_sample) {
         (SampleFormat::Float, 32) => collect(reader.into_samples::<f32>(), |s| s)?,
@@ -112,16 +118,18 @@ pub fn decode_wav(bytes: &[u8], max_seconds: f64) -> Result<Audio, AudioError> {
     Ok(Audio { samples, sample_rate: spec.sample_rate })
 }
 
-/// Little-endian 16-bit samples, `channels` interleaved, averaged to mono.
-fn mono_i16(data: &[u8], channels: usize, sample_rate: u32) -> Result<Audio, AudioError> {
+/// Little-endian 16-bit samples, `channels` interleaved, averaged to mono into `samples`.
+fn mono_i16(data: &[u8], channels: usize, sample_rate: u32, mut samples: Vec<f32>) -> Result<Audio, AudioError> {
     const SCALE: f32 = 1.0 / 32768.0;
     let value = |b: &[u8]| f32::from(i16::from_le_bytes([b[0], b[1]])) * SCALE;
-    let samples: Vec<f32> = if channels == 1 {
-        data.chunks_exact(2).map(value).collect()
+    samples.clear();
+    if channels == 1 {
+        samples.extend(data.chunks_exact(2).map(value));
     } else {
         let share = 1.0 / channels as f32;
-        data.chunks_exact(2 * channels).map(|frame| frame.chunks_exact(2).map(value).sum::<f32>() * share).collect()
-    };
+        samples
+            .extend(data.chunks_exact(2 * channels).map(|frame| frame.chunks_exact(2).map(value).sum::<f32>() * share));
+    }
     if samples.is_empty() {
         return Err(AudioError::Empty);
     }

@@ -7,12 +7,15 @@
 //! - [`labels`]: class names in every shipped language and the species-code scheme.
 //! - [`range`]: the location/week meta-model ("expected here and now").
 //! - [`worker`]: the inference threads behind the durable SQLite job queue.
+//! - [`cores`]: the cores this process may use (affinity, cgroup quota) and why.
+//! - [`thread_plan`]: workers, ONNX Runtime threads and batch fitted to those cores.
 //! - [`predict`]: sigmoid with BirdNET's sensitivity, thresholds, top species.
 //!
 //! The model directory is made by `models/fetch.sh`. Inference never runs on the async runtime:
 //! callers use dedicated threads or `spawn_blocking`.
 
 pub mod audio;
+pub mod cores;
 pub mod frontend;
 pub mod labels;
 pub mod model;
@@ -22,6 +25,7 @@ pub mod predict;
 pub mod range;
 pub mod remote;
 pub mod screen;
+pub mod thread_plan;
 pub mod translations;
 pub mod worker;
 
@@ -31,6 +35,7 @@ pub use model::{Classifier, ClassifierOptions};
 pub use precision::Precision;
 pub use predict::Prediction;
 pub use range::RangeFilter;
+pub use thread_plan::ThreadPlan;
 
 /// The directory name `models/fetch.sh` writes by default.
 pub const DEFAULT_DIR_NAME: &str = "birdnet-v2.4";

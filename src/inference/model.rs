@@ -104,24 +104,18 @@ pub struct ClassifierOptions {
 }
 
 impl ClassifierOptions {
-    /// One session with a thread per core.
+    /// One session with a thread per core this process may use ([`super::cores::CoreBudget`]).
     pub fn all_cores() -> Self {
-        Self {
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            spin: true,
-            precision: Precision::Fp32,
-            sessions: 1,
-        }
+        Self { threads: super::cores::CoreBudget::current().cores, spin: true, precision: Precision::Fp32, sessions: 1 }
     }
 }
 
-/// Options for `workers` threads sharing one classifier: a session per worker, each with its
-/// share of the cores (at least one thread) and no spinning. Returns the options and the
-/// front-end threads per worker.
+/// Options for `workers` threads sharing one classifier, by [`super::ThreadPlan`]: a session per
+/// worker, each with its share of the allowed cores (at least one thread) and no spinning.
+/// Returns the options and the front-end threads per worker.
 pub fn pool_options(workers: usize, precision: Precision) -> (ClassifierOptions, usize) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let share = (cores / workers.max(1)).max(1);
-    (ClassifierOptions { threads: share, spin: false, precision, sessions: workers.max(1) }, share)
+    let plan = super::ThreadPlan::current(crate::config::WorkerCount::Threads(workers.max(1)));
+    (plan.classifier_options(precision), plan.frontend_threads)
 }
 
 impl Default for ClassifierOptions {

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Classifier, ModelDir, RangeFilter, audio, labels::Labels, range, remote::RemotePool, screen};
 
+mod buffers;
 mod engine;
 mod finish;
 use finish::{JobError, Offer};
@@ -188,12 +189,13 @@ pub async fn run(state: WorkerContext, shutdown: CancellationToken) -> anyhow::R
     if requeued > 0 {
         tracing::info!(requeued, "inference jobs left running by a previous run are queued again");
     }
-    let count = state.settings.workers.threads();
+    let plan = super::ThreadPlan::current(state.settings.workers);
+    plan.log();
+    let count = plan.workers;
     let (local, labels, filter) = loop {
         let dir = state.settings.model_dir.clone();
-        // Workers overlap: one computes spectrograms (on its own thread) while another runs the
-        // network (on every core, one call at a time).
-        let (options, frontend_threads) = super::model::pool_options(count, state.settings.precision);
+        // A session per worker, each on its share of the allowed cores (`ThreadPlan`).
+        let (options, frontend_threads) = (plan.classifier_options(state.settings.precision), plan.frontend_threads);
         let shared_range = state.range.clone();
         let loaded = tokio::task::spawn_blocking(move || {
             let dir = ModelDir::locate(&dir)?;
@@ -408,6 +410,7 @@ impl Shared {
                 }
                 Err(e) => self.finish_failed(worker, &job, e, started),
             }
+            buffers::give_back(samples);
         }
         // One transaction for the whole batch: each job's detections and its `done` together.
         let elapsed = (started.elapsed().as_millis() as usize / outcomes.len().max(1)) as i64;
@@ -468,8 +471,9 @@ impl Shared {
     fn load_windows(&self, job: &Claimed) -> Result<(Vec<f32>, Vec<(usize, Option<Vec<f32>>)>), JobError> {
         let permanent = JobError::permanent;
         let path = self.state.objects.path_of(&job.storage_key).map_err(|e| permanent(e.to_string()))?;
-        let bytes = std::fs::read(&path).map_err(|e| permanent(format!("audio {}: {e}", job.storage_key)))?;
-        let decoded = audio::decode_wav(&bytes, 60.0).map_err(|e| permanent(e.to_string()))?;
+        let decoded = buffers::with_file(&path, |bytes| audio::decode_wav_into(bytes, 60.0, buffers::take()))
+            .map_err(|e| permanent(format!("audio {}: {e}", job.storage_key)))?
+            .map_err(|e| permanent(e.to_string()))?;
         let samples = audio::to_model_rate(decoded).map_err(|e| permanent(e.to_string()))?;
         let windows = audio::window_spans(&samples, 0);
         if windows.is_empty() {

@@ -3,7 +3,7 @@
 //! Relative error under 1e-6 for normal inputs; zeros and subnormals give 0.
 
 /// 2 / ln 2: turns the atanh series into log2.
-const TWO_OVER_LN2: f32 = 2.885_390_1;
+const TWO_OVER_LN2: f32 = 2.0 / std::f32::consts::LN_2;
 const LN2: f32 = std::f32::consts::LN_2;
 /// Adding and subtracting 1.5 * 2^23 rounds an f32 of magnitude below 2^22 to an integer.
 const ROUNDER: f32 = 12_582_912.0;
@@ -31,13 +31,7 @@ fn pow1(x: f32, exponent: f32) -> f32 {
     // Adding ROUNDER leaves n in the low bits of the sum's mantissa; shifting it (+ the bias)
     // into the exponent field gives 2^n. Integer operations only, so the loop vectorises.
     let z = exponent * log2;
-    let z = if z < -126.0 {
-        -126.0
-    } else if z > 126.0 {
-        126.0
-    } else {
-        z
-    };
+    let z = z.clamp(-126.0, 126.0);
     let rounded = z + ROUNDER;
     let n = rounded - ROUNDER;
     let t = (z - n) * LN2;
