@@ -376,7 +376,7 @@ proptest! {
                 .map(|(d, h, n)| (format!("{d} {h}"), n))
                 .collect();
             let mut sorted = day_hours.clone();
-            sorted.sort_by(|a, b| heatmap_order(&a.0).cmp(&heatmap_order(&b.0)));
+            sorted.sort_by_key(|a| heatmap_order(&a.0));
             prop_assert_eq!(heatmap, sorted, "{:?}", scope);
             let months = brute(&conn, &scope, "l.species_code || ' ' || strftime('%Y-%m', x.detected_at / 1000, 'unixepoch')");
             let migration: Vec<(String, i64)> = queries::by_species_month(&conn, &scope)

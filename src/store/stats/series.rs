@@ -114,10 +114,8 @@ pub fn species_day_hour(conn: &Connection, scope: &Scope, code: &str) -> Result<
 pub fn chunks(conn: &Connection, scope: &Scope) -> Result<i64> {
     let found = rows(
         conn,
-        &format!(
-            "SELECT coalesce(sum(n), 0) FROM stats_chunks
-             WHERE tenant_pk = :tk AND day BETWEEN :from AND :to AND (:sat IS NULL OR satellite_pk = :sk)"
-        ),
+        "SELECT coalesce(sum(n), 0) FROM stats_chunks
+         WHERE tenant_pk = :tk AND day BETWEEN :from AND :to AND (:sat IS NULL OR satellite_pk = :sk)",
         &scope.keyed(conn)?,
         |r| r.get(0),
     )?;
