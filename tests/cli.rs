@@ -263,19 +263,19 @@ fn admin_rebuild_stats_repairs_rollups_that_drifted() {
              SELECT unhex(replace(hex(id), '8000', '9000')), tenant_pk, satellite_pk, pk, 'm',
                     (SELECT pk FROM species_labels WHERE species_code = 'turdus_migratorius'), 0.9, 1781092800000
              FROM audio_chunks;
-         UPDATE stats_daily SET n = 99;",
+         UPDATE stats_pair_days SET n = 99;",
     )
     .expect("seed and damage");
     drop(db);
     let (out, stdout, stderr) = run(&mut birdhub(dir.path(), &["admin", "rebuild-stats"]));
     assert!(out.status.success(), "{stderr}");
-    assert!(stdout.contains("stats_daily") && stdout.contains("(before: 2 rows differed"), "{stdout}");
+    assert!(stdout.contains("stats_pair_days") && stdout.contains("(before: 2 rows differed"), "{stdout}");
     // The damaged row and the right one it stood in for; the other tables were right.
     assert!(stdout.contains("(before: 0 rows differed"), "{stdout}");
     assert!(stdout.contains("statistics rebuilt"), "{stdout}");
     let db = rusqlite::Connection::open(dir.path().join("data/birdhub.db")).expect("open");
     let (n, chunks): (i64, i64) = db
-        .query_row("SELECT (SELECT sum(n) FROM stats_daily), (SELECT sum(n) FROM stats_chunks)", [], |r| {
+        .query_row("SELECT (SELECT sum(n) FROM stats_pair_days), (SELECT sum(n) FROM stats_chunks)", [], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })
         .expect("read");

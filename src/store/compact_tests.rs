@@ -260,9 +260,11 @@ fn a_database_at_0015_keeps_every_row_and_answer_through_the_compact_migrations(
     let chunk = super::detections::testing::chunk(&mut c, tenant, sat, at).expect("chunk");
     detections::insert(&c, &robin(tenant, sat, chunk, at, Some(true)), flags, at).expect("detection");
     let (species, rollup): (i64, i64) = c
-        .query_row("SELECT (SELECT detection_count FROM tenant_species), (SELECT sum(n) FROM stats_daily)", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        .query_row(
+            "SELECT (SELECT detection_count FROM tenant_species), (SELECT sum(n) FROM stats_pair_days)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .expect("summaries");
     assert_eq!((species, rollup), (15, 15));
     let drift = super::stats::rollups::drift(&c).expect("drift");
@@ -341,7 +343,7 @@ fn new_teams_satellites_and_sessions_get_their_own_keys_and_take_their_rows_with
     let rows = |c: &Connection| -> (i64, i64, i64) {
         c.query_row(
             "SELECT (SELECT count(*) FROM audio_chunks), (SELECT count(*) FROM detections),
-                    (SELECT coalesce(sum(n), 0) FROM stats_daily)",
+                    (SELECT coalesce(sum(n), 0) FROM stats_pair_days)",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )

@@ -3,7 +3,7 @@
 //! benchmark's 2,000,000 detections. So the total is, in order of preference:
 //!
 //! - exact from counts the triggers keep: `tenant_species` for the species filters alone;
-//!   `stats_monthly` (every detection per month, satellite and species, with `geNN`: those with
+//!   `stats_pair_months` (every detection per month, satellite and species, with `geNN`: those with
 //!   a confidence band `CAST(confidence * 20 AS INTEGER)` of at least NN/5) and
 //!   `stats_verdicts_monthly` (the confirmed, rejected and pending ones per band; for the whole
 //!   team their own index `detections_tenant_status_confidence` counts them, cheaper) when
@@ -178,11 +178,14 @@ fn rolled_up(conn: &Connection, tenant: TenantId, w: Wanted<'_>, codes: Option<&
     let mut scope = String::new();
     let mut scope_args = Vec::new();
     if let Some(s) = w.satellite {
-        scope.push_str(" AND satellite_id = ?");
+        scope.push_str(" AND satellite_pk = (SELECT pk FROM satellites WHERE id = ?)");
         scope_args.push(Value::Text(s.to_string()));
     }
     if let Some(codes) = codes {
-        scope.push_str(&format!(" AND species_code IN ({})", vec!["?"; codes.len()].join(",")));
+        scope.push_str(&format!(
+            " AND species_pk IN (SELECT pk FROM species_labels WHERE species_code IN ({}))",
+            vec!["?"; codes.len()].join(",")
+        ));
         scope_args.extend(codes.iter().map(|c| Value::Text((*c).to_owned())));
     }
     let team = Value::Text(tenant.to_string());
@@ -203,7 +206,7 @@ fn rolled_up(conn: &Connection, tenant: TenantId, w: Wanted<'_>, codes: Option<&
         }
         let sql = format!(
             "SELECT coalesce(sum(n), 0) FROM stats_verdicts_monthly
-             WHERE tenant_id = ? AND status IN ({}) AND band >= ?{scope}",
+             WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?) AND status IN ({}) AND band >= ?{scope}",
             vec!["?"; statuses.len()].join(",")
         );
         let mut args = vec![team.clone()];
@@ -214,7 +217,9 @@ fn rolled_up(conn: &Connection, tenant: TenantId, w: Wanted<'_>, codes: Option<&
     };
     let every = || -> Result<i64> {
         let column = if band == 0 { "n".to_owned() } else { format!("ge{:02}", u32::from(band) * 5) };
-        let sql = format!("SELECT coalesce(sum({column}), 0) FROM stats_monthly WHERE tenant_id = ?{scope}");
+        let sql = format!(
+            "SELECT coalesce(sum({column}), 0) FROM stats_pair_months WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?){scope}"
+        );
         let mut args = vec![team.clone()];
         args.extend(scope_args.iter().cloned());
         Ok(conn.prepare_cached(&sql)?.query_row(rusqlite::params_from_iter(args), |r| r.get(0))?)

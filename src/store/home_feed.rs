@@ -44,16 +44,11 @@ pub struct TeamToday {
     pub species: u64,
 }
 
-/// Today's detections per satellite and species (`?1` the team, `?2` today's day key, see
-/// [`today_key`]) from the rollup, less the rejected ones: a detection people voted down is not a
-/// bird heard today.
-const KEPT_TODAY: &str = "SELECT d.satellite_id, d.species_code, d.n - coalesce(r.n, 0) AS n
-     FROM stats_daily d LEFT JOIN (
-         SELECT satellite_id, species_code, sum(n) AS n FROM stats_verdicts
-         WHERE tenant_id = ?1 AND status = 'rejected' AND day = ?2
-         GROUP BY satellite_id, species_code
-     ) r ON r.satellite_id = d.satellite_id AND r.species_code = d.species_code
-     WHERE d.tenant_id = ?1 AND d.day = ?2";
+/// Today's detections per satellite and species key (`?1` the team, `?2` today's day key, see
+/// [`today_key`]) from the rollup's count of those not voted down (`kn`): a detection people
+/// rejected is not a bird heard today.
+const KEPT_TODAY: &str = "SELECT satellite_pk, species_pk, kn AS n FROM stats_pair_days
+     WHERE tenant_pk = (SELECT pk FROM tenants WHERE id = ?1) AND day = ?2";
 
 /// The day key of "today" for `tenant` at `now`: the date in the team's zone.
 fn today_key(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result<String> {
@@ -69,8 +64,8 @@ pub fn satellites(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result
          SELECT s.id, s.name, s.kind, s.version, s.last_seen_at, s.offline_since,
                 coalesce(t.n, 0), coalesce(t.species, 0)
          FROM satellites s
-         LEFT JOIN (SELECT satellite_id, sum(n) AS n, count(*) AS species FROM kept WHERE n > 0
-                    GROUP BY satellite_id) t ON t.satellite_id = s.id
+         LEFT JOIN (SELECT satellite_pk, sum(n) AS n, count(*) AS species FROM kept WHERE n > 0
+                    GROUP BY satellite_pk) t ON t.satellite_pk = s.pk
          WHERE s.tenant_id = ?1 AND s.deleted_at IS NULL
          ORDER BY s.name, s.id"
     ))?;
@@ -130,7 +125,7 @@ pub fn team_today(conn: &Connection, tenant: TenantId, now: Timestamp) -> Result
     let today = today_key(conn, tenant, now)?;
     let (n, species): (i64, i64) = conn
         .prepare_cached(&format!(
-            "WITH kept AS ({KEPT_TODAY}) SELECT coalesce(sum(n), 0), count(DISTINCT species_code) FROM kept WHERE n > 0"
+            "WITH kept AS ({KEPT_TODAY}) SELECT coalesce(sum(n), 0), count(DISTINCT species_pk) FROM kept WHERE n > 0"
         ))?
         .query_row(params![tenant, today], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(TeamToday { detections: n.max(0) as u64, species: species.max(0) as u64 })

@@ -52,14 +52,14 @@ pub fn totals(conn: &Connection, now: Timestamp) -> Result<Totals> {
     // Hub-wide: no team's zone applies, so the hub's own decides which date is today.
     let today = super::stats::day_key(crate::domain::zone::local_day(now.at(), crate::time::hub_zone()));
     let detections_today: i64 = conn
-        .prepare_cached("SELECT coalesce(sum(n), 0) FROM stats_daily WHERE day = ?1")?
+        .prepare_cached("SELECT coalesce(sum(n), 0) FROM stats_satellite_days WHERE day = ?1")?
         .query_row([today], |r| r.get(0))?;
     let (audio_chunks, audio_bytes): (i64, i64) =
         conn.query_row("SELECT count(*), coalesce(sum(size_bytes), 0) FROM audio_chunks", [], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })?;
     Ok(Totals {
-        detections: count("SELECT coalesce(sum(n), 0) FROM stats_monthly")?,
+        detections: count("SELECT coalesce(sum(n), 0) FROM stats_satellite_months")?,
         detections_today: detections_today.max(0) as u64,
         tenants: count("SELECT count(*) FROM tenants")?,
         users: count("SELECT count(*) FROM users")?,

@@ -1,10 +1,13 @@
-//! Statistics reads (SPEC 4.8) over the rollup tables of migration 0009, never the detections
-//! (the newest-detection lookups and the capped map points aside, which ride an index).
+//! Statistics reads (SPEC 4.8) over the rollup tables (migrations 0009, 0028 and 0032), never
+//! the detections (the newest-detection lookups and the capped map points aside, which ride an
+//! index).
 //!
 //! A [`Scope`] is a team, an optional satellite, an inclusive range of local days, a lowest
-//! confidence band and whether rejected detections count. Its [`Scope::cells`] is a subquery
-//! over the range's whole months (`stats_monthly`) and its other days (`stats_daily`), so a
-//! year's range reads about as many rows as a month's.
+//! confidence band and whether rejected detections count. Its [`Scope::counts`] is a subquery
+//! over the coarsest rows that cover the range (whole months, dekads, single days, see [`cut`]),
+//! so a year's range reads about as many rows as a month's. The rollups key the team, satellite
+//! and species by their integer keys (migration 0032): queries bind the scope's keys
+//! ([`Scope::keyed`]) and read UUIDs and codes back with [`Names`].
 
 pub mod cut;
 pub mod queries;
@@ -12,8 +15,10 @@ pub mod rollups;
 pub mod series;
 pub mod zoned;
 
+use std::collections::HashMap;
+
 use chrono::{Datelike, Days, NaiveDate};
-use rusqlite::types::Value;
+use rusqlite::{OptionalExtension, types::Value};
 
 use crate::ids::{SatelliteId, TenantId};
 
@@ -157,19 +162,28 @@ impl Scope {
         params
     }
 
-    /// A subquery of the range's counts per `(satellite_id, species_code, month, c)`: the edge
-    /// days from `stats_daily`, the whole months from `stats_monthly`, and (when rejected
-    /// detections are left out) the rejected ones as negative rows from `stats_verdicts` and
-    /// `stats_verdicts_monthly` split the same way. See [`Scope::cells_of`].
-    pub fn cells(&self) -> String {
-        self.cells_of(true)
+    /// [`Scope::params`], and the keys the rollups hold the scope's team, satellite and species
+    /// under: `:tk`, `:sk` and `:spk` (NULL for none, or for a species the hub never stored a
+    /// detection of, which no rollup row matches). Bound as values, not subqueries: a subquery
+    /// that filters rows rather than seeks them costs a few steps on every row it tests.
+    pub fn keyed(&self, conn: &rusqlite::Connection) -> super::Result<Vec<(&'static str, Value)>> {
+        let key = |sql: &str, of: Option<String>| -> super::Result<Value> {
+            let Some(of) = of else { return Ok(Value::Null) };
+            let pk: Option<i64> = conn.prepare_cached(sql)?.query_row([of], |r| r.get(0)).optional()?;
+            Ok(pk.map_or(Value::Null, Value::Integer))
+        };
+        let mut params = self.params();
+        params.push((":tk", key("SELECT pk FROM tenants WHERE id = ?1", Some(self.tenant.to_string()))?));
+        params.push((":sk", key("SELECT pk FROM satellites WHERE id = ?1", self.satellite.map(|s| s.to_string()))?));
+        params.push((":spk", key("SELECT pk FROM species_labels WHERE species_code = ?1", self.species.clone())?));
+        Ok(params)
     }
 
-    /// [`Scope::cells`], with the `month` column only when `with_month`: the range's days
-    /// from `stats_pair_days`, dekads from `stats_dekads` and months from `stats_pair_months`.
-    pub fn cells_of(&self, with_month: bool) -> String {
-        let keys = if with_month { "satellite_id, species_code, month" } else { "satellite_id, species_code" };
-        self.counts(keys, Family::SATELLITE_SPECIES)
+    /// A subquery of the range's counts per `(satellite_pk, species_pk, month, c)`: the range's
+    /// days from `stats_pair_days`, dekads from `stats_dekads` and months from
+    /// `stats_pair_months`, whose kept columns leave rejected detections out. See [`Scope::counts`].
+    pub fn cells(&self) -> String {
+        self.counts("satellite_pk, species_pk, month", Family::SATELLITE_SPECIES)
     }
 
     /// A subquery of the scope's counts `c` per `keys`, read from the coarsest rows of `family`
@@ -183,6 +197,12 @@ impl Scope {
     /// their own indexes, so a request reads the rollup rows it counts and few others: the
     /// cost follows the days, species and satellites of the range, never the detections.
     pub fn counts(&self, keys: &str, family: Family) -> String {
+        format!("({})", self.parts(keys, family))
+    }
+
+    /// [`Scope::counts`] without the parentheses: a compound SELECT of the rows to add up, to
+    /// read as it is when the caller adds them up itself.
+    pub fn parts(&self, keys: &str, family: Family) -> String {
         let filter = self.filter();
         let names: &[[&str; 4]] = if family.dekad.is_some() { &DEKAD_CUT } else { &MONTH_CUT };
         let mut parts = Vec::new();
@@ -197,7 +217,7 @@ impl Scope {
             let kept = rollups::GRAINS.contains(&table);
             let col = if kept && !self.include_rejected { self.kept_column() } else { self.column() };
             parts.push(format!(
-                "SELECT {select}, {col} AS c FROM {table}{} WHERE tenant_id = :t AND {key} BETWEEN {a} AND {b}{filter}",
+                "SELECT {select}, {col} AS c FROM {table}{} WHERE tenant_pk = :tk AND {key} BETWEEN {a} AND {b}{filter}",
                 self.index_for(table)
             ));
             if !kept && !self.include_rejected {
@@ -208,32 +228,34 @@ impl Scope {
                 let month = if verdicts == "stats_verdicts" { "substr(day, 1, 7)" } else { "month" };
                 let select = keys.replace("month", &format!("{month} AS month"));
                 parts.push(format!(
-                    "SELECT {select}, -n AS c FROM {verdicts}
-                     WHERE tenant_id = :t AND status = 'rejected' AND {span} AND band >= :band{filter}"
+                    "SELECT {select}, -n AS c FROM {verdicts}{}
+                     WHERE tenant_pk = :tk AND status = 'rejected' AND {span} AND band >= :band{filter}",
+                    self.index_for(verdicts)
                 ));
             }
         }
         if parts.is_empty() {
             // An empty range (`from` after `to`, which the use cases refuse): no rows.
             let select = keys.replace("month", "substr(day, 1, 7) AS month");
-            return format!("(SELECT {select}, 0 AS c FROM {} WHERE 0)", family.day);
+            return format!("SELECT {select}, 0 AS c FROM {} WHERE 0", family.day);
         }
-        format!("({})", parts.join(" UNION ALL "))
+        parts.join(" UNION ALL ")
     }
 
     /// The SQL conditions of the scope's satellite and species, if it has them (` AND ...`).
     pub fn filter(&self) -> String {
         let mut filter = String::new();
         if self.satellite.is_some() {
-            filter.push_str(" AND satellite_id = :sat");
+            filter.push_str(" AND satellite_pk = :sk");
         }
         if self.species.is_some() {
-            filter.push_str(" AND species_code = :sp");
+            filter.push_str(" AND species_pk = :spk");
         }
         filter
     }
 
-    /// The index a one-satellite or one-species scope reads `table` through, if it has one.
+    /// The index a one-satellite or one-species scope reads `table` through, if it has one (the
+    /// planner, without statistics, would walk every satellite's rows of the range instead).
     fn index_for(&self, table: &str) -> String {
         let by = if self.satellite.is_some() {
             "satellite"
@@ -242,8 +264,10 @@ impl Scope {
         } else {
             return String::new();
         };
-        match table {
-            "stats_pair_days" | "stats_dekads" | "stats_pair_months" => format!(" INDEXED BY {table}_{by}"),
+        match (table, by) {
+            ("stats_pair_days" | "stats_dekads" | "stats_pair_months", _)
+            | ("stats_hourly" | "stats_verdicts" | "stats_verdicts_monthly", "satellite")
+            | ("stats_verdicts", "species") => format!(" INDEXED BY {table}_{by}"),
             _ => String::new(),
         }
     }
@@ -262,11 +286,49 @@ impl Scope {
         if self.include_rejected {
             return format!("SELECT {keys}, 0 AS c FROM stats_verdicts WHERE 0");
         }
-        let sat = if self.satellite.is_some() { " AND satellite_id = :sat" } else { "" };
+        let sat = if self.satellite.is_some() { " AND satellite_pk = :sk" } else { "" };
         format!(
-            "SELECT {keys}, -n AS c FROM stats_verdicts
-             WHERE tenant_id = :t AND status = 'rejected' AND day BETWEEN :from AND :to AND band >= :band{sat}"
+            "SELECT {keys}, -n AS c FROM stats_verdicts{}
+             WHERE tenant_pk = :tk AND status = 'rejected' AND day BETWEEN :from AND :to AND band >= :band{sat}",
+            if self.satellite.is_some() { " INDEXED BY stats_verdicts_satellite" } else { "" }
         )
+    }
+}
+
+/// The satellites' UUIDs and the species' codes of the keys a read met, each looked up once.
+pub struct Names<'c> {
+    conn: &'c rusqlite::Connection,
+    satellites: HashMap<i64, String>,
+    species: HashMap<i64, String>,
+}
+
+impl<'c> Names<'c> {
+    pub fn new(conn: &'c rusqlite::Connection) -> Self {
+        Self { conn, satellites: HashMap::new(), species: HashMap::new() }
+    }
+
+    /// The UUID of satellite `pk` (a removed one's too: its row stays).
+    pub fn satellite(&mut self, pk: i64) -> super::Result<String> {
+        if let Some(id) = self.satellites.get(&pk) {
+            return Ok(id.clone());
+        }
+        let id: String =
+            self.conn.prepare_cached("SELECT id FROM satellites WHERE pk = ?1")?.query_row([pk], |r| r.get(0))?;
+        self.satellites.insert(pk, id.clone());
+        Ok(id)
+    }
+
+    /// The code of species `pk`.
+    pub fn species(&mut self, pk: i64) -> super::Result<String> {
+        if let Some(code) = self.species.get(&pk) {
+            return Ok(code.clone());
+        }
+        let code: String = self
+            .conn
+            .prepare_cached("SELECT species_code FROM species_labels WHERE pk = ?1")?
+            .query_row([pk], |r| r.get(0))?;
+        self.species.insert(pk, code.clone());
+        Ok(code)
     }
 }
 
@@ -277,6 +339,21 @@ pub fn rows<T>(
     params: &[(&str, Value)],
     mut map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
 ) -> super::Result<Vec<T>> {
+    let mut out = Vec::new();
+    each(conn, sql, params, |row| {
+        out.push(map(row)?);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Runs `sql` with those of `params` it names, handing each row to `f` as it comes.
+pub fn each(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    params: &[(&str, Value)],
+    mut f: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<()>,
+) -> super::Result<()> {
     let mut stmt = conn.prepare_cached(sql)?;
     for (name, value) in params {
         if let Some(i) = stmt.parameter_index(name)? {
@@ -284,11 +361,10 @@ pub fn rows<T>(
         }
     }
     let mut found = stmt.raw_query();
-    let mut out = Vec::new();
     while let Some(row) = found.next()? {
-        out.push(map(row)?);
+        f(row)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

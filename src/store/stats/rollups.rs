@@ -3,18 +3,17 @@
 //! `0024_time_zones.sql` for the local days of each station); the expressions here are the
 //! triggers' own, so a rebuild gives the rows the triggers would. Migration 0009 filled them in
 //! the machine's zone ([`fill`]); since 0024 days and hours are each station's
-//! ([`super::zoned`]).
+//! ([`super::zoned`]). Since 0032 the rollups (but `stats_votes`) are keyed by the team's,
+//! satellite's and species' integer keys (`tenant_pk`, `satellite_pk`, `species_pk`).
 
 use rusqlite::Connection;
 
 use super::super::Result;
 
-/// Every rollup table, in the order they are filled.
-pub const TABLES: [&str; 22] = [
-    "stats_daily",
-    "stats_monthly",
+/// Every rollup table, in the order they are filled. Migration 0032 dropped `stats_daily`,
+/// `stats_monthly` and `stats_day_species`, which [`fill`] still fills at migration 0009.
+pub const TABLES: [&str; 19] = [
     "stats_hourly",
-    "stats_day_species",
     "stats_species_hourly",
     "stats_verdicts",
     "stats_verdicts_monthly",
@@ -171,7 +170,10 @@ pub fn fill(conn: &Connection) -> Result<Filled> {
 /// SELECT producing its rows)`. Also what the property test compares the trigger-kept tables
 /// with.
 pub fn aggregates(_conn: &Connection) -> Result<Vec<(&'static str, String)>> {
-    Ok(super::zoned::aggregates(super::zoned::Rows::All).into_iter().map(|a| (a.table, a.select)).collect())
+    Ok(super::zoned::aggregates(super::zoned::Rows::All, super::zoned::Keys::Pk)
+        .into_iter()
+        .map(|a| (a.table, a.select))
+        .collect())
 }
 
 /// Empties the rollups and fills them again, each satellite in its effective zone (a zone move
@@ -191,11 +193,12 @@ pub fn rebuild(conn: &mut Connection) -> Result<Filled> {
 }
 
 /// Fills the tables of migration 0028 from the source tables, each row in the zone the older
-/// rollups count it in (a zone move under way goes on moving both). The caller holds the
+/// rollups count it in (a zone move under way goes on moving both), keyed by UUIDs and codes as
+/// that migration made them (0032 turns them into integer keys). The caller holds the
 /// transaction.
 pub fn fill_grains(conn: &Connection) -> Result<Filled> {
     let mut filled = Vec::with_capacity(GRAINS.len() + VERDICT_GRAINS.len());
-    let grains = super::zoned::aggregates(super::zoned::Rows::AsCounted)
+    let grains = super::zoned::aggregates(super::zoned::Rows::AsCounted, super::zoned::Keys::Text)
         .into_iter()
         .filter(|a| GRAINS.contains(&a.table) || VERDICT_GRAINS.contains(&a.table));
     let total = GRAINS.len() + VERDICT_GRAINS.len();

@@ -147,11 +147,32 @@ fn apply(conn: &mut Connection, teams: &[Team], kept: &mut Vec<(usize, Detection
 }
 
 fn fresh() -> (Connection, Vec<Team>) {
+    at(migrate::latest())
+}
+
+/// A database at schema `version` with two teams.
+fn at(version: u32) -> (Connection, Vec<Team>) {
     let mut conn = Connection::open_in_memory().expect("open");
     conn.pragma_update(None, "foreign_keys", "ON").expect("fk");
-    migrate::run(&mut conn).expect("migrate");
+    migrate::run_until(&mut conn, version).expect("migrate");
     let teams = vec![team(&mut conn, 0), team(&mut conn, 1)];
     (conn, teams)
+}
+
+/// The last schema whose rollups were keyed by UUIDs and codes, with `stats_daily`,
+/// `stats_monthly` and `stats_day_species` (migration 0032 changed both).
+const BEFORE_KEYS: u32 = 31;
+
+/// Every rollup table the database has, by name.
+fn rollup_tables(conn: &Connection) -> Vec<String> {
+    conn.prepare(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'stats\\_%' ESCAPE '\\' ORDER BY name",
+    )
+    .expect("prepare")
+    .query_map([], |r| r.get(0))
+    .expect("query")
+    .collect::<rusqlite::Result<_>>()
+    .expect("names")
 }
 
 proptest! {
@@ -174,19 +195,22 @@ proptest! {
 }
 
 #[test]
-fn the_migration_fills_rollups_from_detections_already_stored() {
-    let (mut conn, teams) = fresh();
+fn the_migrations_fill_rollups_from_detections_already_stored() {
+    // Detections stored before the rollups (migrations 0009 and 0028 fill them as below), then
+    // upgraded to integer keys (0032).
+    let (mut conn, teams) = at(BEFORE_KEYS);
     let mut kept = Vec::new();
     for minutes in [0, 30, 60 * 30] {
         let op = Op::Detect { team: 0, sat: 0, minutes, species: 1, confidence: 0.8 };
         apply(&mut conn, &teams, &mut kept, &op);
     }
-    for table in super::rollups::TABLES {
+    let old = rollup_tables(&conn);
+    assert!(old.iter().any(|t| t == "stats_daily"), "{old:?}");
+    for table in &old {
         conn.execute(&format!("DELETE FROM {table}"), []).expect("empty");
     }
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).expect("tx");
     let filled = super::rollups::fill(&tx).expect("fill");
-    // Migration 0028 fills its own tables the same way.
     let grains = super::rollups::fill_grains(&tx).expect("fill grains");
     tx.commit().expect("commit");
     let dekads = grains.iter().find(|(t, _)| *t == "stats_dekads").map(|f| f.1);
@@ -195,9 +219,80 @@ fn the_migration_fills_rollups_from_detections_already_stored() {
     let daily = filled.iter().find(|(t, _)| *t == "stats_daily").map(|f| f.1);
     // Two days (0 and 30 minutes fall on one), one band, one satellite, one species.
     assert_eq!(daily, Some(2));
+    migrate::run(&mut conn).expect("upgrade");
+    let now = rollup_tables(&conn);
+    let mut want: Vec<String> = super::rollups::TABLES.iter().map(|t| (*t).to_owned()).collect();
+    want.sort();
+    assert_eq!(now, want, "0032 dropped the three tables the others repeat");
     assert!(drift(&conn).expect("drift").iter().all(|(_, n)| *n == 0));
-    let n: i64 = conn.query_row("SELECT sum(n) FROM stats_monthly", [], |r| r.get(0)).expect("sum");
+    let n: i64 = conn.query_row("SELECT sum(n) FROM stats_pair_months", [], |r| r.get(0)).expect("sum");
     assert_eq!(n, 3);
+    let days: i64 = conn.query_row("SELECT count(*) FROM stats_pair_days", [], |r| r.get(0)).expect("days");
+    assert_eq!(days, 2);
+}
+
+/// Row counts and sums of every column, per table: what a conversion must keep.
+fn totals(conn: &Connection, tables: &[String]) -> Vec<(String, Vec<i64>)> {
+    tables
+        .iter()
+        .map(|table| {
+            let counts: Vec<String> = conn
+                .prepare(&format!("SELECT name FROM pragma_table_info('{table}') WHERE type = 'INTEGER'"))
+                .expect("columns")
+                .query_map([], |r| r.get::<_, String>(0))
+                .expect("query")
+                .map(|c| c.expect("column"))
+                .filter(|c| !c.ends_with("_pk"))
+                .collect();
+            let sums: Vec<String> = counts.iter().map(|c| format!("coalesce(sum({c}), 0)")).collect();
+            let sql = format!("SELECT count(*), {} FROM {table}", sums.join(", "));
+            let row = conn
+                .query_row(&sql, [], |r| {
+                    (0..=counts.len()).map(|i| r.get::<_, i64>(i)).collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .expect("totals");
+            (table.clone(), row)
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// A hub with rows counted by the old triggers, upgraded to integer keys: the rollups hold
+    /// what a from-scratch count of its detections gives, every table keeps its rows and sums,
+    /// and the new triggers go on counting detections, votes and deletes right.
+    #[test]
+    fn upgrading_to_integer_keys_keeps_every_count(
+        before in proptest::collection::vec(op(), 1..80),
+        after in proptest::collection::vec(op(), 0..40),
+    ) {
+        let (mut conn, teams) = at(BEFORE_KEYS);
+        let mut kept = Vec::new();
+        for op in &before {
+            apply(&mut conn, &teams, &mut kept, op);
+        }
+        let old = totals(&conn, &rollup_tables(&conn));
+        migrate::run(&mut conn).expect("upgrade");
+        let drifted: Vec<_> = drift(&conn).expect("drift").into_iter().filter(|(_, n)| *n > 0).collect();
+        prop_assert!(drifted.is_empty(), "rollups drifted in the upgrade: {drifted:?}");
+        let new = totals(&conn, &rollup_tables(&conn));
+        for (table, sums) in &new {
+            let was = old.iter().find(|(t, _)| t == table).map(|(_, s)| s);
+            prop_assert_eq!(Some(sums), was, "{}", table);
+        }
+        for op in &after {
+            apply(&mut conn, &teams, &mut kept, op);
+        }
+        let drifted: Vec<_> = drift(&conn).expect("drift").into_iter().filter(|(_, n)| *n > 0).collect();
+        prop_assert!(drifted.is_empty(), "rollups drifted after the upgrade: {drifted:?}");
+    }
+}
+
+/// `day hour` as it sorts: by day, then by the hour as a number.
+fn heatmap_order(key: &str) -> (String, u8) {
+    let (day, hour) = key.split_once(' ').expect("day and hour");
+    (day.to_owned(), hour.parse().expect("hour"))
 }
 
 /// What a scope counts, straight from the detections (the test satellites keep UTC days).
@@ -274,6 +369,44 @@ proptest! {
                 .collect();
             by_hour.sort();
             prop_assert_eq!(by_hour, hours, "{:?}", scope);
+            let day_hours = brute(&conn, &scope, "date(x.detected_at / 1000, 'unixepoch') || ' ' || CAST(strftime('%H', x.detected_at / 1000, 'unixepoch') AS INTEGER)");
+            let heatmap: Vec<(String, i64)> = series::by_day_hour(&conn, &scope)
+                .expect("heatmap")
+                .into_iter()
+                .map(|(d, h, n)| (format!("{d} {h}"), n))
+                .collect();
+            let mut sorted = day_hours.clone();
+            sorted.sort_by_key(|a| heatmap_order(&a.0));
+            prop_assert_eq!(heatmap, sorted, "{:?}", scope);
+            let months = brute(&conn, &scope, "l.species_code || ' ' || strftime('%Y-%m', x.detected_at / 1000, 'unixepoch')");
+            let migration: Vec<(String, i64)> = queries::by_species_month(&conn, &scope)
+                .expect("months")
+                .into_iter()
+                .map(|(sp, m, n)| (format!("{sp} {m}"), n))
+                .collect();
+            prop_assert_eq!(migration, months, "{:?}", scope);
+            if scope.satellite.is_none() {
+                // A species profile's days and hours, and the daily grid, are of all satellites.
+                let species_hours = brute(&conn, &scope, "l.species_code || ' ' || CAST(strftime('%H', x.detected_at / 1000, 'unixepoch') AS INTEGER)");
+                let mut grid: Vec<(String, i64)> = series::species_hour(&conn, &scope)
+                    .expect("grid")
+                    .into_iter()
+                    .map(|(sp, h, n)| (format!("{sp} {h}"), n))
+                    .collect();
+                grid.sort();
+                prop_assert_eq!(grid, species_hours, "{:?}", scope);
+                let want: Vec<(String, i64)> = brute(&conn, &scope, "l.species_code || ' ' || date(x.detected_at / 1000, 'unixepoch') || ' ' || CAST(strftime('%H', x.detected_at / 1000, 'unixepoch') AS INTEGER)")
+                    .into_iter()
+                    .filter_map(|(k, n)| k.strip_prefix("sp1 ").map(|k| (k.to_owned(), n)))
+                    .collect();
+                let mut got: Vec<(String, i64)> = series::species_day_hour(&conn, &scope, "sp1")
+                    .expect("profile hours")
+                    .into_iter()
+                    .map(|(d, h, n)| (format!("{d} {h}"), n))
+                    .collect();
+                got.sort();
+                prop_assert_eq!(got, want, "{:?}", scope);
+            }
             let all = Scope { include_rejected: true, ..scope.clone() };
             let total: i64 = brute(&conn, &all, "'all'").iter().map(|r| r.1).sum();
             prop_assert_eq!(queries::detections(&conn, &all).expect("detections"), total);

@@ -59,11 +59,22 @@ impl Rows {
     }
 }
 
+/// How a rollup names a row's team, satellite and species.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keys {
+    /// By their UUIDs and the species code, as migrations 0009 to 0028 made the tables (only
+    /// 0028's own fill still writes them so).
+    Text,
+    /// By their integer keys (`tenant_pk`, `satellite_pk`, `species_pk`): every rollup since
+    /// migration 0032 but `stats_votes`, which keeps the team's UUID.
+    Pk,
+}
+
 /// The detections as the aggregates read them, with `lt`, their local Unix seconds.
 fn detections(rows: Rows) -> String {
     format!(
-        "SELECT x.pk, x.id, t.id AS tenant_id, s.id AS satellite_id, l.species_code, x.confidence,
-                x.verification_status, {zone} AS zone_pk, {lt} AS lt
+        "SELECT x.pk, x.id, t.id AS tenant_id, s.id AS satellite_id, l.species_code, x.tenant_pk, x.satellite_pk,
+                x.species_pk, x.confidence, x.verification_status, {zone} AS zone_pk, {lt} AS lt
          FROM detections x JOIN tenants t ON t.pk = x.tenant_pk JOIN satellites s ON s.pk = x.satellite_pk
               JOIN species_labels l ON l.pk = x.species_pk
          WHERE {filter}",
@@ -91,8 +102,8 @@ pub struct Aggregate {
     pub select: String,
 }
 
-/// Every rollup's aggregate.
-pub fn aggregates(rows: Rows) -> Vec<Aggregate> {
+/// Every rollup's aggregate, its keys named as `keys` says.
+pub fn aggregates(rows: Rows, keys: Keys) -> Vec<Aggregate> {
     let sign = if rows == Rows::Batch { ":sign * " } else { "" };
     let dets = format!("WITH d AS MATERIALIZED ({})", detections(rows));
     let thresholds: Vec<String> = threshold_columns().map(|(b, _)| format!("{sign}sum({BAND} >= {b})")).collect();
@@ -132,26 +143,24 @@ pub fn aggregates(rows: Rows) -> Vec<Aggregate> {
         aggregate(table, keys, select)
     };
     let chunks = format!(
-        "WITH d AS MATERIALIZED (SELECT t.id AS tenant_id, s.id AS satellite_id, {lt} AS lt
+        "WITH d AS MATERIALIZED (SELECT t.id AS tenant_id, s.id AS satellite_id, x.tenant_pk, x.satellite_pk, {lt} AS lt
          FROM audio_chunks x JOIN tenants t ON t.pk = x.tenant_pk JOIN satellites s ON s.pk = x.satellite_pk WHERE {filter})",
         lt = local(rows.zone(false), "x.recorded_at"),
         filter = rows.filter("x"),
     );
     let vote_day = format!("date({}, 'unixepoch')", local("d.zone_pk", &millis("v.created_at")));
     let verdicts = "d WHERE d.verification_status <> 'unverified'";
-    let (tenant, sat, species, status) = (
-        ("tenant_id", "d.tenant_id"),
-        ("satellite_id", "d.satellite_id"),
-        ("species_code", "d.species_code"),
-        ("status", "d.verification_status"),
-    );
+    let (tenant, sat, species) = match keys {
+        Keys::Text => {
+            (("tenant_id", "d.tenant_id"), ("satellite_id", "d.satellite_id"), ("species_code", "d.species_code"))
+        }
+        Keys::Pk => (("tenant_pk", "d.tenant_pk"), ("satellite_pk", "d.satellite_pk"), ("species_pk", "d.species_pk")),
+    };
+    let status = ("status", "d.verification_status");
     let (day, hour, month, band, dekad) =
         (("day", DAY), ("hour", HOUR), ("month", MONTH), ("band", BAND), ("dekad", DEKAD));
     vec![
-        counting("stats_daily", &[tenant, day, sat, species]),
-        counting("stats_monthly", &[tenant, month, sat, species]),
         counting("stats_hourly", &[tenant, day, hour, sat]),
-        counting("stats_day_species", &[tenant, day, species]),
         counting("stats_species_hourly", &[tenant, species, day, hour]),
         counted("stats_verdicts", &dets, &[tenant, day, hour, sat, species, band, status], verdicts),
         counted("stats_verdicts_monthly", &dets, &[tenant, month, sat, species, band, status], verdicts),
@@ -159,7 +168,7 @@ pub fn aggregates(rows: Rows) -> Vec<Aggregate> {
         counted(
             "stats_votes",
             &dets,
-            &[tenant, ("day", vote_day.as_str()), ("user_id", "v.user_id"), ("vote", "v.vote")],
+            &[("tenant_id", "d.tenant_id"), ("day", vote_day.as_str()), ("user_id", "v.user_id"), ("vote", "v.vote")],
             "verification_votes v JOIN d ON d.id = v.detection_id WHERE 1",
         ),
         kept_counting("stats_dekads", &[tenant, dekad, sat, species]),
@@ -209,7 +218,7 @@ pub struct Batch {
 }
 
 pub fn move_batch(conn: &Connection, b: &Batch) -> Result<()> {
-    for a in aggregates(Rows::Batch) {
+    for a in aggregates(Rows::Batch, Keys::Pk) {
         let (lo, hi) = if reads_chunks(a.table) { b.chunk } else { b.det };
         if lo >= hi {
             continue;
