@@ -401,3 +401,20 @@ fn every_reader_of_the_big_tables_gives_times_back_as_they_went_in() {
         .expect("species");
     assert_eq!((first.as_str(), last.as_str()), (text.as_str(), text.as_str()), "the summary keeps the SPEC's text");
 }
+
+#[test]
+fn a_hub_created_new_is_in_incremental_auto_vacuum_with_wal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("hub.db");
+    let store = super::Store::open(&path).expect("open");
+    store.call_blocking(|c| migrate::run(c).map(|_| ())).expect("migrate");
+    let (mode, journal): (i64, String) = store
+        .call_blocking(|c| {
+            Ok((
+                c.pragma_query_value(None, "auto_vacuum", |r| r.get(0))?,
+                c.pragma_query_value(None, "journal_mode", |r| r.get(0))?,
+            ))
+        })
+        .expect("pragmas");
+    assert_eq!((mode, journal.as_str()), (2, "wal"), "freed pages can be given back to the disk");
+}

@@ -135,6 +135,12 @@ impl Store {
         // (switching from several connections at once would race for the lock).
         let first = Connection::open(path)?;
         first.busy_timeout(BUSY_TIMEOUT)?;
+        // A new file takes incremental auto-vacuum before WAL: switching to WAL writes the
+        // header, and after that SQLite ignores the setting until a VACUUM.
+        let pages: i64 = first.pragma_query_value(None, "page_count", |r| r.get(0))?;
+        if pages == 0 {
+            first.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+        }
         first.pragma_update(None, "journal_mode", "WAL")?;
         drop(first);
         let work = work::Counter::default();
