@@ -21,6 +21,7 @@ use serde_json::json;
 use super::{
     bench::{peak_rss_mb, percentile},
     bench_satellites as sim,
+    bench_sql::Sql,
 };
 use crate::{
     app,
@@ -73,6 +74,8 @@ pub(super) struct Sat {
 }
 
 pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<ExitCode> {
+    // Per-job SQLite statements for the drained rounds (every hub this process starts counts).
+    store::work::count_statements();
     if let Some(code) = super::bench_cores::pinned_run(&args.cores).await? {
         return Ok(code);
     }
@@ -199,6 +202,7 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
         calls.chunks,
         calls.windows
     );
+    calls.sql.print_per_job(calls.chunks);
     // Each round drains the same backlog without and then with rules, minutes apart: the rate of
     // the pair is the fair comparison on a machine whose speed drifts.
     let mut paired: Vec<f64> = rounds.iter().zip(&alert_rounds).map(|(p, a)| (a.0 / p.0 - 1.0) * 100.0).collect();
@@ -417,6 +421,7 @@ pub(super) fn message_at(s: &Sat, chunk: &str, audio_b64: &str, at: chrono::Date
 /// timestamps, and the bus-to-WebSocket latencies seen meanwhile.
 async fn drain(hub: &app::Hub, total: usize) -> anyhow::Result<(f64, Vec<f64>, Times, Calls)> {
     let (bus_times, ws_latency) = watch_websocket(hub).await?;
+    let before = Sql::now(&hub.state.store);
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         let stats = hub.state.store.call(|c| store::jobs::stats(c, None)).await?;
@@ -431,7 +436,8 @@ async fn drain(hub: &app::Hub, total: usize) -> anyhow::Result<(f64, Vec<f64>, T
     let mut lat = ws_latency.lock().map(|l| l.clone()).unwrap_or_default();
     lat.sort_by(f64::total_cmp);
     let (windows, second_look) = hub.state.workers.windows();
-    let calls = Calls { chunks: total as u64, windows, second_look };
+    let sql = Sql::now(&hub.state.store).minus(before);
+    let calls = Calls { chunks: total as u64, windows, second_look, sql };
     Ok((total as f64 / seconds.max(1e-3), lat, bus_times, calls))
 }
 
@@ -457,6 +463,7 @@ struct Calls {
     chunks: u64,
     windows: u64,
     second_look: u64,
+    sql: Sql,
 }
 
 impl std::ops::AddAssign for Calls {
@@ -464,6 +471,7 @@ impl std::ops::AddAssign for Calls {
         self.chunks += o.chunks;
         self.windows += o.windows;
         self.second_look += o.second_look;
+        self.sql = self.sql.plus(o.sql);
     }
 }
 

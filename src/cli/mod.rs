@@ -24,6 +24,7 @@ mod bench_quality;
 mod bench_quality_score;
 mod bench_quality_set;
 mod bench_satellites;
+mod bench_sql;
 mod bench_workers;
 mod bench_zones;
 mod classify;
