@@ -113,7 +113,7 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
         };
         let ingest = rt.spawn(sim::ingest_backlog(to, sats, wav, args.backlog)).await??;
         rt.shutdown_background();
-        hub.stop().await?;
+        stop_and_remove(hub).await?;
         (real.acks, real_cpu, ingest)
     };
     println!(
@@ -145,7 +145,7 @@ pub async fn run(settings: &Settings, args: PipelineArgs) -> anyhow::Result<Exit
     let hub = start_hub(settings, true).await?;
     let sats = make_satellites(&hub, args.satellites).await?;
     let (mixed_rate, _) = backlog(&hub, &sats, &wav, args.backlog).await?;
-    hub.stop().await?;
+    stop_and_remove(hub).await?;
     // Drained rounds, each between two runs of the bare model (this machine's speed drifts by
     // 10-20 % from one minute to the next): a round's ratio is its rate over the mean of the bare
     // runs around it, and the median round is the figure.
@@ -269,7 +269,7 @@ async fn queued_round(
             (rate, latency, (delivered, refused), calls)
         }
     };
-    hub.stop().await?;
+    stop_and_remove(hub).await?;
     Ok(out)
 }
 
@@ -283,6 +283,14 @@ pub(super) fn fixture_wav(dir: &ModelDir) -> anyhow::Result<Vec<u8>> {
 
 pub(super) async fn start_hub(base: &Settings, with_model: bool) -> anyhow::Result<app::Hub> {
     start_hub_in(base, with_model, std::env::temp_dir().join(format!("birdhub-bench-{}", uuid::Uuid::new_v4()))).await
+}
+
+/// Stops a bench hub and removes its data directory (a round's is some 200 MB).
+pub(super) async fn stop_and_remove(hub: app::Hub) -> anyhow::Result<()> {
+    let data = hub.state.settings.data_dir.clone();
+    hub.stop().await?;
+    let _ = std::fs::remove_dir_all(&data);
+    Ok(())
 }
 
 pub(super) async fn start_hub_in(

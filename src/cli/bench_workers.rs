@@ -264,7 +264,7 @@ async fn local_latency(settings: &Settings, args: &WorkersArgs, wav: &[u8]) -> a
     let hub = pipeline::start_hub(settings, true).await?;
     let sats = pipeline::make_satellites(&hub, 1).await?;
     let out = latency(&hub, &sats, wav, args.latency_chunks).await;
-    hub.stop().await?;
+    pipeline::stop_and_remove(hub).await?;
     out
 }
 
