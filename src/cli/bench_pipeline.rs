@@ -21,7 +21,7 @@ use serde_json::json;
 use super::{
     bench::{peak_rss_mb, percentile},
     bench_satellites as sim,
-    bench_sql::Sql,
+    bench_sql::{Calls, Sql},
 };
 use crate::{
     app,
@@ -462,25 +462,6 @@ pub(super) async fn drained_seconds(hub: &app::Hub) -> anyhow::Result<f64> {
         .await?;
     let span = last.parse::<chrono::DateTime<chrono::Utc>>()? - first.parse::<chrono::DateTime<chrono::Utc>>()?;
     Ok(span.num_milliseconds() as f64 / 1e3)
-}
-
-/// Model calls (windows classified) of a drained queue: for the chunks, and the extra ones of
-/// second looks at held detections.
-#[derive(Debug, Clone, Copy, Default)]
-struct Calls {
-    chunks: u64,
-    windows: u64,
-    second_look: u64,
-    sql: Sql,
-}
-
-impl std::ops::AddAssign for Calls {
-    fn add_assign(&mut self, o: Self) {
-        self.chunks += o.chunks;
-        self.windows += o.windows;
-        self.second_look += o.second_look;
-        self.sql = self.sql.plus(o.sql);
-    }
 }
 
 type Times = Arc<Mutex<HashMap<String, Instant>>>;

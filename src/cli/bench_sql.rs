@@ -1,6 +1,25 @@
-//! `bench pipeline`'s SQLite figures per job of a drained queue.
+//! `bench pipeline`'s counts of a drained queue: the model calls, and SQLite's work per job.
 
 use crate::store::{self, Store};
+
+/// Model calls (windows classified) of a drained queue: for the chunks, and the extra ones of
+/// second looks at held detections; and the SQLite work of the drain.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Calls {
+    pub chunks: u64,
+    pub windows: u64,
+    pub second_look: u64,
+    pub sql: Sql,
+}
+
+impl std::ops::AddAssign for Calls {
+    fn add_assign(&mut self, o: Self) {
+        self.chunks += o.chunks;
+        self.windows += o.windows;
+        self.second_look += o.second_look;
+        self.sql = self.sql.plus(o.sql);
+    }
+}
 
 /// The SQLite work of a drain: statements finished, trigger programs started, VM steps, and the
 /// bytes the process sent to storage (`write_bytes` of `/proc/self/io`: the WAL's frames and
