@@ -9,10 +9,7 @@
 
 use std::{
     collections::{BTreeMap, HashMap, VecDeque},
-    sync::{
-        Arc, Condvar, Mutex, OnceLock,
-        atomic::{AtomicBool, AtomicU64, Ordering},
-    },
+    sync::{Arc, Condvar, Mutex, OnceLock, atomic::AtomicU64, atomic::Ordering},
     time::{Duration, Instant},
 };
 
@@ -154,30 +151,6 @@ struct Inner {
 #[derive(Clone, Default)]
 pub struct RemotePool(Arc<Inner>);
 
-/// One offer's place among the [`IN_FLIGHT_PER_WORKER`] a joined worker may hold. It is given
-/// back as soon as the worker answered ([`Room::give_back`]): the worker no longer holds the job
-/// while the hub screens and writes it, so the next offer is on its way meanwhile and the worker
-/// never waits for the hub's writing.
-pub struct Room<'a> {
-    pool: &'a RemotePool,
-    held: AtomicBool,
-}
-
-impl Room<'_> {
-    /// Frees the place (once; later calls and the drop do nothing).
-    pub fn give_back(&self) {
-        if self.held.swap(false, Ordering::AcqRel) {
-            self.pool.give_back_room();
-        }
-    }
-}
-
-impl Drop for Room<'_> {
-    fn drop(&mut self) {
-        self.give_back();
-    }
-}
-
 /// The topic the hub offers jobs on, under the topic root.
 pub fn jobs_topic(root: &str) -> String {
     format!("{root}/_work/jobs")
@@ -228,19 +201,22 @@ impl RemotePool {
         self.0.workers.lock().map(|w| w.values().filter(|r| r.connected).count()).unwrap_or(0) * IN_FLIGHT_PER_WORKER
     }
 
-    /// Waits (at most `wait`) for room for one more offer; the room is held until the offer's
-    /// answer comes (or [`Room`] is dropped), not while the slot writes what the answer says.
-    pub fn take_room(&self, wait: Duration) -> Option<Room<'_>> {
-        let guard = self.0.in_flight.lock().ok()?;
-        let (mut n, _) = self.0.room.wait_timeout_while(guard, wait, |n| *n >= self.capacity()).ok()?;
+    /// Waits (at most `wait`) for room for one more offer; `true` when taken (give it back with
+    /// [`RemotePool::done`]).
+    pub fn take_room(&self, wait: Duration) -> bool {
+        let Ok(guard) = self.0.in_flight.lock() else { return false };
+        let Ok((mut n, _)) = self.0.room.wait_timeout_while(guard, wait, |n| *n >= self.capacity()) else {
+            return false;
+        };
         if *n >= self.capacity() {
-            return None;
+            return false;
         }
         *n += 1;
-        Some(Room { pool: self, held: AtomicBool::new(true) })
+        true
     }
 
-    fn give_back_room(&self) {
+    /// Gives back room taken with [`RemotePool::take_room`].
+    pub fn done(&self) {
         if let Ok(mut n) = self.0.in_flight.lock() {
             *n = n.saturating_sub(1);
         }
@@ -545,27 +521,20 @@ mod tests {
     #[test]
     fn an_offer_nobody_answers_ends_with_its_lease_and_room_follows_the_workers() {
         let (pool, _rx) = pool();
-        assert!(pool.take_room(Duration::from_millis(10)).is_none(), "no worker, no room");
+        assert!(!pool.take_room(Duration::from_millis(10)), "no worker, no room");
         let id = Uuid::new_v4();
         pool.on_message(id, Channel::Hello, &hello(&"a".repeat(64)), now());
-        let mut held: Vec<_> =
-            (0..IN_FLIGHT_PER_WORKER).map(|_| pool.take_room(Duration::from_millis(10)).expect("room")).collect();
-        assert!(pool.take_room(Duration::from_millis(10)).is_none(), "so many offers per worker");
-        // Given back once, however often it is asked to.
-        held[0].give_back();
-        held[0].give_back();
-        let again = pool.take_room(Duration::from_millis(10)).expect("room given back");
-        assert!(pool.take_room(Duration::from_millis(10)).is_none(), "a room given back twice counts once");
-        drop(held.remove(0));
-        assert!(pool.take_room(Duration::from_millis(10)).is_none(), "dropping a given-back room frees nothing");
-        drop(again);
-        let room = pool.take_room(Duration::from_millis(10)).expect("a dropped room is free again");
+        for _ in 0..IN_FLIGHT_PER_WORKER {
+            assert!(pool.take_room(Duration::from_millis(10)));
+        }
+        assert!(!pool.take_room(Duration::from_millis(10)), "so many offers per worker");
+        pool.done();
+        assert!(pool.take_room(Duration::from_millis(10)));
         let window = vec![0.0f32; crate::inference::audio::WINDOW];
         let expired = pool.score(&[&window], 1, Duration::from_millis(50));
         assert!(matches!(expired, Err(ScoreError::Expired(_))), "{expired:?}");
         pool.disconnected(id);
-        drop(room);
-        drop(held);
-        assert!(pool.take_room(Duration::from_millis(10)).is_none(), "a worker gone takes its room along");
+        pool.done();
+        assert!(!pool.take_room(Duration::from_millis(10)), "a worker gone takes its room along");
     }
 }

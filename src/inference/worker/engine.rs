@@ -7,18 +7,14 @@ use std::time::Duration;
 use super::{JobError, Offer};
 use crate::inference::{
     Classifier, ModelError,
-    remote::{
-        RemotePool,
-        pool::{Room, ScoreError},
-    },
+    remote::{RemotePool, pool::ScoreError},
 };
 
 #[derive(Clone, Copy)]
 pub(super) enum Engine<'a> {
     Local(&'a Classifier),
-    /// Offers to the worker group, each waiting at most the lease. The slot's room goes back
-    /// once the chunks' offer is answered, before the answer is screened and written.
-    Remote(&'a RemotePool, Duration, &'a Room<'a>),
+    /// Offers to the worker group, each waiting at most the lease.
+    Remote(&'a RemotePool, Duration),
 }
 
 impl Engine<'_> {
@@ -30,20 +26,14 @@ impl Engine<'_> {
         }
         match self {
             Engine::Local(c) => c.logits(windows).map_err(|e| JobError::retry(e.to_string())),
-            Engine::Remote(pool, lease, room) => {
-                let scored = pool.score(windows, chunks, *lease);
-                if chunks > 0 {
-                    room.give_back();
-                }
-                scored.map_err(|e| {
-                    let offer = match e {
-                        ScoreError::Expired(_) => Offer::LeaseEnded,
-                        ScoreError::Released => Offer::GivenBack,
-                        ScoreError::Failed(_) | ScoreError::Wire(_) => Offer::None,
-                    };
-                    JobError { message: e.to_string(), permanent: false, offer }
-                })
-            }
+            Engine::Remote(pool, lease) => pool.score(windows, chunks, *lease).map_err(|e| {
+                let offer = match e {
+                    ScoreError::Expired(_) => Offer::LeaseEnded,
+                    ScoreError::Released => Offer::GivenBack,
+                    ScoreError::Failed(_) | ScoreError::Wire(_) => Offer::None,
+                };
+                JobError { message: e.to_string(), permanent: false, offer }
+            }),
         }
     }
 

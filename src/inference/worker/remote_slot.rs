@@ -1,6 +1,5 @@
 //! A remote slot: a hub thread that claims batches with a lease and offers them to the remote
-//! workers ([`crate::inference::remote`]), then goes on exactly as a local worker does. Its room
-//! among the offers goes back as soon as the worker answered ([`crate::inference::remote::pool::Room`]).
+//! workers ([`crate::inference::remote`]), then goes on exactly as a local worker does.
 
 use std::{
     sync::atomic::Ordering,
@@ -15,12 +14,13 @@ impl Shared {
     /// the worker group and goes on with the answer exactly as a local worker would.
     pub(super) fn offer(&self, id: &str) {
         let pool = &self.state.remote;
+        let engine = Engine::Remote(pool, self.lease);
         let mut seen = self.state.signal.current();
         while !self.stop.load(Ordering::Relaxed) {
             // A join or the hub stopping wakes the slots at once; the wait only bounds a missed wake.
-            let Some(room) = pool.take_room(Duration::from_secs(5)) else {
+            if !pool.take_room(Duration::from_secs(5)) {
                 continue;
-            };
+            }
             let now = self.state.clock.stamp();
             // The lease outlives the offer's own wait a little: the slot decides first, and the
             // queue's sweep only catches a slot that is gone.
@@ -40,17 +40,16 @@ impl Shared {
             });
             match claimed {
                 Ok(jobs) if !jobs.is_empty() => {
-                    let engine = Engine::Remote(pool, self.lease, &room);
                     self.process(id, jobs, engine);
+                    pool.done();
                     self.sweep(engine);
-                    drop(room);
                 }
                 Ok(_) => {
-                    drop(room);
+                    pool.done();
                     seen = self.state.signal.wait(seen, Duration::from_secs(1));
                 }
                 Err(e) => {
-                    drop(room);
+                    pool.done();
                     tracing::error!(error = %e, "claiming jobs for remote workers failed");
                     std::thread::sleep(Duration::from_secs(1));
                 }
