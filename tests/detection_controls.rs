@@ -1,7 +1,8 @@
 //! The detection controls end to end with the real model over MQTT (docs/detection-quality.md):
 //! a species threshold and an exclude list drop a real detection, a borderline call is confirmed
-//! by its neighbour while another is discarded unseen, and the privacy filter deletes a chunk's
-//! audio when it hears a voice.
+//! by its neighbour while another is discarded unseen (and, in a drained backlog, by the
+//! neighbours' scores with no extra model call), and the privacy filter deletes a chunk's audio
+//! when it hears a voice.
 
 mod common;
 
@@ -150,6 +151,67 @@ async fn a_borderline_call_is_confirmed_by_its_neighbour_and_another_is_discarde
     let (_, list) = api.get("/detections").await;
     assert_eq!(list["total"], 1, "a hidden call is no detection: {list}");
     assert!(detections_seen(&mut c, &r, 1).await.is_empty());
+}
+
+/// The hub's `/metrics` sample for `series` (0 when the series was never counted).
+async fn metric(hub: &common::TestHub, series: &str) -> f64 {
+    let body = reqwest::Client::new()
+        .get(format!("{}/metrics", hub.base_url))
+        .bearer_auth(METRICS_KEY)
+        .send()
+        .await
+        .expect("GET /metrics")
+        .text()
+        .await
+        .expect("body");
+    body.lines()
+        .find_map(|l| l.strip_prefix(series).and_then(|v| v.strip_prefix(' ')).and_then(|v| v.trim().parse().ok()))
+        .unwrap_or(0.0)
+}
+
+const METRICS_KEY: &str = "metrics-internal-key-0123456789";
+
+#[tokio::test]
+async fn a_backlog_confirms_by_the_neighbours_scores_without_extra_windows() {
+    // Two identical chunks, 3 s apart, each with a Tennessee Warbler at 0.79 (held: below the
+    // sure level, 0.85). A coordinator with no worker (`inference.workers = 0`) only queues them,
+    // as a hub does while a satellite's outbox drains faster than the model.
+    let with_workers = |n: usize| {
+        move |s: &mut birdhub::config::Settings| {
+            common::with_model(s);
+            s.inference.workers = birdhub::config::WorkerCount::Threads(n);
+            s.metrics.enabled = true;
+            s.security.internal_api_key = birdhub::config::Secret::new(METRICS_KEY);
+        }
+    };
+    let hub = common::spawn_hub_with(with_workers(0)).await;
+    let (api, r, mut c) = setup(&hub).await;
+    put_settings(&api, json!({"not_expected_action": "flag"})).await;
+    let call = cut(3.0, 3.0);
+    send(&mut c, &r, &call, 0).await;
+    send(&mut c, &r, &call, 3).await;
+    drop(c);
+    let dir = hub.stop_keeping_data().await;
+
+    // One worker claims both in one batch. The first chunk's look back waits for the next chunk
+    // (queued, not yet classified), whose scores then confirm it; the second is confirmed by the
+    // first's scores. Before, the first chunk's window shifted back (into silence) was classified.
+    let hub = common::spawn_hub_in(dir, with_workers(1)).await;
+    let api = hub.login("owner@example.org").await;
+    let got = wait_counter(&api, &r.id, "secondLookConfirmed", 2).await;
+    assert_eq!(got["secondLookDiscarded"].as_u64().unwrap_or(0), 0, "{got}");
+    let (_, list) = api.get("/detections").await;
+    let species: Vec<&str> =
+        list["detections"].as_array().expect("list").iter().filter_map(|d| d["species_code"].as_str()).collect();
+    assert_eq!(species, [WARBLER, WARBLER], "{list}");
+    let held: i64 = hub.sql(|c| c.query_row("SELECT count(*) FROM held_detections", [], |r| r.get(0)).expect("count"));
+    assert_eq!(held, 0, "nothing is left waiting");
+    assert_eq!(metric(&hub, "birdhub_inference_windows_total{kind=\"chunk\"}").await, 2.0);
+    assert_eq!(
+        metric(&hub, "birdhub_inference_windows_total{kind=\"second_look\"}").await,
+        0.0,
+        "the neighbours' scores decided: no extra window"
+    );
 }
 
 #[tokio::test]

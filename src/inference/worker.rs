@@ -396,6 +396,7 @@ impl Shared {
             }
         };
         self.state.board.chunk_windows(refs.len() as u64);
+        self.state.metrics.inference_windows(false, refs.len() as u64);
         drop(refs);
         let mut logits = logits.into_iter();
         let mut outcomes = Vec::with_capacity(prepared.len());
@@ -542,7 +543,7 @@ impl Shared {
                 Some(_) => held.push((cand, d)),
             }
         }
-        let (confirmed, still) = self.first_look(job, samples, &policy, held, engine)?;
+        let (confirmed, still, back_look) = self.first_look(job, samples, &policy, held, engine)?;
         let deadline = self.state.clock.stamp_in(chrono::Duration::seconds(i64::from(policy.wait_sec)));
         if !confirmed.is_empty() {
             outcome.counts.push(("secondLookConfirmed", confirmed.len() as u32));
@@ -550,7 +551,13 @@ impl Shared {
         outcome.kept.extend(confirmed);
         outcome.held = still
             .into_iter()
-            .map(|(c, d)| (d, c.index, c.hold.map_or("borderline", screen::Hold::as_str), deadline))
+            .map(|(c, detection)| record::HeldFor {
+                detection,
+                class: c.index,
+                reason: c.hold.map_or("borderline", screen::Hold::as_str),
+                back_look,
+                deadline,
+            })
             .collect();
         Ok(outcome)
     }

@@ -25,6 +25,7 @@ pub const CHUNKS_STORED: &str = "birdhub_chunks_stored_total";
 pub const CHUNKS_REFUSED: &str = "birdhub_chunks_refused_total";
 pub const DETECTIONS: &str = "birdhub_detections_total";
 pub const INFERENCE_JOBS: &str = "birdhub_inference_jobs_total";
+pub const INFERENCE_WINDOWS: &str = "birdhub_inference_windows_total";
 pub const INFERENCE_BATCH_SECONDS: &str = "birdhub_inference_batch_duration_seconds";
 pub const INFERENCE_QUEUE: &str = "birdhub_inference_queue_depth";
 pub const MQTT_CLIENTS: &str = "birdhub_mqtt_clients_connected";
@@ -159,6 +160,14 @@ impl Metrics {
         }
     }
 
+    /// `n` windows went through the model: the chunks' own, or a second look's extra ones.
+    pub fn inference_windows(&self, second_look: bool, n: u64) {
+        if self.0.is_some() {
+            let kind = if second_look { "second_look" } else { "chunk" };
+            self.counter(INFERENCE_WINDOWS, vec![Label::new("kind", kind)]).increment(n);
+        }
+    }
+
     /// A detection was stored for this satellite.
     pub fn detection(&self, satellite: SatelliteId) {
         if self.0.is_some() {
@@ -241,6 +250,11 @@ fn describe(r: &PrometheusRecorder) {
     r.describe_counter(CHUNKS_REFUSED.into(), None, text("Audio chunks answered with an error ack, by reason."));
     r.describe_counter(DETECTIONS.into(), None, text("Detections stored, by satellite id."));
     r.describe_counter(INFERENCE_JOBS.into(), None, text("Inference jobs finished, by result."));
+    r.describe_counter(
+        INFERENCE_WINDOWS.into(),
+        None,
+        text("3 s windows classified: the chunks' own, and the extra ones of second looks."),
+    );
     r.describe_histogram(
         INFERENCE_BATCH_SECONDS.into(),
         Some(Unit::Seconds),

@@ -18,6 +18,9 @@ pub struct Held {
     pub detection: NewDetection,
     pub class_index: usize,
     pub reason: String,
+    /// The first look (the previous chunk's scores, the window shifted back) was put off until
+    /// the next chunk, already queued, was classified: the second look does it too.
+    pub back_look: bool,
     /// The chunk's start, length and audio.
     pub chunk: ChunkAudio,
 }
@@ -38,6 +41,7 @@ pub fn hold(
     d: &NewDetection,
     class_index: usize,
     reason: &str,
+    back_look: bool,
     deadline: Timestamp,
     now: Timestamp,
 ) -> Result<()> {
@@ -45,9 +49,9 @@ pub fn hold(
         serde_json::to_string(d).map_err(|e| super::Error::Corrupt { what: "held detection", value: e.to_string() })?;
     conn.prepare_cached(
         "INSERT OR IGNORE INTO held_detections (chunk_pk, tenant_pk, satellite_pk, species_code, class_index, reason,
-             detection, deadline_at, created_at)
+             detection, deadline_at, created_at, back_look)
          VALUES ((SELECT pk FROM audio_chunks WHERE id = ?1), (SELECT pk FROM tenants WHERE id = ?2),
-                 (SELECT pk FROM satellites WHERE id = ?3), ?4, ?5, ?6, ?7, ?8, ?9)",
+                 (SELECT pk FROM satellites WHERE id = ?3), ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
     .execute(params![
         d.audio_chunk_id,
@@ -58,24 +62,29 @@ pub fn hold(
         reason,
         json,
         deadline.millis(),
-        now.millis()
+        now.millis(),
+        back_look
     ])?;
     Ok(())
 }
 
-const HELD_SELECT: &str = "SELECT h.pk, h.detection, h.class_index, h.reason, c.id, c.recorded_at, c.duration_ms";
+const HELD_SELECT: &str =
+    "SELECT h.pk, h.detection, h.class_index, h.reason, h.back_look, c.id, c.recorded_at, c.duration_ms";
 
-/// A held row's columns: pk, detection JSON, class, reason, chunk id, start, length, storage key.
-type HeldRow = (i64, String, i64, String, ChunkId, Timestamp, i64, String);
+/// A held row's columns: pk, detection JSON, class, reason, back look, chunk id, start, length,
+/// storage key.
+type HeldRow = (i64, String, i64, String, bool, ChunkId, Timestamp, i64, String);
 
 fn held_row(r: &Row<'_>) -> rusqlite::Result<HeldRow> {
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?))
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?))
 }
 
-fn held_from((pk, json, class_index, reason, id, recorded_at, duration_ms, storage_key): HeldRow) -> Option<Held> {
+fn held_from(
+    (pk, json, class_index, reason, back_look, id, recorded_at, duration_ms, storage_key): HeldRow,
+) -> Option<Held> {
     let detection = serde_json::from_str(&json).ok()?;
     let chunk = ChunkAudio { id, recorded_at, duration_ms, storage_key };
-    Some(Held { pk, detection, class_index: usize::try_from(class_index).ok()?, reason, chunk })
+    Some(Held { pk, detection, class_index: usize::try_from(class_index).ok()?, reason, back_look, chunk })
 }
 
 fn query_held(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Vec<Held>> {

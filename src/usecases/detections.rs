@@ -20,13 +20,27 @@ pub struct ChunkOutcome {
     pub chunk_id: ChunkId,
     /// Detections kept at once.
     pub kept: Vec<NewDetection>,
-    /// Detections held for a second look: the detection, its class, why, and until when.
-    pub held: Vec<(NewDetection, usize, &'static str, Timestamp)>,
+    /// Detections held for a second look.
+    pub held: Vec<HeldFor>,
     /// The privacy filter heard a voice: the chunk's audio is marked deleted (the caller removes
     /// the file after the commit) and nothing of it is kept.
     pub privacy: bool,
     /// The filters' counters for the chunk's satellite.
     pub counts: Vec<(&'static str, u32)>,
+}
+
+/// A detection held for a second look.
+#[derive(Debug, Clone)]
+pub struct HeldFor {
+    pub detection: NewDetection,
+    /// Its class in the model's output.
+    pub class: usize,
+    /// Why it is held (`borderline`, `not_expected`).
+    pub reason: &'static str,
+    /// The first look was put off to the second (`store::held::Held::back_look`).
+    pub back_look: bool,
+    /// When the wait for the next chunk ends.
+    pub deadline: Timestamp,
 }
 
 /// Writes every job's detections and held detections, its filter counters, and marks it done
@@ -55,8 +69,8 @@ pub fn record_batch(
             for d in &job.kept {
                 stored.extend(record(&tx, d, now)?);
             }
-            for (d, class, reason, deadline) in &job.held {
-                store::held::hold(&tx, d, *class, reason, *deadline, now)?;
+            for h in &job.held {
+                store::held::hold(&tx, &h.detection, h.class, h.reason, h.back_look, h.deadline, now)?;
             }
             store::held::bump(&tx, job.satellite_id, &job.counts)?;
             store::jobs::mark_done(&tx, &job.job_id, duration_ms, now)?;

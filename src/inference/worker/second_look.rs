@@ -1,21 +1,29 @@
 //! The second look at held detections (`docs/detection-quality.md`): the window of the held
 //! detection shifted back and forward by half a window, cut across the neighbouring chunks of
 //! the same satellite (or silence where there is none: a satellite's own gate drops silent
-//! chunks), and the neighbours' own windows when they were classified recently.
+//! chunks), and the neighbours' own windows when they were classified recently. Any of the four
+//! confirms; the neighbours' scores are read first, as they cost no model call.
 //!
-//! - First look, while the chunk is classified: the window shifted back (the previous chunk has
-//!   usually arrived) and the previous chunk's scores. Confirmed: kept at once.
+//! - First look, while the chunk is classified: the previous chunk's scores (and the next
+//!   chunk's, when it was classified first), then the window shifted back. Confirmed: kept at
+//!   once.
 //! - Otherwise the detection is held. When the satellite's next chunk has been classified, or the
-//!   wait ends, the window shifted forward and the next chunk's scores decide.
+//!   wait ends, the next chunk's scores and the window shifted forward decide.
+//! - While a backlog drains, the next chunk is often queued already and the previous one still
+//!   in another batch. Then the first look is put off (`back_look`): the detection is held at
+//!   once, and the second look reads both neighbours' scores and classifies both shifted windows
+//!   that they leave undecided in one call.
 //!
 //! With overlapping chunks (a profile's `overlapMs` of 1 s or more) the neighbour itself covers
 //! the shifted window, and its scores are used without another model call.
 
 use std::{collections::BTreeMap, sync::Arc};
 
+use chrono::{DateTime, Utc};
+
 use super::{Engine, JobError, Shared};
 use crate::{
-    ids::ChunkId,
+    ids::{ChunkId, SatelliteId},
     inference::{
         audio,
         screen::{Candidate, Policy},
@@ -33,8 +41,9 @@ const OVERLAP_ENOUGH_MS: i64 = 1000;
 /// is at least this (a confidence of about 0.05).
 const LOGIT_FLOOR: f32 = -3.0;
 
-/// What a first look decided: the detections it confirmed, and those still held.
-pub(super) type FirstLook = (Vec<NewDetection>, Vec<(Candidate, NewDetection)>);
+/// What a first look decided: the detections it confirmed, those still held, and whether the
+/// look itself was put off to the second (`back_look`).
+pub(super) type FirstLook = (Vec<NewDetection>, Vec<(Candidate, NewDetection)>, bool);
 
 /// A classified chunk's best logit per class, for the classes above [`LOGIT_FLOOR`].
 pub(super) type Scores = Arc<Vec<(u32, f32)>>;
@@ -57,8 +66,46 @@ fn scores_confirm(p: &Policy, index: usize, scores: Option<&Scores>) -> bool {
     scores.is_some_and(|s| s.iter().any(|(i, l)| *i as usize == index && p.confirms_logit(*l)))
 }
 
+/// A chunk's neighbour on one side, and its scores if it was classified recently.
+struct Side {
+    chunk: Option<ChunkAudio>,
+    scores: Option<Scores>,
+    /// It overlaps the chunk enough for its own scores to stand for the shifted window.
+    overlapping: bool,
+}
+
+impl Side {
+    /// Its scores stand for the shifted window, which then costs no model call.
+    fn covers(&self) -> bool {
+        self.overlapping && self.scores.is_some()
+    }
+}
+
 impl Shared {
-    /// The first look at a chunk's held candidates: returns those it confirms and those still held.
+    /// The chunk of `satellite` before the one recorded at `t` (lasting `d_ms`), or after it.
+    fn side(&self, satellite: SatelliteId, t: DateTime<Utc>, d_ms: i64, after: bool) -> store::Result<Side> {
+        let ms = chrono::Duration::milliseconds;
+        let (from, to, near) = match after {
+            false => (t - ms(d_ms + 1500), t - ms(1), t - ms(d_ms)),
+            true => (t + ms(1), t + ms(d_ms + 1500), t + ms(d_ms)),
+        };
+        let chunk = self
+            .state
+            .store
+            .call_blocking(|c| store::held::neighbour(c, satellite, from.into(), to.into(), near.into()))?;
+        let scores = chunk.as_ref().and_then(|n| self.recent.get(&n.id));
+        let overlapping = chunk.as_ref().is_some_and(|n| match after {
+            false => n.recorded_at.millis() > t.timestamp_millis() - d_ms + OVERLAP_ENOUGH_MS,
+            true => n.recorded_at.millis() < t.timestamp_millis() + d_ms - OVERLAP_ENOUGH_MS,
+        });
+        Ok(Side { chunk, scores, overlapping })
+    }
+
+    /// The first look at a chunk's held candidates: returns those it confirms, those still held,
+    /// and whether the look was put off. The neighbours' scores decide first, at no cost; a
+    /// window shifted back is classified only for what they leave undecided. When the next
+    /// chunk is already queued but not yet classified (a backlog draining), the look waits for
+    /// it: the second look then does both sides at once ([`Shared::resolve`]).
     pub(super) fn first_look(
         &self,
         job: &Claimed,
@@ -68,42 +115,36 @@ impl Shared {
         engine: Engine<'_>,
     ) -> Result<FirstLook, JobError> {
         if held.is_empty() {
-            return Ok((Vec::new(), held));
+            return Ok((Vec::new(), held, false));
         }
         let t = job.recorded_at.at();
         let d_ms = (samples.len() as i64 * 1000) / i64::from(audio::SAMPLE_RATE);
-        let ms = chrono::Duration::milliseconds;
-        let prev = self
-            .state
-            .store
-            .call_blocking(|c| {
-                store::held::neighbour(
-                    c,
-                    job.satellite_id,
-                    (t - ms(d_ms + 1500)).into(),
-                    (t - ms(1)).into(),
-                    (t - ms(d_ms)).into(),
-                )
-            })
-            .map_err(|e| JobError::retry(e.to_string()))?;
-        let prev_scores = prev.as_ref().and_then(|p| self.recent.get(&p.id));
-        let overlapping =
-            prev.as_ref().is_some_and(|p| p.recorded_at.millis() > t.timestamp_millis() - d_ms + OVERLAP_ENOUGH_MS);
-        let mut confirmed = Vec::new();
-        let mut still = Vec::new();
-        let (undecided, by_prev): (Vec<_>, Vec<_>) =
-            held.into_iter().partition(|(c, _)| !scores_confirm(policy, c.index, prev_scores.as_ref()));
-        confirmed.extend(by_prev.into_iter().map(|(_, d)| d));
+        let retry = |e: store::Error| JobError::retry(e.to_string());
+        let prev = self.side(job.satellite_id, t, d_ms, false).map_err(retry)?;
+        let (by_prev, undecided): (Vec<_>, Vec<_>) =
+            held.into_iter().partition(|(c, _)| scores_confirm(policy, c.index, prev.scores.as_ref()));
+        let mut confirmed: Vec<NewDetection> = by_prev.into_iter().map(|(_, d)| d).collect();
+        if undecided.is_empty() || prev.covers() {
+            return Ok((confirmed, undecided, false));
+        }
+        let next = self.side(job.satellite_id, t, d_ms, true).map_err(retry)?;
+        if next.chunk.is_some() && next.scores.is_none() {
+            return Ok((confirmed, undecided, true));
+        }
+        let (by_next, undecided): (Vec<_>, Vec<_>) =
+            undecided.into_iter().partition(|(c, _)| scores_confirm(policy, c.index, next.scores.as_ref()));
+        confirmed.extend(by_next.into_iter().map(|(_, d)| d));
         if undecided.is_empty() {
-            return Ok((confirmed, still));
+            return Ok((confirmed, undecided, false));
         }
-        if overlapping && prev_scores.is_some() {
-            return Ok((confirmed, undecided));
-        }
-        let prefix = prev.as_ref().map_or_else(|| vec![0.0; HALF], |p| self.edge(p, Edge::Tail));
-        let mut timeline = prefix;
+        let mut timeline = prev.chunk.as_ref().map_or_else(|| vec![0.0; HALF], |p| self.edge(p, Edge::Tail));
         timeline.extend_from_slice(samples);
-        let logits = self.shifted(&timeline, undecided.iter().map(|(c, _)| c.start), engine)?;
+        let mut cuts = BTreeMap::new();
+        for (c, _) in &undecided {
+            cuts.entry(c.start).or_insert_with(|| window_at(&timeline, c.start));
+        }
+        let logits = self.classify_extra(cuts, engine)?;
+        let mut still = Vec::new();
         for (c, d) in undecided {
             if logits.get(&c.start).is_some_and(|l| policy.confirms_logit(l.get(c.index).copied().unwrap_or(-15.0))) {
                 confirmed.push(d);
@@ -111,26 +152,24 @@ impl Shared {
                 still.push((c, d));
             }
         }
-        Ok((confirmed, still))
+        Ok((confirmed, still, false))
     }
 
-    /// Classifies, for each distinct start (in samples of `timeline`), the window at that start,
-    /// counting the extra model calls. Returns the logits by start.
-    fn shifted(
+    /// Classifies a second look's extra windows (each cut once, by its key) in one call,
+    /// counting them. Returns the logits by key.
+    fn classify_extra<K: Ord + Copy>(
         &self,
-        timeline: &[f32],
-        starts: impl Iterator<Item = usize>,
+        cuts: BTreeMap<K, Vec<f32>>,
         engine: Engine<'_>,
-    ) -> Result<BTreeMap<usize, Vec<f32>>, JobError> {
-        let mut starts: Vec<usize> = starts.collect();
-        starts.sort_unstable();
-        starts.dedup();
-        let windows: Vec<Vec<f32>> =
-            starts.iter().map(|s| audio::pad(timeline.get(*s..).unwrap_or_default())).collect();
-        let refs: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
+    ) -> Result<BTreeMap<K, Vec<f32>>, JobError> {
+        if cuts.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let refs: Vec<&[f32]> = cuts.values().map(Vec::as_slice).collect();
         let logits = engine.logits(&refs, 0)?;
         self.state.board.second_look_windows(refs.len() as u64);
-        Ok(starts.into_iter().zip(logits).collect())
+        self.state.metrics.inference_windows(true, refs.len() as u64);
+        Ok(cuts.keys().copied().zip(logits).collect())
     }
 
     /// Half a window from the start or the end of a chunk's audio (silence if it cannot be read).
@@ -209,7 +248,9 @@ impl Shared {
         }
     }
 
-    /// The second look proper: the window shifted forward and the next chunk's scores.
+    /// The second look proper: the next chunk's scores and the window shifted forward; for a
+    /// first look that was put off (`back_look`), the previous chunk's scores and the window
+    /// shifted back too. Scores decide first; the windows they leave undecided go in one call.
     fn resolve(&self, helds: Vec<Held>, next: Option<ChunkAudio>, engine: Engine<'_>) {
         let mut by_chunk: BTreeMap<ChunkId, Vec<Held>> = BTreeMap::new();
         for h in helds {
@@ -218,26 +259,7 @@ impl Shared {
         let mut looks = SecondLooks::default();
         for (_, group) in by_chunk {
             let chunk = group[0].chunk.clone();
-            let end = chunk.recorded_at.millis() + chunk.duration_ms;
-            let next = next.clone().or_else(|| {
-                let (sat, ms) = (group[0].detection.satellite_id, chrono::Duration::milliseconds);
-                let t = chunk.recorded_at.at();
-                self.state
-                    .store
-                    .call_blocking(|c| {
-                        store::held::neighbour(
-                            c,
-                            sat,
-                            (t + ms(1)).into(),
-                            (t + ms(chunk.duration_ms + 1500)).into(),
-                            (t + ms(chunk.duration_ms)).into(),
-                        )
-                    })
-                    .ok()
-                    .flatten()
-            });
-            let next_scores = next.as_ref().and_then(|n| self.recent.get(&n.id));
-            let overlapping = next.as_ref().is_some_and(|n| n.recorded_at.millis() < end - OVERLAP_ENOUGH_MS);
+            let (sat, t) = (group[0].detection.satellite_id, chunk.recorded_at.at());
             let d = &group[0].detection;
             let policy = match self.policies.get(d.tenant_id, d.satellite_id, &self.labels) {
                 Ok(p) => p,
@@ -246,33 +268,72 @@ impl Shared {
                     return;
                 }
             };
-            // The next chunk's scores decide first: a window is classified only for the held
+            let sides = || -> store::Result<(Side, Option<Side>)> {
+                let after = match &next {
+                    Some(n) => Side {
+                        scores: self.recent.get(&n.id),
+                        overlapping: n.recorded_at.millis()
+                            < t.timestamp_millis() + chunk.duration_ms - OVERLAP_ENOUGH_MS,
+                        chunk: Some(n.clone()),
+                    },
+                    None => self.side(sat, t, chunk.duration_ms, true)?,
+                };
+                let before = match group.iter().any(|h| h.back_look) {
+                    true => Some(self.side(sat, t, chunk.duration_ms, false)?),
+                    false => None,
+                };
+                Ok((after, before))
+            };
+            let (after, before) = match sides() {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::error!(error = %e, "reading a held detection's neighbours failed; the second look waits");
+                    return;
+                }
+            };
+            // The neighbours' scores decide first: a window is classified only for the held
             // detections they do not confirm.
-            let (by_scores, group): (Vec<_>, Vec<_>) =
-                group.into_iter().partition(|h| scores_confirm(&policy, h.class_index, next_scores.as_ref()));
-            looks.confirmed.extend(by_scores);
+            let by_scores = |h: &Held| {
+                scores_confirm(&policy, h.class_index, after.scores.as_ref())
+                    || h.back_look
+                        && scores_confirm(&policy, h.class_index, before.as_ref().and_then(|b| b.scores.as_ref()))
+            };
+            let (confirmed, group): (Vec<_>, Vec<_>) = group.into_iter().partition(by_scores);
+            looks.confirmed.extend(confirmed);
             let samples =
                 if group.is_empty() { Vec::new() } else { self.samples_of(&chunk.storage_key).unwrap_or_default() };
-            let need_window = !(group.is_empty() || samples.is_empty() || overlapping && next_scores.is_some());
-            let logits = if need_window {
+            let mut cuts = BTreeMap::new();
+            if !samples.is_empty() && !after.covers() {
                 let mut timeline = samples.clone();
-                timeline.extend(next.as_ref().map_or_else(|| vec![0.0; HALF], |n| self.edge(n, Edge::Head)));
-                let starts = group.iter().map(|h| start_sample(&h.detection) + HALF);
-                match self.shifted(&timeline, starts, engine) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        tracing::warn!(error = %e.message, "a second look failed; it is tried again");
-                        return;
-                    }
+                timeline.extend(after.chunk.as_ref().map_or_else(|| vec![0.0; HALF], |n| self.edge(n, Edge::Head)));
+                for h in &group {
+                    let start = start_sample(&h.detection) + HALF;
+                    cuts.entry((Edge::Head, start)).or_insert_with(|| window_at(&timeline, start));
                 }
-            } else {
-                BTreeMap::new()
+            }
+            if let Some(before) = before.as_ref().filter(|b| !samples.is_empty() && !b.covers()) {
+                let mut timeline = before.chunk.as_ref().map_or_else(|| vec![0.0; HALF], |p| self.edge(p, Edge::Tail));
+                timeline.extend_from_slice(&samples);
+                for h in group.iter().filter(|h| h.back_look) {
+                    let start = start_sample(&h.detection);
+                    cuts.entry((Edge::Tail, start)).or_insert_with(|| window_at(&timeline, start));
+                }
+            }
+            let logits = match self.classify_extra(cuts, engine) {
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::warn!(error = %e.message, "a second look failed; it is tried again");
+                    return;
+                }
             };
             for h in group {
-                let start = start_sample(&h.detection) + HALF;
-                let by_window =
-                    logits.get(&start).is_some_and(|l| l.get(h.class_index).is_some_and(|v| policy.confirms_logit(*v)));
-                if by_window {
+                let start = start_sample(&h.detection);
+                let confirms = |key| {
+                    logits
+                        .get(&key)
+                        .is_some_and(|l: &Vec<f32>| l.get(h.class_index).is_some_and(|v| policy.confirms_logit(*v)))
+                };
+                if confirms((Edge::Head, start + HALF)) || confirms((Edge::Tail, start)) {
                     looks.confirmed.push(h);
                 } else if policy.unconfirmed == crate::domain::detection_settings::UnconfirmedAction::Hide {
                     looks.hidden.push(h);
@@ -289,12 +350,19 @@ impl Shared {
     }
 }
 
+/// The window that starts at `start` samples into `timeline` (padded with silence at its end).
+fn window_at(timeline: &[f32], start: usize) -> Vec<f32> {
+    audio::pad(timeline.get(start..).unwrap_or_default())
+}
+
 /// The held detection's best window's first sample within its chunk.
 fn start_sample(d: &NewDetection) -> usize {
     usize::try_from(d.start_ms * i64::from(audio::SAMPLE_RATE) / 1000).unwrap_or(0)
 }
 
-#[derive(Clone, Copy)]
+/// Which end of a chunk: the head (a next chunk's, for the window shifted forward) or the tail
+/// (a previous chunk's, for the window shifted back).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Edge {
     Head,
     Tail,
