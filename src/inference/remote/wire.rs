@@ -299,7 +299,7 @@ mod tests {
         let token = "0123456789abcdef0123456789abcdef";
         let bytes = encode_job(token, &[&pcm]).expect("encode");
         assert!(bytes.len() < WINDOW * 2 + 200, "{} bytes", bytes.len());
-        assert_eq!(decode_job(&bytes).expect("decode"), Job { token: token.into(), windows: vec![pcm] });
+        assert_eq!(decode_job(&bytes).expect("decode"), Job { token: token.into(), windows: vec![pcm.clone()] });
         let resampled = window(|i| (i as f32 * 0.001).sin() * 0.3);
         let bytes = encode_job(token, &[&resampled]).expect("encode");
         assert!(bytes.len() > WINDOW * 4);
