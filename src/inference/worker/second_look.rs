@@ -93,12 +93,25 @@ impl Shared {
             .state
             .store
             .call_blocking(|c| store::held::neighbour(c, satellite, from.into(), to.into(), near.into()))?;
+        Ok(self.side_of(chunk, t, d_ms, after))
+    }
+
+    /// `chunk` as the neighbour before (or `after`) the chunk recorded at `t`, lasting `d_ms`.
+    fn side_of(&self, chunk: Option<ChunkAudio>, t: DateTime<Utc>, d_ms: i64, after: bool) -> Side {
         let scores = chunk.as_ref().and_then(|n| self.recent.get(&n.id));
         let overlapping = chunk.as_ref().is_some_and(|n| match after {
             false => n.recorded_at.millis() > t.timestamp_millis() - d_ms + OVERLAP_ENOUGH_MS,
             true => n.recorded_at.millis() < t.timestamp_millis() + d_ms - OVERLAP_ENOUGH_MS,
         });
-        Ok(Side { chunk, scores, overlapping })
+        Side { chunk, scores, overlapping }
+    }
+
+    /// The chunk's samples with half a window of the previous chunk before them (silence
+    /// without one): where the window shifted back is cut.
+    fn behind(&self, prev: &Side, samples: &[f32]) -> Vec<f32> {
+        let mut timeline = prev.chunk.as_ref().map_or_else(|| vec![0.0; HALF], |p| self.edge(p, Edge::Tail));
+        timeline.extend_from_slice(samples);
+        timeline
     }
 
     /// The first look at a chunk's held candidates: returns those it confirms, those still held,
@@ -137,8 +150,7 @@ impl Shared {
         if undecided.is_empty() {
             return Ok((confirmed, undecided, false));
         }
-        let mut timeline = prev.chunk.as_ref().map_or_else(|| vec![0.0; HALF], |p| self.edge(p, Edge::Tail));
-        timeline.extend_from_slice(samples);
+        let timeline = self.behind(&prev, samples);
         let mut cuts = BTreeMap::new();
         for (c, _) in &undecided {
             cuts.entry(c.start).or_insert_with(|| window_at(&timeline, c.start));
@@ -270,12 +282,7 @@ impl Shared {
             };
             let sides = || -> store::Result<(Side, Option<Side>)> {
                 let after = match &next {
-                    Some(n) => Side {
-                        scores: self.recent.get(&n.id),
-                        overlapping: n.recorded_at.millis()
-                            < t.timestamp_millis() + chunk.duration_ms - OVERLAP_ENOUGH_MS,
-                        chunk: Some(n.clone()),
-                    },
+                    Some(n) => self.side_of(Some(n.clone()), t, chunk.duration_ms, true),
                     None => self.side(sat, t, chunk.duration_ms, true)?,
                 };
                 let before = match group.iter().any(|h| h.back_look) {
@@ -312,8 +319,7 @@ impl Shared {
                 }
             }
             if let Some(before) = before.as_ref().filter(|b| !samples.is_empty() && !b.covers()) {
-                let mut timeline = before.chunk.as_ref().map_or_else(|| vec![0.0; HALF], |p| self.edge(p, Edge::Tail));
-                timeline.extend_from_slice(&samples);
+                let timeline = self.behind(before, &samples);
                 for h in group.iter().filter(|h| h.back_look) {
                     let start = start_sample(&h.detection);
                     cuts.entry((Edge::Tail, start)).or_insert_with(|| window_at(&timeline, start));
