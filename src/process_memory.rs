@@ -2,10 +2,17 @@
 //!
 //! ONNX Runtime builds a session from a copy of the whole model file and frees it afterwards;
 //! glibc keeps such freed heap memory mapped, so an idle hub held ~95 MB it no longer used
-//! (`birdhub bench memory`: 244 MB idle by default, 148 MB tuned). With
-//! `MALLOC_MMAP_THRESHOLD_=131072`, blocks of 128 KiB and more come from their own mappings and
-//! go back to the kernel when freed; `MALLOC_ARENA_MAX=2` bounds the per-thread heaps that the
-//! async runtime's, SQLite's and ONNX Runtime's threads would otherwise each grow.
+//! (`birdhub bench memory`: 244 MB idle by default, 148 MB tuned). With a fixed
+//! `MALLOC_MMAP_THRESHOLD_` ([`MMAP_THRESHOLD`], 4 MiB), blocks that large come from their own
+//! mappings and go back to the kernel when freed, and glibc no longer raises the threshold after
+//! such a free (which is what kept the model's copy); `MALLOC_ARENA_MAX=2` bounds the per-thread
+//! heaps that the async runtime's, SQLite's and ONNX Runtime's threads would otherwise each grow.
+//!
+//! The threshold was 128 KiB until issue 49. Then every message buffer (a 384 KB audio message,
+//! a 2.3 MB job for the remote workers) was a fresh mapping, faulted in and zeroed page by page
+//! and unmapped again: a third of a coordinator's work per chunk, and more on a worker. At 4 MiB
+//! they are reused from the heap; the model's copy (51 MB) and ORT's large arena blocks still
+//! map and unmap, and the idle and after-drain figures stayed the same (docs/operations.md).
 //!
 //! glibc reads these variables only when the process starts, so [`tune`] re-executes the
 //! binary once with them set (same pid, arguments, descriptors and environment otherwise). A
@@ -15,6 +22,8 @@ use std::{os::unix::process::CommandExt, process::Command};
 
 /// The variable that marks a tuned (or deliberately untuned) process.
 pub const MARKER: &str = "BIRDHUB_MALLOC";
+/// Blocks of this many bytes and more are their own mappings (4 MiB).
+pub const MMAP_THRESHOLD: &str = "4194304";
 
 /// Re-executes this process with the tuned allocator unless it already runs with it. Returns
 /// only when nothing needs doing or the re-execution failed (the process then runs untuned).
@@ -25,7 +34,7 @@ pub fn tune() {
     let mut args = std::env::args_os();
     let arg0 = args.next().unwrap_or_default();
     let mut cmd = Command::new("/proc/self/exe");
-    cmd.arg0(arg0).args(args).env(MARKER, "tuned").env("MALLOC_MMAP_THRESHOLD_", "131072");
+    cmd.arg0(arg0).args(args).env(MARKER, "tuned").env("MALLOC_MMAP_THRESHOLD_", MMAP_THRESHOLD);
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
         cmd.env("MALLOC_ARENA_MAX", "2");
     }

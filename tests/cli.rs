@@ -327,7 +327,7 @@ fn the_hub_runs_with_the_tuned_allocator_unless_told_otherwise() {
         env
     };
     let tuned = environ(&[]);
-    assert!(tuned.contains(&"MALLOC_MMAP_THRESHOLD_=131072".to_owned()), "{tuned:?}");
+    assert!(tuned.contains(&"MALLOC_MMAP_THRESHOLD_=4194304".to_owned()), "{tuned:?}");
     assert!(tuned.contains(&"MALLOC_ARENA_MAX=2".to_owned()) && tuned.contains(&"BIRDHUB_MALLOC=tuned".to_owned()));
     let own = environ(&[("MALLOC_ARENA_MAX", "4")]);
     assert!(own.contains(&"MALLOC_ARENA_MAX=4".to_owned()), "the user's value wins: {own:?}");

@@ -58,8 +58,10 @@ pub async fn run(settings: &Settings, args: MemoryArgs) -> anyhow::Result<ExitCo
     let exe = std::env::current_exe().context("the path of this binary")?;
     println!("birdhub bench memory: resident memory (RSS) of the hub, in MB");
     let allocator = match std::env::var(crate::process_memory::MARKER).as_deref() {
-        Ok("tuned") => "tuned (MALLOC_MMAP_THRESHOLD_=131072, MALLOC_ARENA_MAX=2)",
-        _ => "glibc defaults (BIRDHUB_MALLOC=default)",
+        Ok("tuned") => {
+            format!("tuned (MALLOC_MMAP_THRESHOLD_={}, MALLOC_ARENA_MAX=2)", crate::process_memory::MMAP_THRESHOLD)
+        }
+        _ => "glibc defaults (BIRDHUB_MALLOC=default)".to_owned(),
     };
     println!("model {}, {} cores, allocator {allocator}\n", model.path.display(), cores());
 

@@ -140,30 +140,47 @@ pub(super) async fn real_rate(
         clients
             .push(connect_to(to.port, &to.root, s, move |topic, payload| record_ack(&p, &l, &topic, &payload)).await?);
     }
+    let rounds = seconds.div_ceil(3).max(1);
+    let spacing = Duration::from_millis(3000 / sats.len().max(1) as u64);
+    // One chunk from each satellite first, not timed: a satellite's first chunk of the day makes
+    // its day's directory (three levels on a new hub), once a day, not for each chunk after.
+    let send = async |s: &Sat, c: &rumqttc::AsyncClient| -> anyhow::Result<()> {
+        let chunk = uuid::Uuid::new_v4().to_string();
+        pending.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.insert(chunk.clone(), Instant::now());
+        let topic = crate::mqtt::topics::topic(&to.root, s.tenant, s.id, crate::mqtt::topics::Channel::Audio);
+        c.publish(topic, QoS::AtLeastOnce, false, message(s, &chunk, &b64)).await?;
+        Ok(())
+    };
+    for (s, c) in sats.iter().zip(&clients) {
+        send(s, c).await?;
+        tokio::time::sleep(spacing).await;
+    }
+    wait_acks(&latencies, sats.len()).await;
+    latencies.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.clear();
     // What the hub does for a satellite that just connected (its config push) is over by then.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let connected = Cpu::now();
-    let rounds = seconds.div_ceil(3).max(1);
-    let spacing = Duration::from_millis(3000 / sats.len().max(1) as u64);
     for _ in 0..rounds {
         for (s, c) in sats.iter().zip(&clients) {
-            let chunk = uuid::Uuid::new_v4().to_string();
-            pending.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.insert(chunk.clone(), Instant::now());
-            let topic = crate::mqtt::topics::topic(&to.root, s.tenant, s.id, crate::mqtt::topics::Channel::Audio);
-            c.publish(topic, QoS::AtLeastOnce, false, message(s, &chunk, &b64)).await?;
+            send(s, c).await?;
             tokio::time::sleep(spacing).await; // spread each round over 3 s, like real devices
         }
     }
     let expected = rounds as usize * sats.len();
+    wait_acks(&latencies, expected).await;
+    let mut acks = latencies.lock().map(|l| l.clone()).unwrap_or_default();
+    acks.sort_by(f64::total_cmp);
+    Ok(RealRate { acks, sent: expected, connected })
+}
+
+/// Waits (at most 10 s) until `expected` acks were recorded.
+async fn wait_acks(latencies: &Mutex<Vec<f64>>, expected: usize) {
     for _ in 0..200 {
         if latencies.lock().map(|l| l.len()).unwrap_or(0) >= expected {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let mut acks = latencies.lock().map(|l| l.clone()).unwrap_or_default();
-    acks.sort_by(f64::total_cmp);
-    Ok(RealRate { acks, sent: expected, connected })
 }
 
 fn record_ack(pending: &Pending, latencies: &Arc<Mutex<Vec<f64>>>, topic: &str, payload: &[u8]) {
