@@ -96,16 +96,21 @@ fn with_header(token: &str, windows: usize, format: SampleFormat) -> Result<Vec<
 }
 
 /// Writes `w` as 16-bit PCM into `out` and says whether that was exact: every sample a value
-/// `k / 32768` that a 16-bit WAV gives (as the WAV reader makes it). No early exit and no libm
-/// call, so the loop stays branch-free.
+/// `k / 32768` that a 16-bit WAV gives (as the WAV reader makes it). Branch-free with no
+/// float-to-int conversion, so it vectorises: adding 1.5 x 2^23 rounds `k` to an integer that
+/// the float's low mantissa bits hold (for |k| < 2^22; the range check refuses anything wider),
+/// and the sum minus that constant equals `k` only when `k` was an integer. NaN fails every
+/// comparison. (A saturating `as i32` stayed scalar: 3x slower, a quarter of the offer work.)
 fn pack_i16(w: &[f32], out: &mut [u8]) -> bool {
+    const ROUNDER: f32 = 12_582_912.0;
     let mut inexact = 0u32;
     for (b, s) in out.chunks_exact_mut(2).zip(w) {
         let k = s * 32768.0;
-        // Saturating, and NaN becomes 0, which the comparison then rejects.
-        let i = k as i32;
-        inexact |= u32::from((i as f32) != k) | u32::from(!(-32768..=32767).contains(&i));
-        b.copy_from_slice(&(i as i16).to_le_bytes());
+        let y = k + ROUNDER;
+        let exact = (y - ROUNDER == k) & (k >= -32768.0) & (k <= 32767.0);
+        inexact |= u32::from(!exact);
+        let value = y.to_bits().wrapping_sub(ROUNDER.to_bits()) as u16;
+        b.copy_from_slice(&value.to_le_bytes());
     }
     inexact == 0
 }
@@ -318,7 +323,7 @@ mod tests {
         assert!(bytes.len() > WINDOW * 4);
         assert_eq!(decode_job(&bytes).expect("decode").windows[0], resampled, "floats travel as they are");
         // One sample that no 16-bit value gives (half a step, or full scale +1.0) keeps the floats.
-        for odd in [0.5 / 32768.0, 1.0, -1.0 - 1.0 / 32768.0] {
+        for odd in [0.5 / 32768.0, 1.0, -1.0 - 1.0 / 32768.0, -200.0, 1e9] {
             let mut w = pcm.clone();
             w[WINDOW / 2] = odd;
             // In the last window of three: the two 16-bit ones before it travel as floats too.
