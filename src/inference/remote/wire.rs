@@ -107,7 +107,7 @@ fn pack_i16(w: &[f32], out: &mut [u8]) -> bool {
     for (b, s) in out.chunks_exact_mut(2).zip(w) {
         let k = s * 32768.0;
         let y = k + ROUNDER;
-        let exact = (y - ROUNDER == k) & (k >= -32768.0) & (k <= 32767.0);
+        let exact = (y - ROUNDER == k) & (-32768.0..=32767.0).contains(&k);
         inexact |= u32::from(!exact);
         let value = y.to_bits().wrapping_sub(ROUNDER.to_bits()) as u16;
         b.copy_from_slice(&value.to_le_bytes());
