@@ -10,7 +10,8 @@
 //!
 //! The threshold was 128 KiB until issue 49. Then every message buffer (a 384 KB audio message,
 //! a 2.3 MB job for the remote workers) was a fresh mapping, faulted in and zeroed page by page
-//! and unmapped again: a third of a coordinator's work per chunk, and more on a worker. At 4 MiB
+//! and unmapped again: about a sixth of a coordinator's CPU per chunk (1.30 against 1.09-1.20
+//! ms in `bench workers`), and most of a worker's MQTT thread. At 4 MiB
 //! they are reused from the heap; the model's copy (51 MB) and ORT's large arena blocks still
 //! map and unmap, and the idle and after-drain figures stayed the same (docs/operations.md).
 //!
