@@ -328,11 +328,17 @@ fn the_hub_runs_with_the_tuned_allocator_unless_told_otherwise() {
     };
     let tuned = environ(&[]);
     assert!(tuned.contains(&"MALLOC_MMAP_THRESHOLD_=4194304".to_owned()), "{tuned:?}");
+    assert!(tuned.contains(&"MALLOC_TRIM_THRESHOLD_=4194304".to_owned()), "{tuned:?}");
     assert!(tuned.contains(&"MALLOC_ARENA_MAX=2".to_owned()) && tuned.contains(&"BIRDHUB_MALLOC=tuned".to_owned()));
     let own = environ(&[("MALLOC_ARENA_MAX", "4")]);
     assert!(own.contains(&"MALLOC_ARENA_MAX=4".to_owned()), "the user's value wins: {own:?}");
+    let own_trim = environ(&[("MALLOC_TRIM_THRESHOLD_", "131072")]);
+    assert!(own_trim.contains(&"MALLOC_TRIM_THRESHOLD_=131072".to_owned()), "the user's value wins: {own_trim:?}");
     let untouched = environ(&[("BIRDHUB_MALLOC", "default")]);
-    assert!(!untouched.iter().any(|v| v.starts_with("MALLOC_MMAP_THRESHOLD_")), "{untouched:?}");
+    assert!(
+        !untouched.iter().any(|v| v.starts_with("MALLOC_MMAP_THRESHOLD_") || v.starts_with("MALLOC_TRIM_THRESHOLD_")),
+        "{untouched:?}"
+    );
 }
 
 #[test]

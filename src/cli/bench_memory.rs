@@ -59,7 +59,11 @@ pub async fn run(settings: &Settings, args: MemoryArgs) -> anyhow::Result<ExitCo
     println!("birdhub bench memory: resident memory (RSS) of the hub, in MB");
     let allocator = match std::env::var(crate::process_memory::MARKER).as_deref() {
         Ok("tuned") => {
-            format!("tuned (MALLOC_MMAP_THRESHOLD_={}, MALLOC_ARENA_MAX=2)", crate::process_memory::MMAP_THRESHOLD)
+            format!(
+                "tuned (MALLOC_MMAP_THRESHOLD_={}, MALLOC_TRIM_THRESHOLD_={}, MALLOC_ARENA_MAX=2)",
+                crate::process_memory::MMAP_THRESHOLD,
+                crate::process_memory::TRIM_THRESHOLD
+            )
         }
         _ => "glibc defaults (BIRDHUB_MALLOC=default)".to_owned(),
     };
