@@ -33,9 +33,6 @@ use crate::{
     store,
 };
 
-/// How often a drain asks the queue whether it is done.
-pub(super) const DRAIN_POLL: Duration = Duration::from_millis(200);
-
 #[derive(Debug, clap::Args)]
 pub struct PipelineArgs {
     /// Simulated satellites.
@@ -427,23 +424,32 @@ pub(super) fn message_at(s: &Sat, chunk: &str, audio_b64: &str, at: chrono::Date
     out
 }
 
+/// Waits until `total` jobs have finished (done or failed); an error after `limit`. The queue is
+/// asked every 200 ms: the drain rate comes from the hub's own timestamps, so a slow poll loses
+/// nothing, and a fast one (a queue count every 20 ms) took CPU from the workers being measured.
+pub(super) async fn wait_drained(hub: &app::Hub, total: usize, limit: Duration) -> anyhow::Result<()> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let stats = hub.state.store.call(|c| store::jobs::stats(c, None)).await?;
+        if stats.done + stats.failed >= total as u64 {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the queue did not drain within {} minutes ({stats:?})",
+            limit.as_secs() / 60
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// A hub started on a queue of `total` chunks: the drain rate from the first job claimed to the
 /// last job committed (WAV read, classified, detections written and published), by the hub's own
 /// timestamps, and the bus-to-WebSocket latencies seen meanwhile.
 async fn drain(hub: &app::Hub, total: usize) -> anyhow::Result<(f64, Vec<f64>, Times, Calls)> {
     let (bus_times, ws_latency) = watch_websocket(hub).await?;
     let before = Sql::now(&hub.state.store);
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
-        let stats = hub.state.store.call(|c| store::jobs::stats(c, None)).await?;
-        if stats.done + stats.failed >= total as u64 {
-            break;
-        }
-        anyhow::ensure!(Instant::now() < deadline, "the queue did not drain within 5 minutes ({stats:?})");
-        // The rate comes from the hub's own timestamps, so a slow poll loses nothing; a fast
-        // one took CPU from the workers being measured (a queue count every 20 ms).
-        tokio::time::sleep(DRAIN_POLL).await;
-    }
+    wait_drained(hub, total, Duration::from_secs(300)).await?;
     tokio::time::sleep(Duration::from_millis(300)).await; // the last frames
     let seconds = drained_seconds(hub).await?;
     let mut lat = ws_latency.lock().map(|l| l.clone()).unwrap_or_default();

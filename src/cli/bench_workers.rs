@@ -25,7 +25,6 @@ use crate::{
     app,
     config::{Settings, WorkerCount},
     inference::ModelDir,
-    store,
 };
 
 #[derive(Debug, clap::Args)]
@@ -191,7 +190,7 @@ async fn drain_round(
     let cpu = sim::Cpu::now();
     let (runtime0, slots0) = (threads_cpu("tokio-rt"), threads_cpu("remote-"));
     let traffic0 = hub.state.remote.traffic();
-    wait_drained(&hub, total).await?;
+    pipeline::wait_drained(&hub, total, Duration::from_secs(600)).await?;
     let hub_cpu_ms = cpu.per_chunk(total).whole_ms;
     let per_chunk_ms = |s: f64| s * 1e3 / total.max(1) as f64;
     let runtime_ms = per_chunk_ms(threads_cpu("tokio-rt") - runtime0);
@@ -222,20 +221,6 @@ impl Drop for Kill {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
-    }
-}
-
-async fn wait_drained(hub: &app::Hub, total: usize) -> anyhow::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(600);
-    loop {
-        let stats = hub.state.store.call(|c| store::jobs::stats(c, None)).await?;
-        if stats.done + stats.failed >= total as u64 {
-            return Ok(());
-        }
-        anyhow::ensure!(Instant::now() < deadline, "the queue did not drain within 10 minutes ({stats:?})");
-        // The rate comes from the hub's own timestamps, so a slow poll loses nothing; a fast
-        // one took CPU from the workers being measured (a queue count every 20 ms).
-        tokio::time::sleep(pipeline::DRAIN_POLL).await;
     }
 }
 
