@@ -98,6 +98,7 @@ on_both_brokers!(
     a_revoked_worker_is_disconnected_refused_and_stops,
     a_worker_with_another_label_set_is_refused_at_join_with_both_named,
     a_worker_key_can_neither_take_nor_forge_what_is_not_its_own,
+    a_worker_gets_its_first_offer_once_subscribed_not_a_lease_later,
 );
 
 async fn admin(hub: &TestHub) -> Api {
@@ -476,4 +477,38 @@ async fn a_worker_key_can_neither_take_nor_forge_what_is_not_its_own(on: On) {
     assert_eq!(after.late_or_unknown, before.late_or_unknown + 1, "the forged result was dropped");
     assert_eq!(after.refused, before.refused + 1, "the unreadable one refused");
     assert_eq!(hub.sql(|c| c.query_row("SELECT count(*) FROM detections", [], |r| r.get::<_, i64>(0)).expect("n")), 0);
+}
+
+/// The hub offers nothing to a joined worker until it says its jobs subscription is in place.
+/// Before, the offers for a waiting queue went out the moment the join was accepted, reached a
+/// group the worker had not joined yet, and waited out their whole lease (a drain stalled 30 s).
+async fn a_worker_gets_its_first_offer_once_subscribed_not_a_lease_later(on: On) {
+    let hub = rig(on, |s| {
+        coordinator(s);
+        s.inference.lease_seconds = 120;
+    })
+    .await;
+    let platform = admin(&hub).await;
+    let key = workers::mint(&platform, "careful").await;
+    let (_api, r, mut c) = team(&hub, false).await;
+    for i in 0..3 {
+        send(&mut c, &r, &cut(3.0, 3.0), i * 3).await;
+    }
+    let mut worker = Fake::connect(hub.port, &key).await;
+    assert!(matches!(worker.next(10).await, Some(workers::Seen::Connected)));
+    let answer = worker.join(&workers::labels()).await;
+    assert_eq!(answer["accepted"], true, "{answer}");
+    // A worker on a slow link: its subscription takes a moment to reach the broker.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(hub.state().remote.traffic().offers, 0, "an offer went out before the worker could receive it");
+    let jobs = answer["jobs"].as_str().expect("jobs").to_owned();
+    assert!(worker.subscribe(&jobs).await);
+    let ready = json!({"jobs": 0, "ready": true}).to_string().into_bytes();
+    assert!(worker.publish(&worker.topic("status"), ready).await);
+    let offer = worker.raw_on("birdhub/_work/jobs", 15).await.expect("the queued chunks are offered once subscribed");
+    let job = birdhub::inference::remote::wire::decode_job(&offer).expect("a job");
+    let scores = vec![vec![-8.0f32; 6522]; job.windows.len()];
+    let result = birdhub::inference::remote::wire::encode_result(&job.token, &scores, 1.0);
+    assert!(worker.publish(&worker.topic("result"), result).await);
+    wait_done(&hub, job.windows.len() as i64, 30).await;
 }

@@ -40,6 +40,10 @@ pub struct WorkersArgs {
     /// Chunks sent one at a time for the latency figures.
     #[arg(long, default_value_t = 40)]
     pub latency_chunks: usize,
+    /// Keep the workers' logs in this directory (`<n>-workers-core<core>.log`, appended), at the
+    /// level `RUST_LOG` gives (the workers inherit it), to read after a run that went wrong.
+    #[arg(long)]
+    pub worker_logs: Option<std::path::PathBuf>,
 }
 
 pub async fn run(settings: &Settings, args: WorkersArgs) -> anyhow::Result<ExitCode> {
@@ -184,7 +188,8 @@ async fn drain_round(
             .arg(model)
             .env("BIRDHUB_WORKER_KEY", key)
             .env("BIRDHUB_LOG", "error");
-        children.push(Kill(cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn()?));
+        children
+            .push(Kill(cmd.stdout(Stdio::null()).stderr(worker_log(args.worker_logs.as_deref(), n, core)?).spawn()?));
     }
     let total = args.satellites * args.backlog;
     let cpu = sim::Cpu::now();
@@ -212,6 +217,19 @@ async fn drain_round(
         slots_ms,
         latency,
     })
+}
+
+/// Where a worker's log goes: nowhere, or with `--worker-logs <dir>` to
+/// `<dir>/<n>-workers-core<core>.log`, appended.
+fn worker_log(dir: Option<&std::path::Path>, n: usize, core: usize) -> anyhow::Result<Stdio> {
+    let Some(dir) = dir else { return Ok(Stdio::null()) };
+    let path = dir.join(format!("{n}-workers-core{core}.log"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    Ok(Stdio::from(file))
 }
 
 /// A child process killed when dropped.

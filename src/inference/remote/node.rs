@@ -16,7 +16,7 @@ use std::{
 use anyhow::Context;
 use rumqttc::v5::{
     AsyncClient, Event, MqttOptions,
-    mqttbytes::{QoS, v5::ConnectReturnCode, v5::Packet},
+    mqttbytes::{QoS, v5::ConnectReturnCode, v5::Packet, v5::SubscribeReasonCode},
 };
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -121,14 +121,21 @@ pub async fn run(
                 if topic == result_topic {
                     done.fetch_add(1, Ordering::Relaxed);
                 }
-                if let Err(e) = rt.block_on(client.publish(topic, QoS::AtLeastOnce, false, payload)) {
-                    tracing::warn!(error = %e, "could not send an answer to the hub");
+                match rt.block_on(client.publish(topic, QoS::AtLeastOnce, false, payload)) {
+                    Ok(()) => tracing::debug!("answer handed to the connection"),
+                    Err(e) => tracing::warn!(error = %e, "could not send an answer to the hub"),
                 }
             }
         })?
     };
 
     let mut jobs_filter: Option<String> = None;
+    // Subscribed to the jobs but not yet acknowledged: the hub offers nothing until it hears the
+    // broker took the subscription (`ready`), so no early offer goes to a group we are not in.
+    let mut awaiting_jobs_ack = false;
+    let status_body = |ready: bool| {
+        serde_json::to_vec(&wire::Status { jobs: done.load(Ordering::Relaxed), ready }).unwrap_or_default()
+    };
     let mut status = tokio::time::interval_at(tokio::time::Instant::now() + STATUS_EVERY, STATUS_EVERY);
     let mut failures = 0u32;
     let code = loop {
@@ -144,8 +151,8 @@ pub async fn run(
                 continue;
             }
             _ = status.tick() => {
-                let body = serde_json::json!({ "jobs": done.load(Ordering::Relaxed) }).to_string();
-                let _ = client.try_publish(topic("status"), QoS::AtMostOnce, false, body);
+                let ready = jobs_filter.is_some() && !awaiting_jobs_ack;
+                let _ = client.try_publish(topic("status"), QoS::AtMostOnce, false, status_body(ready));
                 continue;
             }
             p = eventloop.poll() => p,
@@ -159,6 +166,7 @@ pub async fn run(
                 }
                 tracing::info!(host = %options.host, port = options.port, "connected; joining the hub's workers");
                 jobs_filter = None;
+                awaiting_jobs_ack = false;
                 client.subscribe(control.clone(), QoS::AtLeastOnce).await?;
                 client.publish(topic("hello"), QoS::AtLeastOnce, false, serde_json::to_vec(&hello)?).await?;
             }
@@ -168,6 +176,7 @@ pub async fn run(
                     tracing::info!(group = %answer.jobs, model = %hello.model, precision = %hello.precision, threads = hello.threads, "joined the hub's workers");
                     client.subscribe(answer.jobs.clone(), QoS::AtLeastOnce).await?;
                     jobs_filter = Some(answer.jobs);
+                    awaiting_jobs_ack = true;
                 } else if answer.retry {
                     tracing::warn!(
                         reason = answer.reason.as_deref().unwrap_or(""),
@@ -185,6 +194,23 @@ pub async fn run(
                     );
                     eprintln!("the hub refused this worker: {}", answer.reason.unwrap_or_default());
                     break ExitCode::from(2);
+                }
+            }
+            Ok(Event::Incoming(Packet::SubAck(ack))) if awaiting_jobs_ack => {
+                // The control topic's acknowledgement came before the join was even answered, so
+                // this one is for the jobs.
+                let Some(filter) = jobs_filter.clone() else { continue };
+                if ack.return_codes.iter().all(|c| matches!(c, SubscribeReasonCode::Success(_))) {
+                    awaiting_jobs_ack = false;
+                    tracing::info!("subscribed to the jobs; telling the hub this worker is ready");
+                    client.publish(topic("status"), QoS::AtLeastOnce, false, status_body(true)).await?;
+                } else {
+                    tracing::warn!(codes = ?ack.return_codes, "the broker refused the jobs subscription; trying again in 2 s");
+                    let client = client.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_secs(2)).await;
+                        let _ = client.subscribe(filter, QoS::AtLeastOnce).await;
+                    });
                 }
             }
             Ok(Event::Incoming(Packet::Publish(p))) => {
@@ -256,6 +282,7 @@ fn answer(
             return (String::new(), None);
         }
     };
+    tracing::debug!(token = %job.token, windows = job.windows.len(), "job received");
     if stopping.load(Ordering::Relaxed) {
         let body = serde_json::to_vec(&wire::Release { token: job.token }).unwrap_or_default();
         return (release_topic.to_owned(), Some(body));

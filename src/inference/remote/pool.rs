@@ -108,6 +108,22 @@ pub struct RemoteWorker {
     pub jobs_done: u64,
     #[serde(skip)]
     recent: VecDeque<(Instant, usize)>,
+    /// Its subscription to the jobs is in place ([`wire::Status::ready`]).
+    #[serde(skip)]
+    ready: bool,
+    #[serde(skip)]
+    joined: Option<Instant>,
+}
+
+/// How long a joined worker that never says it is ready (a build from before the ready message)
+/// waits before it gets offers anyway.
+const READY_FALLBACK: Duration = Duration::from_secs(5);
+
+impl RemoteWorker {
+    /// Whether offers may go to it: joined, connected, and subscribed to the jobs.
+    fn takes_offers(&self) -> bool {
+        self.connected && (self.ready || self.joined.is_some_and(|t| t.elapsed() >= READY_FALLBACK))
+    }
 }
 
 /// Counters of the traffic with remote workers (`birdhub bench workers`, `/metrics`).
@@ -196,9 +212,10 @@ impl RemotePool {
         self.0.workers.lock().map(|w| w.get(&id).is_some_and(|r| r.connected)).unwrap_or(false)
     }
 
-    /// Offers the pool may hold now: [`IN_FLIGHT_PER_WORKER`] per joined worker.
+    /// Offers the pool may hold now: [`IN_FLIGHT_PER_WORKER`] per worker that is ready for them.
     fn capacity(&self) -> usize {
-        self.0.workers.lock().map(|w| w.values().filter(|r| r.connected).count()).unwrap_or(0) * IN_FLIGHT_PER_WORKER
+        self.0.workers.lock().map(|w| w.values().filter(|r| r.takes_offers()).count()).unwrap_or(0)
+            * IN_FLIGHT_PER_WORKER
     }
 
     /// Waits (at most `wait`) for room for one more offer; `true` when taken (give it back with
@@ -245,7 +262,11 @@ impl RemotePool {
                 o.blocking_send(Outgoing { topic: jobs_topic(self.root()), payload })
                     .map_err(|_| ScoreError::Wire("the broker is not running".into()))
             });
+        tracing::debug!(token = %token, windows = windows.len(), "offer sent to the worker group");
         let answer = sent.and_then(|()| rx.recv_timeout(lease).map_err(|_| ScoreError::Expired(lease.as_secs())));
+        if answer.is_err() {
+            tracing::warn!(token = %token, windows = windows.len(), "an offer got no answer");
+        }
         // Whatever happened, the token is spent: a later answer with it is late.
         if let Ok(mut p) = self.0.pending.lock() {
             p.remove(&token);
@@ -274,6 +295,10 @@ impl RemotePool {
             Channel::Hello => None,
             Channel::Status => {
                 self.touch(id, now, 0);
+                let status = serde_json::from_slice::<wire::Status>(payload).unwrap_or_default();
+                if status.ready {
+                    self.mark_ready(id);
+                }
                 None
             }
             Channel::Release => {
@@ -309,6 +334,7 @@ impl RemotePool {
                     return None;
                 };
                 c.results.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(worker = %id, token = %result.token, "result taken");
                 let reply = match result.error {
                     Some(e) => Reply::Failed(e),
                     None if result.logits.len() != p.windows => {
@@ -322,6 +348,21 @@ impl RemotePool {
                 let _ = p.reply.try_send(reply);
                 None
             }
+        }
+    }
+
+    /// The worker's jobs subscription is in place: slots may offer to it now.
+    fn mark_ready(&self, id: Uuid) {
+        let newly = self.0.workers.lock().is_ok_and(|mut w| {
+            w.get_mut(&id).is_some_and(|r| {
+                let was = r.ready;
+                r.ready = true;
+                !was
+            })
+        });
+        if newly {
+            tracing::debug!(worker = %id, "a remote worker is subscribed to the jobs");
+            self.wake_all();
         }
     }
 
@@ -381,12 +422,14 @@ impl RemotePool {
             jobs_per_minute: 0,
             jobs_done: 0,
             recent: VecDeque::new(),
+            ready: false,
+            joined: Some(Instant::now()),
         };
         if let Ok(mut w) = self.0.workers.lock() {
             let done = w.get(&id).map_or(0, |r| r.jobs_done);
             w.insert(id, RemoteWorker { jobs_done: done, ..worker });
         }
-        self.wake_all();
+        // No slot is woken yet: offers wait for the worker's word that it subscribed to the jobs.
         Answer { accepted: true, reason: None, jobs: shared_jobs_filter(self.root()), retry: false }
     }
 
@@ -524,6 +567,12 @@ mod tests {
         assert!(!pool.take_room(Duration::from_millis(10)), "no worker, no room");
         let id = Uuid::new_v4();
         pool.on_message(id, Channel::Hello, &hello(&"a".repeat(64)), now());
+        // Joined, but the broker has not confirmed its jobs subscription: an offer now would
+        // reach nobody and wait out its whole lease.
+        assert!(!pool.take_room(Duration::from_millis(10)), "no room before the worker is subscribed");
+        pool.on_message(id, Channel::Status, br#"{"jobs":0}"#, now());
+        assert!(!pool.take_room(Duration::from_millis(10)), "a status that is not ready changes nothing");
+        pool.on_message(id, Channel::Status, br#"{"jobs":0,"ready":true}"#, now());
         for _ in 0..IN_FLIGHT_PER_WORKER {
             assert!(pool.take_room(Duration::from_millis(10)));
         }

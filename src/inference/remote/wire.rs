@@ -296,6 +296,19 @@ pub struct Answer {
     pub retry: bool,
 }
 
+/// A worker's sign of life on its `status` topic. `ready` says its subscription to the jobs is
+/// in place (the broker acknowledged it): the hub offers nothing to a worker before that, since
+/// an offer the broker routes to a group its member has not joined yet reaches nobody.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    /// Chunk jobs answered since it started.
+    #[serde(default)]
+    pub jobs: u64,
+    #[serde(default)]
+    pub ready: bool,
+}
+
 /// A job the worker gives back unprocessed (it is stopping).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
