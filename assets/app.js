@@ -26,9 +26,29 @@
   }
   document.addEventListener("submit", (ev) => {
     const form = ev.target;
-    if (form.__bhInFlight) { ev.preventDefault(); ev.stopImmediatePropagation(); return; }
+    if (form.__bhInFlight || form.__bhSent) { ev.preventDefault(); ev.stopImmediatePropagation(); return; }
     submitting = form;
-    setTimeout(() => { if (submitting === form) submitting = null; }, 0);
+    setTimeout(() => {
+      if (submitting === form) submitting = null;
+      // A form no script took (sign-in, sign-out, the team switcher) is on its way: a second
+      // submit would send it again. Going back to the page (bfcache) makes it sendable again.
+      if (!ev.defaultPrevented && form.method === "post") form.__bhSent = true;
+    }, 0);
+  }, true);
+  window.addEventListener("pageshow", () => document.querySelectorAll("form").forEach((f) => { delete f.__bhSent; }));
+
+  // Every button sends once. The second click of a double click (a person's habit, or a shaky
+  // hand) never reaches a page's handler nor submits a form: on a quick hub the first answer is
+  // back before it, so nothing else would stop it. Buttons meant to be pressed in quick
+  // succession carry data-repeat. A button outside a form whose click handler calls bh.api
+  // (before any await) stays off until that call is back, like a form's buttons do.
+  let clicking = null;
+  document.addEventListener("click", (ev) => {
+    const btn = ev.target.closest && ev.target.closest("button, input[type=submit], input[type=button]");
+    if (!btn || btn.hasAttribute("data-repeat")) return;
+    if (ev.detail > 1 || btn.__bhInFlight) { ev.preventDefault(); ev.stopImmediatePropagation(); return; }
+    clicking = btn;
+    setTimeout(() => { if (clicking === btn) clicking = null; }, 0);
   }, true);
 
   // Calls the hub's /api with the session cookie, the team and the CSRF token. A lost session
@@ -44,12 +64,23 @@
       form.__bhInFlight = (form.__bhInFlight || 0) + 1;
       setPending(form, true);
     }
+    const button = form ? null : clicking;
+    if (button) {
+      button.__bhInFlight = (button.__bhInFlight || 0) + 1;
+      if (!button.disabled) { button.disabled = true; button.dataset.bhPending = "1"; }
+      button.setAttribute("aria-busy", "true");
+    }
     const init = { method, headers, credentials: "same-origin" };
     if (body !== undefined) {
       headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
     }
     const done = (ok) => {
+      if (button && --button.__bhInFlight <= 0) {
+        button.__bhInFlight = 0;
+        button.removeAttribute("aria-busy");
+        if (button.dataset.bhPending) { button.disabled = false; delete button.dataset.bhPending; }
+      }
       if (!form) return;
       form.__bhInFlight -= 1;
       if (ok) delete form.__bhKey;
@@ -233,7 +264,7 @@
   });
 
   // Declarative API forms and buttons, for settings pages:
-  //   <form data-api="PUT /auth/me/profile" data-then="reload|toast" data-result="#box">
+  //   <form data-api="PUT /auth/me/profile" data-then="reload|toast" data-result="#box" data-refresh="#list">
   //   <button data-api="DELETE /api-keys/ID" data-confirm="Revoke this key?">
   // Field names may be dotted (a.b) for nested JSON; data-type="number|list|json" converts.
   // With data-result, the answer's fields fill [data-field="path"] inside that box (text, or
@@ -269,6 +300,23 @@
     });
     box.hidden = false;
   }
+  // data-refresh="#a, #b": after a success that shows its answer in place (a new key, shown
+  // once), those parts of the page are fetched again, so its lists name what was just made.
+  async function refreshParts(selectors) {
+    let doc;
+    try {
+      const resp = await fetch(location.href, { credentials: "same-origin" });
+      if (!resp.ok) return;
+      doc = new DOMParser().parseFromString(await resp.text(), "text/html");
+    } catch (_) { return; }
+    selectors.split(",").map((x) => x.trim()).filter(Boolean).forEach((sel) => {
+      const now = document.querySelector(sel), fresh = doc.querySelector(sel);
+      if (!now || !fresh) return;
+      const part = document.importNode(fresh, true);
+      now.replaceWith(part);
+      refreshTimes(part);
+    });
+  }
   async function run(spec, body, opts) {
     const at = spec.indexOf(" ");
     const r = await api(spec.slice(0, at), spec.slice(at + 1), body);
@@ -279,6 +327,7 @@
     }
     if (opts.errorBox) opts.errorBox.hidden = true;
     if (opts.result) showResult(opts.result, r.data || {});
+    if (opts.refresh) refreshParts(opts.refresh);
     if (opts.then === "reload") location.reload();
     else if (opts.then && opts.then.startsWith("/")) location.assign(opts.then);
     else toast(opts.done || "Saved", "ok");
@@ -296,7 +345,7 @@
     if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
     run(form.dataset.api, form.dataset.nobody !== undefined ? undefined : body, {
       then: form.dataset.then, result: form.dataset.result, done: form.dataset.done,
-      errorBox: form.querySelector(".form-error"),
+      refresh: form.dataset.refresh, errorBox: form.querySelector(".form-error"),
     });
   });
   document.addEventListener("click", (ev) => {

@@ -273,12 +273,17 @@
     out.hidden = false;
     bh.toast("Saved", "ok");
   });
+  // The hub refuses a "raise" that would not raise (409 not_a_raise), so a change made
+  // meanwhile is never lowered; the page offers it only above what the species needs now.
   const raise = $("raise-threshold");
   if (raise) raise.addEventListener("click", () => {
-    const v = Number(d.conf);
-    ask(`From now on, keep ${d.name} only from a confidence of ${d.conf}, at every satellite of the team?`, async () => {
-      const r = await setSpeciesMin(d.code, v);
-      return { ok: r.ok, r, text: `Saved: ${d.name} now needs a confidence of ${d.conf} to be kept.`,
+    const to = raise.dataset.to, old = raise.dataset.old;
+    ask(`From now on, keep ${d.name} only from a confidence of ${to}, at every satellite of the team? ` +
+      `It needs ${old} now (${raise.dataset.oldWhose}).`, async () => {
+      const lang = d.lang ? "?lang=" + encodeURIComponent(d.lang) : "";
+      const r = await bh.api("POST", "/detection-quality/" + encodeURIComponent(d.code) + "/raise" + lang, { threshold: Number(to) });
+      if (r.ok) raise.closest(".row").remove(); // done: no second offer of the same raise
+      return { ok: r.ok, r, text: `Saved: ${d.name} now needs a confidence of ${to} to be kept (it needed ${old}).`,
         where: "the team's detection settings", href: "/team/detection#species_min_confidence" };
     });
   });

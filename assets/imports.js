@@ -10,8 +10,21 @@
   const figures = $("import-figures"), result = $("import-result"), submit = $("import-submit");
   const num = (n) => Math.round(n || 0).toLocaleString("en-US");
 
-  function fail(message) {
+  const peers = { "birdnet-pi": "BirdNET-Pi", "birdnet-go": "BirdNET-Go" };
+
+  // The hub's refusal in its words; the other peer's database (wrong_kind) offers the switch.
+  function fail(message, code) {
     box.textContent = message;
+    if (code === "wrong_kind") {
+      const kind = $("import-kind");
+      const other = kind.value === "birdnet-pi" ? "birdnet-go" : "birdnet-pi";
+      const again = document.createElement("button");
+      again.type = "button";
+      again.id = "import-switch";
+      again.textContent = "Import it as " + peers[other];
+      again.addEventListener("click", () => { kind.value = other; form.requestSubmit(); });
+      box.append(" ", again);
+    }
     box.hidden = false;
     submit.disabled = false;
     $("import-progress").hidden = true;
@@ -87,7 +100,7 @@
     xhr.addEventListener("error", () => fail("The upload did not reach the hub. Is it running?"));
     xhr.addEventListener("load", () => {
       const body = xhr.response || {};
-      if (xhr.status !== 202) { fail(body.message || "The hub refused the upload (" + xhr.status + ")."); return; }
+      if (xhr.status !== 202) { fail(body.message || "The hub refused the upload (" + xhr.status + ").", body.code); return; }
       bar.value = 0;
       show(body);
       poll(body.id);

@@ -1,7 +1,7 @@
 //! The detection settings in a real headless chromium: an admin picks species by their German
 //! names on the Team settings page (the API then holds their codes) and sees the hub's 422 for a
-//! threshold of 1.5 with nothing saved; a detection page raises its species' threshold and never
-//! records it here, at the satellite and at the team; the satellite page sets and clears an
+//! threshold of 1.5 with nothing saved; a detection page raises its species' threshold (never
+//! lowers it: issue 51) and never records it here, at the satellite and at the team; the satellite page sets and clears an
 //! override; a species page sets its own minimum; a viewer reads all of it and can change none.
 //! Screenshots at 390 and 1280 px; no page is wider than a 360 or 390 px phone.
 
@@ -28,6 +28,8 @@ fn labels() -> tempfile::TempDir {
 
 struct World {
     hub: TestHub,
+    team: birdhub::ids::TenantId,
+    sat_id: birdhub::ids::SatelliteId,
     sat: String,
     det: String,
     _labels: tempfile::TempDir,
@@ -44,7 +46,7 @@ async fn world() -> World {
     assert_eq!(status, 200, "{prefs}");
     let sat = seed::satellite(&hub, owner.tenant, "Garden Pi").await;
     let (_, det) = seed::heard(&hub, owner.tenant, sat, "2026-05-02T05:10:00Z", BLACKBIRD, 0.8312).await;
-    World { hub, sat: sat.to_string(), det: det.to_string(), _labels: labels }
+    World { hub, team: owner.tenant, sat_id: sat, sat: sat.to_string(), det: det.to_string(), _labels: labels }
 }
 
 async fn team_settings(api: &common::Api) -> Value {
@@ -167,10 +169,19 @@ async fn an_admin_sets_thresholds_and_lists_and_a_detection_page_changes_them() 
     b.find("#detection-form button[type=submit]").await;
     fits_phones(&b, "Detection settings").await;
 
-    // The detection page: raise the blackbird's threshold to this detection's 0.8312, rounded up.
+    // The detection page: the blackbird needs 0.85 already, more than this 0.8312 detection has,
+    // so no raise is offered (issue 51: it offered 0.84, a lowering).
     b.goto(&format!("/detections/{}", w.det)).await;
+    let said = b.text("#threshold-now").await;
+    assert!(said.contains("Amsel already needs 0.85"), "{said}");
+    assert!(!b.has("#raise-threshold").await, "no raise that lowers");
+    // Without its own threshold (the hub's 0.70 applies), raise it to what hides this detection.
+    let (status, body) = api.put("/settings/tenant", json!({ "species_min_confidence": {} })).await;
+    assert_eq!(status, 200, "{body}");
+    reload(&b).await;
     b.click("#raise-threshold").await;
-    assert!(b.text("#det-confirm-text").await.contains("0.84"), "it asks first, naming the value");
+    let asked = b.text("#det-confirm-text").await;
+    assert!(asked.contains("0.84") && asked.contains("0.70"), "it asks first, naming the new and old values: {asked}");
     b.click("#det-confirm-ok").await;
     assert!(b.wait_until("return !document.getElementById('det-settings-result').hidden;", 10).await);
     assert!(b.text("#det-settings-result").await.contains("0.84"));
@@ -287,5 +298,74 @@ async fn a_viewer_reads_the_detection_settings_and_can_change_none() {
         viewer.put(&format!("/satellites/{}/config", w.sat), json!({ "overrides": { "min_confidence": 0.9 } })).await;
     assert_eq!(status, 403);
     assert_eq!(team_settings(&admin).await["exclude_species"], json!(["strix_aluco"]));
+    b.close().await;
+}
+
+/// Issue 51, defect 1: "Raise this species' threshold" is offered only above what the species
+/// needs now, at the level that hides the call, with the old value in the dialog; the hub
+/// refuses a raise that a change made meanwhile turned into a lowering.
+#[tokio::test]
+async fn a_raise_is_offered_only_above_the_species_threshold_and_never_lowers_it() {
+    let w = world().await;
+    let api = w.hub.login("owner@example.org").await;
+    let (team, sat) = (w.team, w.sat_id);
+    let (_, at_85) = seed::heard(&w.hub, team, sat, "2026-05-02T05:20:00Z", BLACKBIRD, 0.85).await;
+    let (_, sure) = seed::heard(&w.hub, team, sat, "2026-05-02T05:30:00Z", BLACKBIRD, 1.0).await;
+    let (status, body) =
+        api.put("/settings/tenant", json!({ "species_min_confidence": { "turdus_merula": 0.9 } })).await;
+    assert_eq!(status, 200, "{body}");
+    let b = Browser::start(w.hub.http_addr.port(), "detection-raise").await;
+    b.sign_in("owner@example.org", PASSWORD, None).await;
+
+    // The team keeps blackbirds from 0.90: an 85 % call offers no raise, and says so.
+    b.goto(&format!("/detections/{at_85}")).await;
+    let said = b.text("#threshold-now").await;
+    assert!(said.contains("Amsel already needs 0.90"), "{said}");
+    assert!(!b.has("#raise-threshold").await, "no raise to 0.85 or 0.86");
+    b.shot("already-needs").await;
+
+    // A 100 % call: no threshold hides it, and the page says so rather than offer 0.99.
+    b.goto(&format!("/detections/{sure}")).await;
+    let said = b.text("#threshold-now").await;
+    assert!(said.contains("No threshold hides a call of 100 %"), "{said}");
+    assert!(!b.has("#raise-threshold").await);
+
+    // From 0.80, the 85 % call offers 0.86 (0.85 would keep it) and names the old value.
+    let (status, body) =
+        api.put("/settings/tenant", json!({ "species_min_confidence": { "turdus_merula": 0.8 } })).await;
+    assert_eq!(status, 200, "{body}");
+    b.goto(&format!("/detections/{at_85}")).await;
+    assert!(b.text("#raise-threshold").await.contains("to 0.86"), "the level that hides this call");
+    b.click("#raise-threshold").await;
+    let asked = b.text("#det-confirm-text").await;
+    assert!(asked.contains("0.86") && asked.contains("It needs 0.80 now"), "{asked}");
+    b.shot("raise-dialog").await;
+
+    // Meanwhile a learned 0.93 was applied: saving now would lower it, and the hub refuses.
+    let (status, body) =
+        api.put("/settings/tenant", json!({ "species_min_confidence": { "turdus_merula": 0.93 } })).await;
+    assert_eq!(status, 200, "{body}");
+    b.click("#det-confirm-ok").await;
+    assert!(b.wait_until("return !document.getElementById('det-confirm-error').hidden;", 10).await, "refused");
+    let error = b.text("#det-confirm-error").await;
+    assert!(error.contains("Amsel already needs a confidence of 0.93"), "{error}");
+    assert_eq!(team_settings(&api).await["species_min_confidence"], json!({ "turdus_merula": 0.93 }), "kept");
+    b.click("#det-confirm-cancel").await;
+
+    // From 0.80 again, the raise saves 0.86.
+    let (status, body) =
+        api.put("/settings/tenant", json!({ "species_min_confidence": { "turdus_merula": 0.8 } })).await;
+    assert_eq!(status, 200, "{body}");
+    reload(&b).await;
+    b.click("#raise-threshold").await;
+    b.click("#det-confirm-ok").await;
+    assert!(b.wait_until("return !document.getElementById('det-settings-result').hidden;", 10).await);
+    let result = b.text("#det-settings-result").await;
+    assert!(result.contains("0.86") && result.contains("it needed 0.80"), "{result}");
+    let s = settings_until(&api, |s| s["species_min_confidence"]["turdus_merula"] == json!(0.86)).await;
+    assert_eq!(s["species_min_confidence"], json!({ "turdus_merula": 0.86 }), "{s}");
+    b.shot("raised").await;
+    fits_phones(&b, "the detection page").await;
+    b.assert_no_js_errors().await;
     b.close().await;
 }

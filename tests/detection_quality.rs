@@ -7,6 +7,9 @@
 //! - A rejected detection counts nowhere: today's numbers of the Live page and the dashboard, the
 //!   daily activity grid, the species list, the home feed and the alert rules' daily totals.
 //! - In Chromium: the page lists the species, Apply changes its row; screenshots at 390/1280 px.
+//! - "Raise this species' threshold" (issue 51) never lowers one: a raise to or below what the
+//!   species needs (its own, a learned one applied, the team's or the hub's) is refused with 409
+//!   `not_a_raise` in words, and nothing changes.
 
 mod common;
 
@@ -302,4 +305,50 @@ async fn the_detection_quality_page_applies_a_suggestion() {
     b.shot("applied").await;
     b.close().await;
     hub.stop().await.expect("stop");
+}
+
+#[tokio::test]
+async fn a_raise_to_or_below_the_species_threshold_is_refused_in_words() {
+    let hub = common::spawn_hub().await;
+    let owner = hub.user("owner@example.org", false).await;
+    hub.member_of("viewer@example.org", owner.tenant, Role::Viewer).await;
+    let sat = seed::satellite(&hub, owner.tenant, "garden").await;
+    warbler(&hub, owner.tenant, sat, 0, 0.85).await;
+    let api = hub.login(&owner.email).await;
+    let raise = format!("/detection-quality/{CODE}/raise");
+
+    // Nothing of its own: the hub's 0.70.
+    let (status, now) = api.get(&format!("/detection-quality/{CODE}/threshold")).await;
+    assert_eq!(status, 200, "{now}");
+    assert!(close(&now["threshold"], 0.7) && now["source"] == "hub", "{now}");
+
+    // Its own 0.90: a "raise" to 0.85 or to 0.90 is refused, and the 0.90 stays.
+    let (status, body) = api.put("/settings/tenant", json!({ "species_min_confidence": { CODE: 0.9 } })).await;
+    assert_eq!(status, 200, "{body}");
+    for lower in [0.85, 0.9] {
+        let got = api.post(&raise, json!({ "threshold": lower })).await;
+        assert_error(&got, 409, "not_a_raise");
+        let message = got.1["message"].as_str().unwrap_or_default();
+        assert!(message.contains("Tennessee Warbler already needs a confidence of 0.90"), "{message}");
+        assert!(close(&stored_threshold(&api).await, 0.9), "unchanged after {lower}");
+    }
+
+    // A real raise: stored, with the old value in the answer and the audit log.
+    let (status, body) = api.post(&raise, json!({ "threshold": 0.95 })).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(close(&body["previous"], 0.9) && body["previousSource"] == "species", "{body}");
+    assert!(close(&body["threshold"], 0.95), "{body}");
+    assert!(close(&stored_threshold(&api).await, 0.95));
+    let audit = settings_audit(&hub, owner.tenant);
+    let (_, details) = audit.last().expect("an audit entry");
+    assert!(close(&details["previous"], 0.9) && close(&details["threshold"], 0.95), "{details}");
+
+    // Bad input is a clear 4xx, and a viewer may not.
+    assert_error(&api.post(&raise, json!({ "threshold": 1.5 })).await, 422, "invalid_threshold");
+    let got = api.post(&raise, json!({ "threshold": "high" })).await;
+    assert!(got.0.is_client_error() && got.1["message"].is_string(), "{got:?}");
+    let viewer = hub.login("viewer@example.org").await;
+    let got = viewer.post(&raise, json!({ "threshold": 0.97 })).await;
+    assert_eq!(got.0.as_u16(), 403, "{}", got.1);
+    assert!(close(&stored_threshold(&api).await, 0.95));
 }

@@ -8,6 +8,11 @@
 //!   the same audit action `admin.tenant_settings_updated`) and answers the updated row. 404
 //!   `species_not_found` for a species without votes in the team, 409 `no_suggestion` when there
 //!   is nothing to apply.
+//! - `GET /detection-quality/{code}/threshold` (Viewer+): the species' threshold today and where
+//!   it comes from (its own, the team's, the hub's).
+//! - `POST /detection-quality/{code}/raise` (Admin+) `{threshold}`: a detection page's "raise this
+//!   species' threshold" (`?lang=` names the species); 409 `not_a_raise` when the species already needs as much or more, so
+//!   the shortcut never lowers a threshold (issue 51).
 
 use super::openapi::{err, tags};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -15,15 +20,77 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use axum::extract::State;
 use serde::Deserialize;
 
-use super::{ApiError, Path, Query};
+use super::{ApiError, Json, Path, Query};
 use crate::{
     auth::{Admin, ClientIp, Viewer},
     state::AppState,
-    usecases::learned_thresholds::{self as learned, Actor, Overview, Row},
+    usecases::{
+        learned_thresholds::{self as learned, Actor, Overview, Row},
+        species_threshold::{self as threshold, Raised, Threshold},
+    },
 };
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(overview)).routes(routes!(apply)).routes(routes!(unconfirmed))
+    OpenApiRouter::new()
+        .routes(routes!(overview))
+        .routes(routes!(apply))
+        .routes(routes!(unconfirmed))
+        .routes(routes!(species_threshold))
+        .routes(routes!(raise))
+}
+
+fn threshold_ctx(state: &AppState) -> threshold::Ctx<'_> {
+    threshold::Ctx {
+        store: &state.store,
+        labels: &state.names,
+        hub_threshold: f64::from(state.settings.inference.threshold),
+    }
+}
+
+#[utoipa::path(
+    get, path = "/detection-quality/{code}/threshold", tag = tags::DETECTIONS,
+    description = "Viewer+. The species' threshold today: its own `species_min_confidence` (set by hand or a learned one applied), else the team's `min_confidence`, else the hub's; `source` says which.",
+    params(("code" = String, Path, description = "species code"), QualityQuery),
+    responses((status = 200, description = "the threshold", body = Threshold), err::Auth, err::Unprocessable)
+)]
+async fn species_threshold(
+    State(state): State<AppState>,
+    Viewer(access): Viewer,
+    Path(code): Path<String>,
+    Query(q): Query<QualityQuery>,
+) -> Result<axum::Json<Threshold>, ApiError> {
+    let ctx = threshold_ctx(&state);
+    Ok(axum::Json(threshold::current(&ctx, access.tenant_id, code, q.lang.as_deref()).await?))
+}
+
+/// What a raise asks for.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct RaiseBody {
+    /// The new threshold, 0.01 to 0.99; above the species' current one.
+    threshold: f64,
+}
+
+#[utoipa::path(
+    post, path = "/detection-quality/{code}/raise", tag = tags::DETECTIONS,
+    description = "Admin+. Raises the species' threshold (its entry in the team's `species_min_confidence`, audited as `admin.tenant_settings_updated`). Refused with 409 `not_a_raise` when the species already needs this much or more (its own, a learned, the team's or the hub's threshold): a raise never lowers. Answers the threshold before and after.",
+    params(("code" = String, Path, description = "species code"), QualityQuery),
+    request_body = RaiseBody,
+    responses((status = 200, description = "raised", body = Raised), err::BadRequest, err::Auth, err::Conflict, err::Unprocessable)
+)]
+async fn raise(
+    State(state): State<AppState>,
+    ClientIp(ip): ClientIp,
+    Admin(access): Admin,
+    Path(code): Path<String>,
+    Query(q): Query<QualityQuery>,
+    Json(body): Json<RaiseBody>,
+) -> Result<axum::Json<Raised>, ApiError> {
+    let by = Actor { user: access.ctx.user_id(), api_key: access.ctx.api_key_id().map(str::to_owned), ip: Some(ip) };
+    let ctx = threshold_ctx(&state);
+    let ask = threshold::Raise { code, to: body.threshold, lang: q.lang };
+    let raised = threshold::raise(&ctx, &state.clock, &state.bus, access.tenant_id, ask, by).await?;
+    Ok(axum::Json(raised))
 }
 
 /// The team's unconfirmed detections, as the page and scripts read them.

@@ -393,6 +393,20 @@ impl From<crate::usecases::public_page::PublicError> for ApiError {
     }
 }
 
+impl From<crate::usecases::species_threshold::RaiseError> for ApiError {
+    fn from(e: crate::usecases::species_threshold::RaiseError) -> Self {
+        use crate::usecases::species_threshold::RaiseError;
+        let m = e.to_string();
+        match e {
+            RaiseError::NotARaise { .. } => Self::Conflict("not_a_raise", m),
+            RaiseError::OutOfRange(_) => Self::Unprocessable("invalid_threshold", m),
+            RaiseError::UnknownSpecies(_) => Self::Unprocessable("unknown_species", m),
+            RaiseError::Names(e) => e.into(),
+            RaiseError::Store(e) => e.into(),
+        }
+    }
+}
+
 impl From<crate::usecases::learned_thresholds::QualityError> for ApiError {
     fn from(e: crate::usecases::learned_thresholds::QualityError) -> Self {
         use crate::usecases::learned_thresholds::QualityError;
@@ -444,6 +458,16 @@ impl From<crate::usecases::import_uploads::UploadError> for ApiError {
             UploadError::Busy => Self::Conflict("import_running", m),
             UploadError::HubBusy { .. } => Self::Unavailable("imports_busy", m),
             UploadError::Invalid(_) => Self::Unprocessable("invalid_import", m),
+            UploadError::WrongFile(w) => {
+                use crate::usecases::import_refusals::WrongFile;
+                let code = match w {
+                    WrongFile::NoDatabase(_) => "source_not_found",
+                    WrongFile::NotADatabase(_) => "unknown_schema",
+                    WrongFile::OtherPeer { .. } => "wrong_kind",
+                    WrongFile::Unreadable(_) => "source_unreadable",
+                };
+                Self::Unprocessable(code, m)
+            }
             UploadError::Import(e) => e.into(),
             UploadError::Io(e) => Self::internal(e),
             UploadError::Store(e) => e.into(),

@@ -27,6 +27,7 @@ pub mod sessions;
 pub mod settings;
 pub mod sort;
 pub mod species_images;
+pub mod species_threshold;
 pub mod sun;
 pub mod user_agent;
 pub mod validate;

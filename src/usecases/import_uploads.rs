@@ -9,7 +9,8 @@
 //! job ends. A hub that stops mid-import marks the job failed at its next start ([`recover`]),
 //! and removes the scratch no running import uses: uploading the file again resumes it, the
 //! de-duplication keys skipping what was already added. What the team reads names the file as
-//! it was sent, never a path on the hub ([`imports::shown`]).
+//! it was sent, never a path on the hub ([`imports::shown`]), and a file that is not the station
+//! the form said is refused in words ([`import_refusals`]).
 
 use std::{
     collections::{HashMap, HashSet},
@@ -24,7 +25,10 @@ use crate::{
     inference::{range, translations::Translations},
     objects::ObjectStore,
     store::{self, Store, imports::ImportJob},
-    usecases::imports::{self, ImportError, ImportRequest, PeerKind, Target, shown, space, unpack},
+    usecases::{
+        import_refusals,
+        imports::{self, ImportError, ImportRequest, PeerKind, Target, space, unpack},
+    },
 };
 
 /// Space left free on the data dir's disk while an upload is written.
@@ -49,6 +53,9 @@ pub enum UploadError {
     HubBusy { limit: usize },
     #[error("{0}")]
     Invalid(String),
+    /// The file is not the station the form said, in words that name it ([`import_refusals`]).
+    #[error(transparent)]
+    WrongFile(#[from] import_refusals::WrongFile),
     #[error(transparent)]
     Import(#[from] ImportError),
     #[error("writing the upload: {0}")]
@@ -314,9 +321,13 @@ pub async fn start(
 ) -> Result<ImportJob, UploadError> {
     let tenant = slot.0;
     let req = request(tenant, actor, &form, upload.path.clone())?;
-    let id = imports::prepare(&h.store, &h.data_dir, req)
-        .await
-        .map_err(|e| shown::hide_error(e, &h.data_dir, &upload.shown_name()))?;
+    let kind = req.kind;
+    let id = imports::prepare(&h.store, &h.data_dir, req).await.map_err(|e| {
+        match import_refusals::explain(e, &h.data_dir, &upload.shown_name(), kind) {
+            Ok(wrong) => UploadError::WrongFile(wrong),
+            Err(other) => UploadError::Import(other),
+        }
+    })?;
     let job = h.store.call(move |c| store::imports::get(c, tenant, id)).await?;
     let h2 = h.clone();
     tokio::spawn(async move {

@@ -113,7 +113,7 @@ impl Actor {
 
 /// The team's threshold: its own `min_confidence`, else the hub's (a 32-bit value, shown to 0.001).
 fn team_threshold(s: &TenantSettings, hub: f64) -> f64 {
-    s.min_confidence.unwrap_or((hub * 1000.0).round() / 1000.0)
+    crate::domain::species_threshold::team(s, hub)
 }
 
 fn rules(s: &TenantSettings) -> Rules {

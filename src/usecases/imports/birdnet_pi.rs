@@ -168,31 +168,43 @@ fn real(v: Option<&Value>) -> Result<Option<f64>, ()> {
     }
 }
 
+/// A value from the old database as a person reads it: in quotes, trimmed, control characters
+/// escaped, and cut after 40 characters.
+fn quoted(v: &str) -> String {
+    let v = v.trim();
+    let mut out: String = v.chars().take(40).flat_map(char::escape_debug).collect();
+    if v.chars().count() > 40 {
+        out.push('…');
+    }
+    format!("\u{201c}{out}\u{201d}")
+}
+
 impl BirdnetPi {
     /// One row by column name, or why it is corrupt.
     fn row(&self, cols: &HashMap<String, usize>, values: &[Value]) -> Result<PeerRow, String> {
         let get = |name: &str| cols.get(&name.to_ascii_lowercase()).and_then(|i| values.get(*i));
-        let date_text = text(get("Date")).ok_or("no date")?;
-        let time_text = text(get("Time")).ok_or("no time")?;
-        let date =
-            NaiveDate::parse_from_str(date_text.trim(), "%Y-%m-%d").map_err(|_| format!("bad date {date_text:?}"))?;
+        let date_text = text(get("Date")).ok_or("it has no date")?;
+        let time_text = text(get("Time")).ok_or("it has no time")?;
+        let date = NaiveDate::parse_from_str(date_text.trim(), "%Y-%m-%d")
+            .map_err(|_| format!("the date {} cannot be read", quoted(&date_text)))?;
         let time = NaiveTime::parse_from_str(time_text.trim(), "%H:%M:%S%.f")
             .or_else(|_| NaiveTime::parse_from_str(time_text.trim(), "%H:%M"))
-            .map_err(|_| format!("bad time {time_text:?}"))?;
+            .map_err(|_| format!("the time {} cannot be read", quoted(&time_text)))?;
         let sci = text(get("Sci_Name")).map(|s| s.trim().to_owned()).unwrap_or_default();
         if sci.is_empty() {
-            return Err("empty scientific name".into());
+            return Err("it names no species (its scientific name is empty)".into());
         }
         let common = text(get("Com_Name")).map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
         let conf_raw = get("Confidence");
-        let confidence = real(conf_raw)
-            .ok()
-            .flatten()
-            .filter(|c| (0.0..=1.0).contains(c))
-            .ok_or_else(|| format!("bad confidence {:?}", text(conf_raw).unwrap_or_default()))?;
-        let number = |name: &str| real(get(name)).map_err(|()| format!("bad {name} {:?}", text(get(name))));
-        let (threshold, sensitivity) = (number("Cutoff")?, number("Sens")?);
-        let (latitude, longitude) = (number("Lat")?, number("Lon")?);
+        let confidence = real(conf_raw).ok().flatten().filter(|c| (0.0..=1.0).contains(c)).ok_or_else(|| {
+            format!("the confidence {} is not a number from 0 to 1", quoted(&text(conf_raw).unwrap_or_default()))
+        })?;
+        let number = |name: &str, word: &str| {
+            real(get(name))
+                .map_err(|()| format!("the {word} {} is not a number", quoted(&text(get(name)).unwrap_or_default())))
+        };
+        let (threshold, sensitivity) = (number("Cutoff", "threshold")?, number("Sens", "sensitivity")?);
+        let (latitude, longitude) = (number("Lat", "latitude")?, number("Lon", "longitude")?);
         let file = text(get("File_Name")).map(|s| s.trim().to_owned()).unwrap_or_default();
         let key = format!("{date_text}|{time_text}|{sci}|{}|{file}", text(conf_raw).unwrap_or_default());
         let clip = self.clip(&date_text, common.as_deref().unwrap_or(&sci), &file);
@@ -293,7 +305,7 @@ impl PeerSource for BirdnetPi {
             };
             items.push(match read {
                 Ok(row) => Read::Row(row),
-                Err(reason) => Read::Corrupt { at: format!("rowid {rowid}"), reason },
+                Err(reason) => Read::Corrupt { at: format!("row {rowid} of the old database"), reason },
             });
         }
         Ok(Batch { items, cursor: last })

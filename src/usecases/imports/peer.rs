@@ -93,7 +93,7 @@ pub struct PeerRow {
 pub enum Read {
     Row(PeerRow),
     Corrupt {
-        /// Where in the source, e.g. `rowid 1234` or `notes.id 77`.
+        /// Where in the source, in words: `row 1234 of the old database`.
         at: String,
         reason: String,
     },

@@ -28,19 +28,21 @@ pub async fn card(ctx: &Ctx) -> Result<Markup, PageError> {
                 code { "birdhub worker" } " with a key of its own and hears every team's audio. "
                 "When one is worth adding: " code { "docs/scaling.md" } "."
             }
-            @if rows.is_empty() {
-                p.muted { "No remote workers yet: this hub classifies on its own cores." }
-            } @else {
-                (widgets::table(&rows, &[("Name", "name"), ("State", "state"), ("Machine", "machine"), ("Runs", "runs"), ("Chunks per minute", "perMinute"), ("Last seen", "lastSeenAt")], |r| html! {
-                    @if r["revoked"] != true {
-                        button.danger type="button" data-api=(format!("DELETE /workers/keys/{}", r["id"].as_str().unwrap_or_default()))
-                            data-confirm="Revoke this worker's key? It is disconnected at once and cannot come back."
-                            data-done="Revoked" { "Revoke" }
-                    }
-                }))
+            div #worker-list {
+                @if rows.is_empty() {
+                    p.muted { "No remote workers yet: this hub classifies on its own cores." }
+                } @else {
+                    (widgets::table(&rows, &[("Name", "name"), ("State", "state"), ("Machine", "machine"), ("Runs", "runs"), ("Chunks per minute", "perMinute"), ("Last seen", "lastSeenAt")], |r| html! {
+                        @if r["revoked"] != true {
+                            button.danger type="button" data-api=(format!("DELETE /workers/keys/{}", r["id"].as_str().unwrap_or_default()))
+                                data-confirm="Revoke this worker's key? It is disconnected at once and cannot come back."
+                                data-done="Revoked" { "Revoke" }
+                        }
+                    }))
+                }
             }
             h3 { "Add a worker machine" }
-            form.stack data-api="POST /workers/keys" data-result="#new-worker" data-done="Worker key made" {
+            form.stack data-api="POST /workers/keys" data-result="#new-worker" data-done="Worker key made" data-refresh="#worker-list" {
                 label { "Name" input type="text" name="name" required maxlength="100" placeholder="e.g. study desktop"; }
                 p.error.form-error hidden role="alert" {}
                 div.row { button.primary type="submit" { "Make a worker key" } }

@@ -139,7 +139,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
         }
         section.card {
             h2 { "Invite someone" }
-            form.stack data-api="POST /auth/invites" data-result="#invite-link" data-done="Invite made" {
+            form.stack data-api="POST /auth/invites" data-result="#invite-link" data-done="Invite made" data-refresh="#pending-invites" {
                 input type="hidden" name="tenantId" value=(team);
                 label { "Role" (role_select("role", "member")) }
                 label { "Their email (optional: only they can use the link)" input type="email" name="email"; }
@@ -151,17 +151,19 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
                 input #invite-url type="text" readonly data-field="url" aria-label="Invite link";
                 button type="button" data-copy="#invite-url" { "Copy" }
             }
-            @if !invites.is_empty() {
-                h3 { "Pending invites" }
-                (widgets::table(&invites, &[("Role", "role"), ("Email", "email"), ("Expires", "expiresAt")], |i| html! {
-                    button.danger type="button" data-api=(format!("DELETE /auth/invites/{}", i["id"].as_str().unwrap_or_default())) { "Revoke" }
-                }))
+            div #pending-invites {
+                @if !invites.is_empty() {
+                    h3 { "Pending invites" }
+                    (widgets::table(&invites, &[("Role", "role"), ("Email", "email"), ("Expires", "expiresAt")], |i| html! {
+                        button.danger type="button" data-api=(format!("DELETE /auth/invites/{}", i["id"].as_str().unwrap_or_default())) { "Revoke" }
+                    }))
+                }
             }
         }
         section.card {
             h2 { "API keys" }
             p.muted.small { "For scripts and other programs. A key acts in this team with its role." }
-            form.stack data-api="POST /api-keys" data-result="#new-key" data-done="Key made" {
+            form.stack data-api="POST /api-keys" data-result="#new-key" data-done="Key made" data-refresh="#api-keys-list" {
                 input type="hidden" name="tenantId" value=(team);
                 label { "Name" input type="text" name="name" required placeholder="e.g. my export script"; }
                 label { "Role" (role_select("role", "viewer")) }
@@ -173,12 +175,14 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
                 input #new-key-value type="text" readonly data-field="key" aria-label="The new API key";
                 button type="button" data-copy="#new-key-value" { "Copy" }
             }
-            @if keys.is_empty() { p.muted { "No keys yet." } }
-            @else {
-                (widgets::table(&keys, &[("Name", "name"), ("Starts with", "keyPrefix"), ("Role", "role"), ("Last used", "lastUsedAt")], |k| html! {
-                    button.danger type="button" data-api=(format!("DELETE /api-keys/{}", k["id"].as_str().unwrap_or_default()))
-                        data-confirm="Revoke this key? Programs using it stop working." { "Revoke" }
-                }))
+            div #api-keys-list {
+                @if keys.is_empty() { p.muted { "No keys yet." } }
+                @else {
+                    (widgets::table(&keys, &[("Name", "name"), ("Starts with", "keyPrefix"), ("Role", "role"), ("Last used", "lastUsedAt")], |k| html! {
+                        button.danger type="button" data-api=(format!("DELETE /api-keys/{}", k["id"].as_str().unwrap_or_default()))
+                            data-confirm="Revoke this key? Programs using it stop working." { "Revoke" }
+                    }))
+                }
             }
         }
         section.card {

@@ -69,13 +69,14 @@ pub(super) fn batch(
 
 fn row(v: &[Value], clips: &ClipRoot, extras: &mut Extras) -> Read {
     let id = super::values::integer(&v[0]).unwrap_or_default();
-    let at = format!("notes.id {id}");
+    let at = format!("row {id} of the old database");
     let corrupt = |reason: &str| Read::Corrupt { at: at.clone(), reason: reason.to_owned() };
     if let Some(reason) = super::values::integer(&v[COLUMNS.len()]).and_then(foreign_db::overlong) {
         return corrupt(&reason);
     }
     let Some(time) = local_time(&v[1], &v[2]) else {
-        return corrupt(&format!("date/time {:?} {:?} is not YYYY-MM-DD HH:MM:SS", text(&v[1]), text(&v[2])));
+        let when = format!("{} {}", text(&v[1]).unwrap_or_default(), text(&v[2]).unwrap_or_default());
+        return corrupt(&format!("the date and time \u{201c}{}\u{201d} cannot be read", when.trim()));
     };
     let Some(scientific_name) = text(&v[3]) else { return corrupt("empty scientific_name") };
     let Some(confidence) = number(&v[5]).filter(|c| (0.0..=1.0).contains(c)) else {

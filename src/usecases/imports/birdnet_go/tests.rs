@@ -96,7 +96,7 @@ fn a_legacy_data_dir_gives_rows_reviews_comments_locks_and_clips() {
     assert!(
         matches!(&first.clip, Some(ClipRef::Found(p)) if p.ends_with("clips/2024/05/turdus_merula_87p_20240501T061203Z.wav"))
     );
-    assert!(matches!(&rows[1], Read::Corrupt { at, .. } if at == "notes.id 2"));
+    assert!(matches!(&rows[1], Read::Corrupt { at, .. } if at == "row 2 of the old database"));
     let Read::Row(third) = &rows[2] else { panic!("row 3 corrupt") };
     assert_eq!(third.latitude, None);
     assert_eq!(third.verdict, Some(Verdict::Correct), "the early-2025 verified column counts");

@@ -56,7 +56,7 @@ pub(super) fn batch(
 
 fn row(v: &[Value], clips: &ClipRoot, extras: &mut Extras) -> Read {
     let id = integer(&v[0]).unwrap_or_default();
-    let at = format!("detections.id {id}");
+    let at = format!("row {id} of the old database");
     let corrupt = |reason: String| Read::Corrupt { at: at.clone(), reason };
     if let Some(reason) = integer(&v[COLUMNS.len()]).and_then(foreign_db::overlong) {
         return corrupt(reason);
