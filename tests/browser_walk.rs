@@ -1,7 +1,10 @@
 //! The dashboard as a whole, in a real browser (headless chromium), for issue 36:
-//! - the walk: every page at 360, 390 and 1280 px, signed out and signed in as a platform admin
-//!   with a seeded team, failing (all failures listed at once) on sideways scroll, script errors,
-//!   and text that is a raw field name, JSON, an id, a serde message or an ISO timestamp (4);
+//! - the walk: every page at 360, 390 and 1280 px, signed out (with the second step of a
+//!   two-factor sign-in) and signed in as a platform admin with a seeded team, failing (all
+//!   failures listed at once) on sideways scroll, script errors, any error in the browser's
+//!   console (issue 51, 11), an input `pattern` browsers cannot read, text that is a raw field
+//!   name, JSON, an id, a serde message or an ISO timestamp (4), and an error message that says
+//!   "null" or names a field;
 //! - forms: a wrong two-factor code keeps the setup on screen (2); a double click on submit makes
 //!   one comment, invite and scheduled export (3);
 //! - the 12-hour preference on Admin, Recording sessions and Team (14); error pages keep the
@@ -57,6 +60,24 @@ for (const [what, re] of rules) {
   const hits = Array.from(new Set((text.match(re) || []).filter((h) => !allowed.has(h))));
   if (hits.length) out.push(what + ': ' + hits.slice(0, 5).map((h) => JSON.stringify(h)).join(', '));
 }
+// Browsers read `pattern` with the `v` flag; one they cannot read is dropped, with a console error.
+for (const input of document.querySelectorAll('input[pattern]')) {
+  const p = input.getAttribute('pattern');
+  try { new RegExp('^(?:' + p + ')$', 'v'); } catch (e) { out.push(`invalid pattern on ${input.name || input.id}: ${p}`); }
+}
+// Error messages shown on the page speak words: no "null", no field names before a colon, no
+// API quoting.
+const errorText = Array.from(document.querySelectorAll('.error, .form-error, [role=alert], .toast.bad, .bad'))
+  .filter((el) => !el.checkVisibility || el.checkVisibility()).map((el) => el.textContent).join(' ');
+const errorRules = [
+  ['"null" in an error', /\bnull\b/gi],
+  ['a field name in an error', /\b[a-z][a-z0-9]*(?:(?:_[a-z0-9]+)+|[A-Z][A-Za-z0-9]*|\[[^\]]*\])\s*:/g],
+  ['API quoting in an error', /`[^`]*`/g],
+];
+for (const [what, re] of errorRules) {
+  const hits = Array.from(new Set(errorText.match(re) || []));
+  if (hits.length) out.push(what + ': ' + hits.slice(0, 5).map((h) => JSON.stringify(h)).join(', '));
+}
 return out;
 "#;
 
@@ -65,6 +86,8 @@ return out;
 struct World {
     hub: TestHub,
     admin: TestUser,
+    /// A person with two-factor sign-in on, and their authenticator key.
+    two_factor: (TestUser, String),
     sat: String,
     detection: String,
     share_path: String,
@@ -127,7 +150,21 @@ async fn world() -> World {
     let url = share["url"].as_str().expect("share url");
     let share_path = url.find("/api/").map(|i| url[i..].to_owned()).unwrap_or_else(|| url.to_owned());
     drop(rx);
-    World { hub, admin, sat: sat.to_string(), detection, share_path }
+    let two_factor = two_factor_user(&hub).await;
+    World { hub, admin, two_factor, sat: sat.to_string(), detection, share_path }
+}
+
+/// A person who turned on two-factor sign-in (over the API), with the authenticator's key.
+async fn two_factor_user(hub: &TestHub) -> (TestUser, String) {
+    let user = hub.user("tom@example.org", false).await;
+    let api = hub.login(&user.email).await;
+    let (status, setup) = api.post("/auth/mfa/totp/begin", json!({})).await;
+    assert_eq!(status, 200, "{setup}");
+    let key = setup["manualKey"].as_str().expect("manualKey").to_owned();
+    let (status, body) =
+        api.post("/auth/mfa/totp/confirm", json!({ "code": oathtool(&key, hub.state().clock.now()) })).await;
+    assert_eq!(status, 200, "{body}");
+    (user, key)
 }
 
 /// Waits until the page is loaded and htmx has nothing in flight.
@@ -141,8 +178,13 @@ async fn settle(b: &Browser) {
 
 /// Checks the page at `path` at every width; returns the findings as "page @ width: what".
 async fn walk_page(b: &Browser, name: &str, path: &str) -> Vec<String> {
-    let mut found = Vec::new();
     b.goto(path).await;
+    check_page(b, name, path).await
+}
+
+/// Checks the page the browser is on, reached by `path` (a link or a form), at every width.
+async fn check_page(b: &Browser, name: &str, path: &str) -> Vec<String> {
+    let mut found = Vec::new();
     settle(b).await;
     for width in WIDTHS {
         b.client.set_window_size(width, 800).await.expect("resize");
@@ -156,6 +198,15 @@ async fn walk_page(b: &Browser, name: &str, path: &str) -> Vec<String> {
     }
     for e in b.js_errors().await {
         found.push(format!("{name} ({path}): script error: {e}"));
+    }
+    // A page that answers with an error status (a missing page, a refused code) logs that status
+    // in the console; that is the page's answer, not a fault of the page. Anything else is one.
+    let href = b.js("return location.href;").await.as_str().unwrap_or_default().to_owned();
+    let own_status = format!("network: {href} - Failed to load resource: the server responded with a status of");
+    for e in b.console_errors().await {
+        if !e.starts_with(&own_status) {
+            found.push(format!("{name} ({path}): console error: {e}"));
+        }
     }
     b.shot_at(name, &WIDTHS).await;
     found
@@ -181,6 +232,19 @@ async fn every_page_fits_phones_and_shows_words_not_field_names_ids_or_iso_times
     for (name, path) in &signed_out {
         found.extend(walk_page(&b, name, path).await);
     }
+
+    // The second step of a two-factor sign-in, with a code typed (the browser checks it against
+    // the field's pattern) and refused (the page then shows its error too).
+    let (tom, key) = &w.two_factor;
+    b.goto("/signin").await;
+    b.fill("input[name=email]", &tom.email).await;
+    b.fill("input[name=password]", PASSWORD).await;
+    b.click("form[action='/signin'] button[type=submit]").await;
+    let right = oathtool(key, w.hub.state().clock.now());
+    b.fill("input[name=code]", if right == "000000" { "111111" } else { "000000" }).await;
+    b.click("form[action='/signin/mfa'] button[type=submit]").await;
+    b.find("p.error[role=alert]").await;
+    found.extend(check_page(&b, "signin-code", "/signin/mfa").await);
 
     b.client.set_window_size(1280, 900).await.expect("resize");
     b.sign_in(&w.admin.email, PASSWORD, None).await;

@@ -89,6 +89,9 @@ impl Browser {
             options["prefs"] = prefs;
         }
         caps.insert("goog:chromeOptions".into(), options);
+        // The browser's console, read by `console_errors`: what no page script can catch
+        // (an invalid `pattern`, a refused resource) shows only there.
+        caps.insert("goog:loggingPrefs".into(), json!({ "browser": "ALL" }));
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
         let client = ClientBuilder::new(connector)
             .capabilities(caps)
@@ -164,6 +167,25 @@ impl Browser {
         assert!(errors.is_empty(), "JavaScript errors on {path}: {errors:?}");
     }
 
+    /// The browser console's errors (level SEVERE: script errors, uncaught exceptions, an invalid
+    /// `pattern`, failed loads) since the last call, as "source: message". Reading empties the log.
+    pub async fn console_errors(&self) -> Vec<String> {
+        let v = self.client.issue_cmd(ConsoleLog).await.unwrap_or_else(|e| panic!("the browser's console: {e}"));
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["level"] == "SEVERE")
+            .map(|e| format!("{}: {}", e["source"].as_str().unwrap_or("?"), e["message"].as_str().unwrap_or_default()))
+            .collect()
+    }
+
+    /// Fails on any console error since the last read (see [`Browser::console_errors`]).
+    pub async fn assert_no_console_errors(&self) {
+        let errors = self.console_errors().await;
+        let path = self.path().await;
+        assert!(errors.is_empty(), "console errors (read on {path}): {errors:#?}");
+    }
+
     /// Screenshots of the whole current page at phone and desktop widths, named
     /// `<test>-<name>-<width>.png`; checks the page for script errors too.
     pub async fn shot(&self, name: &str) {
@@ -209,6 +231,20 @@ impl Browser {
         let _ = self.client.clone().close().await;
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+    }
+}
+
+/// chromedriver's log endpoint (`POST /session/{id}/se/log`), which the WebDriver standard lacks.
+#[derive(Debug)]
+struct ConsoleLog;
+
+impl fantoccini::wd::WebDriverCompatibleCommand for ConsoleLog {
+    fn endpoint(&self, base: &url::Url, session: Option<&str>) -> Result<url::Url, url::ParseError> {
+        base.join(&format!("session/{}/se/log", session.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _url: &url::Url) -> (axum::http::Method, Option<String>) {
+        (axum::http::Method::POST, Some(json!({ "type": "browser" }).to_string()))
     }
 }
 

@@ -1,6 +1,7 @@
 //! My account: profile, password, preferences (language first), two-factor sign-in (TOTP with
 //! its QR code, backup codes, passkeys, remembered devices). Everything is saved through the
-//! `/api/auth/...` routes by `app.js`'s API forms; secrets are shown once.
+//! `/api/auth/...` routes by `app.js`'s API forms (turning two-factor on by `account.js`); secrets
+//! are shown once.
 
 use axum::{
     Router,
@@ -111,22 +112,30 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
                     p.muted.small { "Platform admins keep two-factor sign-in on: it guards the whole hub." }
                 }
             } @else {
-                p { "Add a code from an authenticator app (or a passkey) to your password." }
-                div.row { button.primary type="button" data-api="POST /auth/mfa/totp/begin" data-body="{}" data-result="#totp" data-then="toast" data-done="Scan the code" { "Set up an authenticator app" } }
-                div #totp hidden {
-                    p { "Scan this with your authenticator app, or type the key." }
-                    img.qr data-field="qrDataUrl" data-attr="src" alt="QR code for the authenticator app" width="200" height="200";
-                    p { "Key: " code data-field="manualKey" {} }
-                    form.stack data-api="POST /auth/mfa/totp/confirm" data-result="#codes" data-done="Two-factor sign-in is on" {
-                        label { "The 6-digit code it shows" input type="text" name="code" inputmode="numeric" autocomplete="one-time-code" required; }
-                        p.error.form-error hidden role="alert" {}
-                        div.row { button.primary type="submit" { "Turn on" } }
+                // Set-up: the QR code, the key and "Turn on" until the first code is right; then
+                // `account.js` swaps them for "Two-factor sign-in is on" and the backup codes.
+                div #mfa-setup {
+                    p { "Add a code from an authenticator app (or a passkey) to your password." }
+                    div.row { button.primary type="button" data-api="POST /auth/mfa/totp/begin" data-body="{}" data-result="#totp" data-then="toast" data-done="Scan the code" { "Set up an authenticator app" } }
+                    div #totp hidden {
+                        p { "Scan this with your authenticator app, or type the key." }
+                        img.qr data-field="qrDataUrl" data-attr="src" alt="QR code for the authenticator app" width="200" height="200";
+                        p { "Key: " code data-field="manualKey" {} }
+                        form.stack #totp-confirm {
+                            label { "The 6-digit code it shows" input type="text" name="code" inputmode="numeric" autocomplete="one-time-code" required; }
+                            p.error.form-error hidden role="alert" {}
+                            div.row { button.primary type="submit" { "Turn on" } }
+                        }
                     }
+                }
+                p.notice #mfa-now-on hidden role="status" tabindex="-1" {
+                    strong { "Two-factor sign-in is on." }
+                    " From your next sign-in the hub asks for a code from your authenticator app after your password. One thing left: save your backup codes."
                 }
             }
             div #codes hidden {
-                h3 { "Your backup codes" }
-                p.error { "Shown once. Keep them somewhere safe: each signs you in once without your phone." }
+                h3 { "Save your backup codes" }
+                p.notice.once { strong { "Shown once." } " Keep them somewhere safe: each signs you in once without your phone." }
                 pre.logs #backup-codes data-field="backupCodes" {}
                 div.row { button type="button" data-copy="#backup-codes" { "Copy" } a.button href="/account" { "Done" } }
             }
@@ -145,7 +154,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
             }
         }
     };
-    Ok(layout::page(ctx, "My account", "", &["settings.css"], body))
+    Ok(layout::page(ctx, "My account", "", &["settings.css", "account.js"], body))
 }
 
 /// A second factor's name in words (`GET /auth/me` lists them as `totp`, `backup_codes`, `passkey`).

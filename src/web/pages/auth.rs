@@ -150,8 +150,11 @@ fn mfa_form(csrf: &str, next: &str, token: &str, passkeys: bool, error: Option<&
                         input type="hidden" name="_csrf" value=(csrf);
                         input type="hidden" name="next" value=(next);
                         input type="hidden" name="mfaToken" value=(token);
+                        // The `-` is escaped: browsers read `pattern` with the `v` flag, where a bare
+                        // `-` in a class is a syntax error and the whole check is dropped.
                         label { "Code" input type="text" name="code" inputmode="text" autocomplete="one-time-code"
-                            pattern="[0-9A-Za-z -]{6,20}" required autofocus; }
+                            pattern="[0-9A-Za-z \\-]{6,20}" title="6 digits, or a backup code like k7m2p-x9q4r"
+                            required autofocus; }
                         label.check { input type="checkbox" name="remember"; "Remember this device for 30 days" }
                         button.primary type="submit" { "Verify" }
                     }
@@ -170,11 +173,8 @@ async fn signin_mfa(anon: Anonymous, form: Fields) -> Response {
     let token = form.get("mfaToken");
     let code: String = form.get("code").chars().filter(|c| !c.is_whitespace()).collect();
     // Six digits is an authenticator code; anything else is tried as a backup code.
-    let route = if code.len() == 6 && code.chars().all(|c| c.is_ascii_digit()) {
-        "/auth/login/mfa/totp"
-    } else {
-        "/auth/login/mfa/backup"
-    };
+    let backup = !(code.len() == 6 && code.chars().all(|c| c.is_ascii_digit()));
+    let route = if backup { "/auth/login/mfa/backup" } else { "/auth/login/mfa/totp" };
     let body = json!({ "mfaToken": token, "code": code, "rememberDevice": form.checked("remember") });
     let answer = match anon.api.send(Method::POST, route, Some(&body)).await {
         Ok(a) => a,
@@ -189,12 +189,29 @@ async fn signin_mfa(anon: Anonymous, form: Fields) -> Response {
         let page = password_form(&anon.csrf, &next, "", Extras { error, ..Extras::default() });
         return (StatusCode::UNAUTHORIZED, page).into_response();
     }
-    let message = if answer.status == StatusCode::UNAUTHORIZED {
-        "That code is not right. Try the newest one.".to_owned()
-    } else {
-        message
+    (answer.status, mfa_form(&anon.csrf, &next, token, false, Some(&sign_in_code_error(&code, backup, message))))
+        .into_response()
+}
+
+/// What a refused second step says at sign-in, where backup codes exist (during set-up they do
+/// not yet: `assets/account.js` words that case).
+fn sign_in_code_error(code: &str, backup: bool, message: String) -> String {
+    let words = match code {
+        "backup_code_used" => {
+            "That backup code was already used: each works once. Use another, or your authenticator app."
+        }
+        "mfa_code_reused" => "That code was already used. Wait for the next one.",
+        "invalid_mfa_code" if backup => "That backup code is not right. Check it, or use your authenticator app.",
+        "invalid_mfa_code" => "That code is not right. Try the newest one, or one of your backup codes.",
+        _ => return capitalised(&message),
     };
-    (answer.status, mfa_form(&anon.csrf, &next, token, false, Some(&message))).into_response()
+    words.to_owned()
+}
+
+/// An API message as a sentence on a page: capital first letter.
+fn capitalised(message: &str) -> String {
+    let mut chars = message.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 async fn signout(anon: Anonymous, _form: Fields) -> Response {
