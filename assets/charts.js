@@ -18,6 +18,13 @@
     return new Date(p[0], p[1] - 1, p[2]).getTime() / 1000;
   }
 
+  // An hour of the day on the viewer's clock (their 12/24-hour preference): "07" on an axis and
+  // "07:00" in the legend, or "7 AM" in both.
+  function hourLabel(v, legend) {
+    if (window.bh && window.bh.hour12 && window.bh.hour12()) return (v % 12 || 12) + (v < 12 ? " AM" : " PM");
+    return String(v).padStart(2, "0") + (legend ? ":00" : "");
+  }
+
   function height(el) {
     return el.clientWidth < 480 ? 180 : 220;
   }
@@ -36,7 +43,7 @@
     const xAxis = Object.assign({}, axis, { grid: { show: false } });
     if (spec.xFormat === "hour") {
       xAxis.incrs = [1, 2, 3, 6, 12];
-      xAxis.values = (u, splits) => splits.map((v) => String(v).padStart(2, "0"));
+      xAxis.values = (u, splits) => splits.map((v) => hourLabel(v, false));
     } else if (spec.xFormat === "pct") {
       xAxis.incrs = [0.05, 0.1, 0.2, 0.25, 0.5];
       xAxis.values = (u, splits) => splits.map((v) => Math.round(v * 100) + "%");
@@ -52,7 +59,7 @@
     };
     const series = [{ label: spec.time ? "Day" : spec.xFormat === "pct" ? "Confidence" : "Hour",
       value: spec.xFormat === "pct" ? (u, v) => (v == null ? "–" : Math.round(v * 100) + "%") :
-        spec.xFormat === "hour" ? (u, v) => (v == null ? "–" : String(v).padStart(2, "0") + ":00") : undefined }];
+        spec.xFormat === "hour" ? (u, v) => (v == null ? "–" : hourLabel(v, true)) : undefined }];
     spec.series.forEach((s, i) => {
       const colour = i === 0 ? accent : rare;
       const one = { label: s.label, stroke: colour, width: 2, points: { show: false } };

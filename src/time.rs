@@ -10,6 +10,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+pub mod hours;
+
 /// `2026-11-21T17:05:19.123Z`: sorts correctly as text, which the SQLite schema relies on.
 pub fn format(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
@@ -34,6 +36,7 @@ pub fn hub_zone() -> chrono_tz::Tz {
 /// A time as alert texts (webhook, chat and mail bodies, the alert's message) write it for a
 /// person: "04:10 UTC on 27 Nov", in the hub's zone with its abbreviation. Every alert text goes
 /// through this one function, so giving teams their own zone changes only this.
+/// The dashboard shows them on each viewer's clock with [`hours::text_as`].
 pub fn readable(t: Timestamp) -> String {
     readable_in(t, hub_zone())
 }

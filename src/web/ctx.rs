@@ -72,6 +72,11 @@ impl Ctx {
         &self.app
     }
 
+    /// The clock the person reads (their `timeFormat` preference), for times written on the server.
+    pub fn hours(&self) -> crate::time::hours::HourFormat {
+        crate::time::hours::HourFormat::from_preference(&self.time_format)
+    }
+
     /// The person's role in the current team.
     pub fn role(&self) -> Option<Role> {
         self.team.as_ref().map(|t| t.role)

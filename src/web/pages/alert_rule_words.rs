@@ -20,17 +20,7 @@ pub const SPECIAL: [(&str, &str); 5] = [
 
 /// An hour of the day as the viewer reads times: "22:00", or "10 PM" with the 12-hour preference.
 pub fn hour(ctx: &Ctx, h: u64) -> String {
-    if ctx.time_format == "12h" {
-        let (n, half) = match h {
-            0 => (12, "AM"),
-            1..=11 => (h, "AM"),
-            12 => (12, "PM"),
-            _ => (h - 12, "PM"),
-        };
-        format!("{n} {half}")
-    } else {
-        format!("{h:02}:00")
-    }
+    ctx.hours().hour(u32::try_from(h).unwrap_or(0))
 }
 
 fn strings(v: &Value, key: &str) -> Vec<String> {

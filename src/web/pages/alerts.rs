@@ -3,6 +3,8 @@
 //! (both in `alert_forms`, Admin+ to change). `alerts.js` sends the changes through `/api` and
 //! follows the team's WebSocket: an alert raised while the page is open appears without a
 //! reload, through the list fragment (`/alerts/list`) it also refreshes after an acknowledgement.
+//! An alert's texts are shown on the viewer's 12/24-hour clock (`time::hours`); what was sent out
+//! (mail, chat, webhooks) keeps the 24-hour form it was written in.
 
 use axum::{
     Router,
@@ -15,7 +17,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{alert_forms, stats::satellites};
-use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
+use crate::{
+    time::hours::text_as,
+    web::{WebState, ctx::Ctx, error::PageError, layout},
+};
 
 pub fn routes() -> Router<WebState> {
     Router::new().route("/alerts", get(alerts_page)).route("/alerts/list", get(list_fragment))
@@ -113,8 +118,8 @@ async fn alert_list(ctx: &Ctx, show: &str) -> Result<Markup, PageError> {
                 @for a in &list.alerts {
                     li.alert-item.(if a.acknowledged { "acked" } else { "open" }) #(format!("alert-{}", a.id)) {
                         div.alert-main {
-                            div { strong { (a.title) } " " span.badge { (kind_label(&a.kind)) } }
-                            div.small { (a.message) }
+                            div { strong { (text_as(&a.title, ctx.hours())) } " " span.badge { (kind_label(&a.kind)) } }
+                            div.small { (text_as(&a.message, ctx.hours())) }
                             div.small.muted { "raised " (layout::ago(&a.created_at))
                                 @if let Some(at) = &a.acknowledged_at { " · acknowledged " (layout::ago(at)) } }
                             @if let Some((href, text)) = alert_link(a) {

@@ -186,7 +186,7 @@ async fn species(ctx: &Ctx, code: &str, f: Filters) -> Result<Markup, PageError>
         }
         (threshold_card(ctx, &code, &name, &team["settings"]))
         (stats_species::range_selector(&f, &code))
-        (stats_species::charts(&p, &f))
+        (stats_species::charts(&p, &f, ctx.hours()))
         (stats_species::recent(ctx, &p, &sats))
     };
     Ok(layout::page(

@@ -11,7 +11,10 @@ use super::{
     stats::{RANGES, Sat},
     stats_parts::{Named, chart},
 };
-use crate::web::{ctx::Ctx, layout};
+use crate::{
+    time::hours::HourFormat,
+    web::{ctx::Ctx, layout},
+};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -119,7 +122,8 @@ pub fn range_selector(f: &Filters, code: &str) -> Markup {
 }
 
 /// The four profile charts, each with an empty state that says why.
-pub fn charts(p: &Profile, f: &Filters) -> Markup {
+/// Hours are on the viewer's clock (`hours`).
+pub fn charts(p: &Profile, f: &Filters, hours: HourFormat) -> Markup {
     let none = || {
         layout::empty(
             &format!("No detections in {}", f.range_words()),
@@ -147,6 +151,7 @@ pub fn charts(p: &Profile, f: &Filters) -> Markup {
     });
     let peak =
         p.hourly.iter().enumerate().max_by_key(|(i, n)| (**n, std::cmp::Reverse(*i))).map(|(i, _)| i).unwrap_or(0);
+    let busiest = hours.hour(peak as u32);
     let most_sat = p.satellites.iter().map(|s| s.detections).max().unwrap_or(0).max(1);
     html! {
         div.chart-grid {
@@ -159,8 +164,8 @@ pub fn charts(p: &Profile, f: &Filters) -> Markup {
             section.card {
                 h2 { "Activity by hour" }
                 @if total == 0 { (none()) } @else {
-                    p.muted.small { "Busiest around " (format!("{peak:02}:00")) "." }
-                    (chart("species-hourly", &format!("Detections per hour of day; busiest at {peak:02}:00"), hourly))
+                    p.muted.small #busiest { "Busiest around " (busiest) "." }
+                    (chart("species-hourly", &format!("Detections per hour of day; busiest at {busiest}"), hourly))
                 }
             }
             section.card {
