@@ -120,6 +120,28 @@
     setTimeout(() => t.remove(), 5000);
   }
 
+  // A toast that outlives a reload. A save that reloads the page to show what is now stored
+  // (Team settings, detection settings) would lose its "Saved" with the old page, so the note
+  // waits in sessionStorage; the reloaded page shows it once and removes it. Only that same
+  // page shows it, and only soon after, so a note never lands on another page or a later visit.
+  const AFTER_RELOAD = "bh-toast-after-reload";
+  const here = () => location.pathname + location.search;
+  function reloadSaying(message, kind) {
+    if (message) {
+      const note = { message, kind: kind || "ok", path: here(), at: Date.now() };
+      try { sessionStorage.setItem(AFTER_RELOAD, JSON.stringify(note)); } catch (_) { /* no storage: reload without it */ }
+    }
+    location.reload();
+  }
+  function toastLeftBeforeReload() {
+    let note = null;
+    try {
+      note = JSON.parse(sessionStorage.getItem(AFTER_RELOAD) || "null");
+      sessionStorage.removeItem(AFTER_RELOAD);
+    } catch (_) { note = null; }
+    if (note && note.message && note.path === here() && Date.now() - note.at < 30000) toast(note.message, note.kind);
+  }
+
   // Times: every <time> is written here, in the viewer's zone and their 12/24-hour preference
   // (the bh-time-format meta). time.at is an exact time, time.ago "3 min ago" (the exact time
   // as its tooltip), time.day a date.
@@ -250,6 +272,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", () => {
+    toastLeftBeforeReload();
     refreshTimes();
     setInterval(refreshTimes, 30000);
     zoneMoves();
@@ -269,6 +292,7 @@
   // Field names may be dotted (a.b) for nested JSON; data-type="number|list|json" converts.
   // With data-result, the answer's fields fill [data-field="path"] inside that box (text, or
   // the attribute named by data-attr), and the box is shown: how secrets are shown once.
+  // A success says data-done ("Saved" for a form) in a toast, on the reloaded page too.
   function setPath(obj, path, value) {
     const keys = path.split(".");
     let o = obj;
@@ -328,7 +352,7 @@
     if (opts.errorBox) opts.errorBox.hidden = true;
     if (opts.result) showResult(opts.result, r.data || {});
     if (opts.refresh) refreshParts(opts.refresh);
-    if (opts.then === "reload") location.reload();
+    if (opts.then === "reload") reloadSaying(opts.done);
     else if (opts.then && opts.then.startsWith("/")) location.assign(opts.then);
     else toast(opts.done || "Saved", "ok");
   }
@@ -344,7 +368,8 @@
     });
     if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
     run(form.dataset.api, form.dataset.nobody !== undefined ? undefined : body, {
-      then: form.dataset.then, result: form.dataset.result, done: form.dataset.done,
+      // A form saves: it says so, after a reload too. A button says only its data-done.
+      then: form.dataset.then, result: form.dataset.result, done: form.dataset.done || "Saved",
       refresh: form.dataset.refresh, errorBox: form.querySelector(".form-error"),
     });
   });
@@ -361,5 +386,5 @@
       .finally(() => { btn.disabled = false; });
   });
 
-  window.bh = { api, toast, ago, at, day, fmtTime, hour12, refreshTimes, player, meta };
+  window.bh = { api, toast, reloadSaying, ago, at, day, fmtTime, hour12, refreshTimes, player, meta };
 })();

@@ -193,8 +193,7 @@
       return;
     }
     if (box) box.hidden = true;
-    bh.toast(sat ? "Saved and sent to the satellite." : "Saved", "ok");
-    location.reload();
+    bh.reloadSaying(sat ? "Saved and sent to the satellite." : "Saved");
   }
   document.addEventListener("submit", (ev) => {
     const form = ev.target.closest("form.detection");
@@ -222,7 +221,7 @@
   if (spCard) {
     const code = spCard.dataset.code;
     const show = (r) => {
-      if (r.ok) { location.reload(); return; }
+      if (r.ok) { bh.reloadSaying("Saved"); return; }
       const box = $("sp-threshold-error");
       box.textContent = msg(r);
       box.hidden = false;
