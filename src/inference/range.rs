@@ -35,6 +35,27 @@ pub fn week_of(date: NaiveDate) -> u32 {
     (date.month() - 1) * 4 + ((date.day() - 1) / 7 + 1).min(4)
 }
 
+/// The first and the last day of BirdNET's `week` in `year` (the inverse of [`week_of`]);
+/// `None` outside 1..=48.
+pub fn week_days(year: i32, week: u32) -> Option<(NaiveDate, NaiveDate)> {
+    if !(1..=48).contains(&week) {
+        return None;
+    }
+    let (month, slot) = ((week - 1) / 4 + 1, (week - 1) % 4);
+    let first = NaiveDate::from_ymd_opt(year, month, slot * 7 + 1)?;
+    let last = if slot == 3 {
+        let next = if month == 12 {
+            NaiveDate::from_ymd_opt(year + 1, 1, 1)
+        } else {
+            NaiveDate::from_ymd_opt(year, month + 1, 1)
+        };
+        next?.pred_opt()?
+    } else {
+        NaiveDate::from_ymd_opt(year, month, slot * 7 + 7)?
+    };
+    Some((first, last))
+}
+
 /// How long after a miss a following miss keeps the session open (instead of reopening it).
 pub const KEEP_OPEN: Duration = Duration::from_secs(60);
 
@@ -189,5 +210,17 @@ mod tests {
         assert_eq!(week_of(d(1, 31)), 4);
         assert_eq!(week_of(d(5, 20)), 19);
         assert_eq!(week_of(d(12, 31)), 48);
+    }
+
+    #[test]
+    fn every_day_lies_in_the_days_of_its_week() {
+        let mut day = NaiveDate::from_ymd_opt(2028, 1, 1).expect("date");
+        while day.year() == 2028 {
+            let (first, last) = week_days(2028, week_of(day)).expect("a week");
+            assert!(first <= day && day <= last, "{day} in {first}..{last}");
+            day = day.succ_opt().expect("next day");
+        }
+        assert_eq!(week_days(2026, 0), None);
+        assert_eq!(week_days(2026, 49), None);
     }
 }

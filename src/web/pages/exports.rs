@@ -14,7 +14,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::{exports_scheduled, sat_parts::SatPage};
-use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
+use crate::web::{WebState, ctx::Ctx, error::PageError, layout, words};
 
 pub fn routes() -> Router<WebState> {
     Router::new().route("/exports", get(exports_page))
@@ -52,12 +52,16 @@ fn range(r: &Range, today: NaiveDate) -> Result<(Option<NaiveDate>, Option<Naive
     if let Some(f) = from
         && f > today
     {
-        return Err(format!("The first day ({f}) is in the future: there is nothing to export yet."));
+        return Err(format!("The first day ({}) is in the future: there is nothing to export yet.", words::date(f)));
     }
     if let (Some(f), Some(t)) = (from, to)
         && f > t
     {
-        return Err(format!("The first day ({f}) is after the last day ({t}). Swap them, or clear one."));
+        return Err(format!(
+            "The first day ({}) is after the last day ({}). Swap them, or clear one.",
+            words::date(f),
+            words::date(t)
+        ));
     }
     Ok((from, to))
 }

@@ -274,7 +274,7 @@ fn species_html(team: &Team, v: &SpeciesView) -> Markup {
                 div.numbers.species-numbers {
                     div.number { span.n { (v.detections) } span.l { "detections in 30 days" } }
                     div.number {
-                        span.n.small-n { @if let Some(f) = &v.first_detected_at { (f.get(..10).unwrap_or(f)) } @else { "–" } }
+                        span.n.small-n { @if let Some(f) = &v.first_detected_at { (layout::day(f.get(..10).unwrap_or(f))) } @else { "–" } }
                         span.l { "first heard here" }
                     }
                     div.number {

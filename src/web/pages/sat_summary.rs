@@ -21,7 +21,7 @@ use super::{
 };
 use crate::{
     domain::versions,
-    web::{client::Api, ctx::Ctx, error::PageError},
+    web::{client::Api, ctx::Ctx, error::PageError, words},
 };
 
 /// `GET /api/system/versions`: the newest release of each stream.
@@ -133,7 +133,7 @@ pub fn summary(sat: &Sat, points: &[Point], newest: Option<&str>) -> Markup {
                 div { dt { "Clock" } dd #sat-clock { (super::sat_clock::clock(sat)) } }
                 div { dt { "Position" } dd {
                     @match sat.latitude.zip(sat.longitude) {
-                        Some((la, lo)) => span.mono { (format!("{la:.4}, {lo:.4}")) },
+                        Some((la, lo)) => span.mono { (words::place_to(la, lo, 4)) },
                         None => span.muted { "not set" },
                     }
                 } }

@@ -24,7 +24,7 @@ use crate::{
         public_page,
         shared_detection::{self, ShareError, SharedView},
     },
-    web::{WebState, error::problem, icons, layout},
+    web::{WebState, error::problem, icons, layout, words},
 };
 
 pub fn routes() -> Router<WebState> {
@@ -79,12 +79,6 @@ async fn share_page(
     }
 }
 
-/// "51.51° N, 0.13° W".
-fn coordinates(lat: f64, lon: f64) -> String {
-    let (ns, ew) = (if lat < 0.0 { "S" } else { "N" }, if lon < 0.0 { "W" } else { "E" });
-    format!("{:.2}° {ns}, {:.2}° {ew}", lat.abs(), lon.abs())
-}
-
 fn page(v: &SharedView, token: &str) -> Markup {
     let spectrogram = format!("/api/share/spectrogram/{}/{token}", v.id);
     let audio = format!("/api/share/audio/{}/{token}", v.id);
@@ -99,7 +93,7 @@ fn page(v: &SharedView, token: &str) -> Markup {
                     div { dt { "Where" } dd #share-place {
                         (v.station)
                         @if let (Some(lat), Some(lon)) = (v.latitude, v.longitude) {
-                            ", " @if v.exact_location { "at " } @else { "near " } (coordinates(lat, lon))
+                            ", " @if v.exact_location { "at " } @else { "near " } (words::place(lat, lon))
                         }
                     } }
                     div { dt { "Model confidence" } dd { (layout::confidence(v.confidence, false)) } }
@@ -126,13 +120,4 @@ fn page(v: &SharedView, token: &str) -> Markup {
         }
     };
     layout::bare_with(&format!("{} (shared)", v.common_name), "", &["share.css"], body)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn coordinates_read_as_a_place() {
-        assert_eq!(super::coordinates(51.51, -0.13), "51.51° N, 0.13° W");
-        assert_eq!(super::coordinates(-33.87, 151.21), "33.87° S, 151.21° E");
-    }
 }

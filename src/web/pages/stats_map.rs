@@ -11,7 +11,7 @@ use super::{
     stats::Filters,
     stats_parts::{Named, species_link},
 };
-use crate::web::{ctx::Ctx, error::PageError, layout};
+use crate::web::{ctx::Ctx, error::PageError, layout, words};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -130,7 +130,7 @@ pub fn draw(placed: &[Pin], decimals: usize, tiles: Option<Tiles>, max_zoom: u8)
             }
             @for ((p, (x, y, r)), label_y) in placed.iter().zip(&marks).zip(&label_ys) {
                 g.map-marker {
-                    title { (p.name) ": " (p.detections) " detections, " (p.species) " species (" (format!("{:.d$}, {:.d$}", p.lat, p.lon)) ")" }
+                    title { (p.name) ": " (p.detections) " detections, " (p.species) " species (" (words::place_to(p.lat, p.lon, d)) ")" }
                     circle cx=(format!("{x:.1}")) cy=(format!("{y:.1}")) r=(format!("{r:.1}")) {}
                     text x=(format!("{x:.1}")) y=(format!("{label_y:.1}")) text-anchor="middle" { (p.name) }
                 }
@@ -139,7 +139,7 @@ pub fn draw(placed: &[Pin], decimals: usize, tiles: Option<Tiles>, max_zoom: u8)
                 (map_tiles::credit(t, H))
             } @else {
                 text.map-note x=(W - 8.0) y=(H - 8.0) text-anchor="end" {
-                    (format!("{min_lat:.3}…{max_lat:.3} N, {min_lon:.3}…{max_lon:.3} E"))
+                    (words::latitudes(min_lat, max_lat)) ", " (words::longitudes(min_lon, max_lon))
                 }
             }
         }
@@ -186,7 +186,7 @@ pub async fn render(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
                         tr {
                             td { a href=(format!("/satellites/{}", s.satellite_id)) { (s.name) } }
                             td { @match (s.latitude, s.longitude) {
-                                (Some(la), Some(lo)) => (format!("{la:.4}, {lo:.4}")),
+                                (Some(la), Some(lo)) => (words::place_to(la, lo, 4)),
                                 _ => span.muted { "not set" },
                             } }
                             td.n { (s.detections) }
