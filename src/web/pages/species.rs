@@ -22,7 +22,7 @@ use super::{
 };
 use crate::{
     domain::languages,
-    web::{WebState, ctx::Ctx, error::PageError, layout},
+    web::{WebState, ctx::Ctx, error::PageError, layout, words},
 };
 
 pub fn routes() -> Router<WebState> {
@@ -104,7 +104,7 @@ async fn catalogue(ctx: &Ctx, raw: Option<&str>) -> Result<Markup, PageError> {
                                 }
                                 span.species-seen.small.muted {
                                     @if let Some(l) = &e.last_detected_at { "Last " (layout::ago(l)) }
-                                    @if let Some(fst) = &e.first_detected_at { " · first " (fst.get(..10).unwrap_or(fst)) }
+                                    @if let Some(fst) = &e.first_detected_at { " · first heard " (layout::day(fst.get(..10).unwrap_or(fst))) }
                                 }
                             }
                         }
@@ -173,7 +173,7 @@ async fn species(ctx: &Ctx, code: &str, f: Filters) -> Result<Markup, PageError>
                     div.number { span.n { (p.detections) } span.l { "detections in " (f.range_words()) } }
                     div.number { span.n { (p.confirmed) } span.l { "confirmed" } }
                     div.number {
-                        span.n.small-n { @if let Some(fst) = &p.first_detected_at { (fst.get(..10).unwrap_or(fst)) } @else { "–" } }
+                        span.n.small-n { @if let Some(fst) = &p.first_detected_at { (layout::day(fst.get(..10).unwrap_or(fst))) } @else { "–" } }
                         span.l { "first seen" }
                     }
                     div.number {
@@ -304,12 +304,14 @@ async fn expected(ctx: &Ctx, code: &str, sats: &[stats::Sat]) -> Result<stats_sp
             }
             continue;
         }
-        let week = answer.body["week"].as_i64().unwrap_or(0);
+        // The range model's week is BirdNET's 48th of a year: the page names its days instead.
+        let week = answer.body["week"].as_u64().and_then(|w| u32::try_from(w).ok()).unwrap_or(0);
+        let days = words::birdnet_week(week, chrono::Datelike::year(&ctx.app.clock.now()));
         let hit = answer.body["species"]
             .as_array()
             .and_then(|l| l.iter().find(|e| e["speciesCode"].as_str() == Some(code)))
             .map(|e| e["score"].as_f64().unwrap_or(0.0));
-        out.push(stats_species::Place { satellite: s.name.clone(), week, score: hit });
+        out.push(stats_species::Place { satellite: s.name.clone(), days, score: hit });
     }
     Ok(stats_species::Expected::Places(out))
 }

@@ -60,7 +60,8 @@ pub struct Profile {
 #[derive(Debug)]
 pub struct Place {
     pub satellite: String,
-    pub week: i64,
+    /// The range model's week as its days ("1–7 Dec").
+    pub days: String,
     /// The occurrence score when the species is on the week's list.
     pub score: Option<f64>,
 }
@@ -96,11 +97,11 @@ pub fn expected_here(e: &Expected) -> Markup {
                         @match p.score {
                             Some(s) => {
                                 span.badge.ok title=(format!("range model score {:.0}%", s * 100.0)) { "Expected here" }
-                                " at " (p.satellite) " this week (week " (p.week) ", score " (format!("{:.0}", s * 100.0)) "%)"
+                                " at " (p.satellite) " this week (" (p.days) ", score " (format!("{:.0}", s * 100.0)) "%)"
                             }
                             None => {
                                 span.badge.unexpected title="not on the range model's list for this place and week" { "Not expected here" }
-                                " at " (p.satellite) " this week (week " (p.week) ")"
+                                " at " (p.satellite) " this week (" (p.days) ")"
                             }
                         }
                     }
