@@ -176,6 +176,11 @@
     if (isNaN(d)) return date;
     return d.toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" });
   }
+  // A count and the noun that agrees with it: count(1, "line", "lines") is "1 line". Both forms
+  // are given whole ("entry"/"entries"); the server's twin is words::count.
+  function count(n, one, many) {
+    return Number(n).toLocaleString("en") + " " + (n === 1 ? one : many);
+  }
   // "3 min ago", kept fresh.
   function ago(iso, zone) {
     const s = Math.round((Date.now() - Date.parse(iso)) / 1000);
@@ -386,5 +391,5 @@
       .finally(() => { btn.disabled = false; });
   });
 
-  window.bh = { api, toast, reloadSaying, ago, at, day, fmtTime, hour12, refreshTimes, player, meta };
+  window.bh = { api, toast, reloadSaying, count, ago, at, day, fmtTime, hour12, refreshTimes, player, meta };
 })();

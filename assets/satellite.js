@@ -61,7 +61,7 @@
     if (res.ok && res.status === 200) {
       const lines = res.data.lines || [];
       pre.textContent = lines.join("\n") || "(no lines)";
-      state.textContent = " · " + lines.length + " lines" + (res.data.truncated ? " (truncated)" : "");
+      state.textContent = " · " + window.bh.count(lines.length, "line", "lines") + (res.data.truncated ? " (truncated)" : "");
     } else if (res.ok) {
       state.textContent = " · the satellite did not answer. Is it online?";
     } else {

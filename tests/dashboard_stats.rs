@@ -71,7 +71,7 @@ async fn species_pages_show_the_seeded_birds_with_counts_names_and_chart_data() 
     let robin_at = html.find("American Robin").expect("robin");
     assert!(robin_at < html.find("House Wren").expect("wren"), "the robin (3) comes before the wren (1)");
     assert!(html.contains("<strong>3</strong> detections"), "robin count");
-    assert!(html.contains("<strong>1</strong> detections"), "wren count");
+    assert!(html.contains("<strong>1</strong> detection ·"), "wren count");
     assert!(html.contains("Tennessee Warbler"), "a species of the year, outside the last 30 days");
 
     // The server filters too (for browsers without scripts).
@@ -104,7 +104,10 @@ async fn species_pages_show_the_seeded_birds_with_counts_names_and_chart_data() 
     let (_, wren) = page(&w.browser, &w.hub, &format!("/species/{}?days=7", seed::WREN.0)).await;
     assert_eq!(sum(&chart_data(&wren, "species-trend-data")["series"][0]), 1);
     assert_eq!(chart_data(&wren, "species-trend-data")["x"].as_array().map(Vec::len), Some(7));
-    assert!(wren.contains("Orchard") && wren.contains("detections in the last 7 days"));
+    assert!(
+        wren.contains("Orchard")
+            && wren.contains(r#"<span class="n">1</span><span class="l">detection in the last 7 days"#)
+    );
 
     // With a located satellite the page asks the range model; either way it says something.
     let (tenant, garden) = (w.tenant, w.garden);
@@ -165,7 +168,7 @@ async fn stats_renders_its_sections_and_each_fragment_has_the_numbers() {
     assert!(map.contains("No satellite has a position yet") && map.contains("not set"), "{map}");
     // One satellite: the numbers follow the filter.
     let only = part("trends", &format!("days=7&satellite={}", w.orchard)).await;
-    assert!(only.contains("1 detections in the last 7 days"), "{only}");
+    assert!(only.contains("1 detection in the last 7 days"), "{only}");
     // A satellite-filtered page keeps the filter in its fragment links.
     let (_, filtered) = page(&w.browser, &w.hub, &format!("/stats?days=7&satellite={}", w.orchard)).await;
     assert!(filtered.contains(&format!("/stats/part/trends?days=7&amp;satellite={}", w.orchard)), "{filtered}");

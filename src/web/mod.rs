@@ -7,7 +7,7 @@
 //! posts the dashboard handles itself; `csrf.rs` says how they are protected.
 //!
 //! Layout: `ctx.rs` (who is signed in), `layout.rs` (the shell), `error.rs` (sign-in redirect and
-//! error pages), `setup.rs` (the first-run code), `words.rs` (dates, weeks and places in the
+//! error pages), `setup.rs` (the first-run code), `words.rs` (dates, weeks, places and counts in the
 //! sentences the server writes), and one file per page group under `pages/`.
 
 pub mod assets;

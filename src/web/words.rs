@@ -1,11 +1,24 @@
-//! Dates, weeks and places written in words for text the hub composes itself (an error above a
-//! form, a map's caption, the range model's week). Days a page shows on their own go through
-//! `layout::day`, which the browser writes in the viewer's language; these are for the places a
-//! date or a position sits inside a sentence the server writes.
+//! Dates, weeks, places and counts written in words for text the hub composes itself (an error
+//! above a form, a map's caption, the range model's week, "1 chunk waiting"). Days a page shows on
+//! their own go through `layout::day`, which the browser writes in the viewer's language; these are
+//! for the places a date, a position or a count sits inside a sentence the server writes.
 
 use chrono::{Datelike, NaiveDate};
 
 use crate::inference::range;
+
+/// A count and the noun that agrees with it: "1 detection", "2 detections", "12,000 clips".
+/// Both forms are given whole, never built by adding an "s": "species", "entry"/"entries" and
+/// "row was"/"rows were" all need their own. The browser's twin is `bh.count` in `app.js`.
+pub fn count(n: impl TryInto<u64>, one: &str, many: &str) -> String {
+    let n = n.try_into().unwrap_or(0);
+    format!("{} {}", super::layout::grouped(n), noun(n, one, many))
+}
+
+/// The noun alone, for a count shown apart from its words (a big number above "detections today").
+pub fn noun<'a>(n: impl TryInto<u64>, one: &'a str, many: &'a str) -> &'a str {
+    if n.try_into().is_ok_and(|n| n == 1) { one } else { many }
+}
 
 /// A calendar day in words: "5 Dec 2026" (never `2026-12-05`).
 pub fn date(day: NaiveDate) -> String {
@@ -70,6 +83,18 @@ fn number(v: f64, decimals: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(count(1_u64, "chunk waiting", "chunks waiting"), "1 chunk waiting");
+        assert_eq!(count(0_usize, "detection", "detections"), "0 detections");
+        assert_eq!(count(2_i64, "satellite", "satellites"), "2 satellites");
+        assert_eq!(count(12_000_u64, "clip", "clips"), "12,000 clips");
+        assert_eq!(count(1_i64, "entry", "entries"), "1 entry");
+        assert_eq!(count(-1_i64, "row", "rows"), "0 rows");
+        assert_eq!(noun(1_usize, "detection today", "detections today"), "detection today");
+        assert_eq!(noun(21_u32, "detection today", "detections today"), "detections today");
+    }
 
     #[test]
     fn dates_are_written_in_words() {

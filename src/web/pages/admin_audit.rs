@@ -4,7 +4,7 @@
 use maud::{Markup, html};
 use serde_json::Value;
 
-use crate::web::{ctx::Ctx, error::PageError, layout};
+use crate::web::{ctx::Ctx, error::PageError, layout, words};
 
 /// Entries per page.
 const PER_PAGE: u64 = 25;
@@ -145,7 +145,7 @@ pub async fn card(ctx: &Ctx, f: &Filter) -> Result<Markup, PageError> {
                 }
                 nav.pager aria-label="Audit log pages" {
                     @if page > 1 { a rel="prev" href=(f.page_url(page - 1)) { "← Newer" } } @else { span.muted { "← Newer" } }
-                    span.page-of { "Page " (page) " of " (pages) " (" (total) " entries)" }
+                    span.page-of { "Page " (page) " of " (pages) " (" (words::count(total, "entry", "entries")) ")" }
                     @if page < pages { a rel="next" href=(f.page_url(page + 1)) { "Older →" } } @else { span.muted { "Older →" } }
                 }
             }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::alert_forms::{Channel, Channels};
-use crate::web::{ctx::Ctx, error::PageError, layout};
+use crate::web::{ctx::Ctx, error::PageError, layout, words};
 
 /// The longest range a schedule may cover, as the export checks it (`usecases::exports::MAX_DAYS`).
 const MAX_DAYS: i64 = crate::usecases::exports::MAX_DAYS;
@@ -107,7 +107,7 @@ fn row(s: &Scheduled, channel: &str, admin: bool) -> Markup {
     html! {
         tr #(format!("sched-{}", s.id)) {
             th scope="row" { (s.name) @if !s.enabled { " " span.badge.no { "paused" } } }
-            td data-label="Format" { (format_words(&s.format)) @if let Some(d) = days { br; span.small.muted { "last " (d) " days" } } }
+            td data-label="Format" { (format_words(&s.format)) @if let Some(d) = days { br; span.small.muted { "last " (words::count(d, "day", "days")) } } }
             td data-label="When" { code { (s.cron) } br; span.small.muted { (s.timezone) } }
             td data-label="To" { (channel) }
             td.small.next-run data-label="Next run" {

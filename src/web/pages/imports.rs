@@ -14,7 +14,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::sat_parts::SatPage;
-use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
+use crate::web::{WebState, ctx::Ctx, error::PageError, layout, words::count};
 
 pub fn routes() -> Router<WebState> {
     Router::new().route("/imports", get(imports_page)).route("/imports/{id}/result", get(result_fragment))
@@ -66,11 +66,6 @@ fn kind_name(kind: &str) -> &'static str {
 /// The file the person uploaded (or the path the command line was given): its last name.
 fn file_name(source: &str) -> &str {
     source.rsplit(['/', '\\']).find(|s| !s.is_empty()).unwrap_or(source)
-}
-
-/// `1 detection` / `4 detections`.
-fn count(n: u64, one: &str, many: &str) -> String {
-    format!("{} {}", crate::web::layout::grouped(n), if n == 1 { one } else { many })
 }
 
 async fn imports_page(ctx: Ctx) -> Response {
@@ -257,7 +252,5 @@ mod tests {
         assert_eq!(file_name("/var/lib/birdhub/imports/uploads/1f/birdnet-pi-backup.tar"), "birdnet-pi-backup.tar");
         assert_eq!(file_name("C:\\x\\birds.db"), "birds.db");
         assert_eq!(file_name("/home/pi/BirdNET-Pi/"), "BirdNET-Pi");
-        assert_eq!(count(1, "clip", "clips"), "1 clip");
-        assert_eq!(count(12_000, "clip", "clips"), "12,000 clips");
     }
 }

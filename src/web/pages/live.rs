@@ -15,7 +15,7 @@ use super::{
     auth::{Anonymous, setup_page},
     common::{self, Detection, DetectionPage},
 };
-use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
+use crate::web::{WebState, ctx::Ctx, error::PageError, layout, words};
 
 pub fn routes() -> Router<WebState> {
     Router::new()
@@ -159,10 +159,10 @@ fn today_row(dash: &Dashboard, open_alerts: i64, list: &[Value]) -> Markup {
     html! {
         section.numbers #today hx-get="/live/today" hx-trigger="refresh" hx-swap="outerHTML" {
             a.number href="/species" { span.n { (dash.today.species) } span.l { "species today" } }
-            a.number href="/detections" { span.n { (dash.today.detections) } span.l { "detections today" } }
-            a.number href="/satellites" { span.n { (online) " of " (list.len()) } span.l { "satellites online" } }
+            a.number href="/detections" { span.n { (dash.today.detections) } span.l { (words::noun(dash.today.detections, "detection", "detections")) " today" } }
+            a.number href="/satellites" { span.n { (online) " of " (list.len()) } span.l { (words::noun(list.len(), "satellite", "satellites")) " online" } }
             a.number.(if open_alerts > 0 { "warn" } else { "" }) href="/alerts" {
-                span.n { (open_alerts) } span.l { "open alerts" }
+                span.n { (open_alerts) } span.l { (words::noun(open_alerts, "open alert", "open alerts")) }
             }
         }
     }

@@ -18,7 +18,7 @@ use super::{common, map_tiles, stats_map, stats_parts::chart};
 use crate::{
     auth::ClientIp,
     usecases::public_page::{self, Heard, PublicError, SpeciesView, Team, Today},
-    web::{WebState, error::problem, icons, layout},
+    web::{WebState, error::problem, icons, layout, words},
 };
 
 /// How often the newest detections refresh on an open page.
@@ -131,8 +131,8 @@ fn today_html(team: &Team, v: &Today, tiles: Option<map_tiles::Tiles>) -> Markup
         }
         section.numbers.three {
             div.number { span.n { (v.species.len()) } span.l { "species today" } }
-            div.number { span.n { (v.detections) } span.l { "detections today" } }
-            div.number { span.n { (online) " of " (v.stations.len()) } span.l { "stations listening" } }
+            div.number { span.n { (v.detections) } span.l { (words::noun(v.detections, "detection", "detections")) " today" } }
+            div.number { span.n { (online) " of " (v.stations.len()) } span.l { (words::noun(v.stations.len(), "station", "stations")) " listening" } }
         }
         @if !v.species.is_empty() {
             section.card {
@@ -231,7 +231,7 @@ fn stations_card(v: &Today, tiles: Option<map_tiles::Tiles>) -> Markup {
                             strong { (s.name) }
                             span.muted.small {
                                 (if s.online { "listening" } else { "offline" }) ", "
-                                (s.species_today) " species and " (s.detections_today) " detections today"
+                                (s.species_today) " species and " (words::count(s.detections_today, "detection", "detections")) " today"
                             }
                         }
                     }
@@ -272,7 +272,7 @@ fn species_html(team: &Team, v: &SpeciesView) -> Markup {
             div.species-about {
                 h1 { (layout::names(&v.common_name, &v.scientific_name)) }
                 div.numbers.species-numbers {
-                    div.number { span.n { (v.detections) } span.l { "detections in 30 days" } }
+                    div.number { span.n { (v.detections) } span.l { (words::noun(v.detections, "detection", "detections")) " in 30 days" } }
                     div.number {
                         span.n.small-n { @if let Some(f) = &v.first_detected_at { (layout::day(f.get(..10).unwrap_or(f))) } @else { "–" } }
                         span.l { "first heard here" }

@@ -10,7 +10,7 @@ use axum::{
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
+use crate::web::{WebState, ctx::Ctx, error::PageError, layout, words};
 
 pub fn routes() -> Router<WebState> {
     Router::new().route("/quality", get(page))
@@ -129,7 +129,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
                 a.more href="/detections?verificationStatus=pending_review" { "Review detections" }
             }
             p.muted.small {
-                "Each species needs " (q.min_votes) " confirmed or rejected detections. Then the hub suggests "
+                "Each species needs " (words::count(q.min_votes, "confirmed or rejected detection", "confirmed or rejected detections")) ". Then the hub suggests "
                 "the lowest minimum confidence that keeps " (pct(q.precision_target)) " of what it records right. "
                 "Species without their own threshold use the team's, " (threshold(q.team_threshold)) "."
             }
@@ -137,7 +137,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
             @if q.species.is_empty() {
                 (layout::empty("No votes yet", html! {
                     "Open a detection and confirm or reject it. Once a species has "
-                    (q.min_votes) " votes, its suggested threshold shows up here."
+                    (words::count(q.min_votes, "vote", "votes")) ", its suggested threshold shows up here."
                 }))
             } @else {
                 (species_table(ctx, &q, admin))

@@ -5,7 +5,7 @@
 use maud::{Markup, html};
 
 use super::sat_parts::Sat;
-use crate::web::layout;
+use crate::web::{layout, words};
 
 /// The clock's state, or "not measured yet" before the first timestamped heartbeat.
 pub fn clock(s: &Sat) -> Markup {
@@ -22,9 +22,7 @@ pub fn clock(s: &Sat) -> Markup {
         @if s.clock_corrected_chunks > 0 {
             br;
             span.muted.small {
-                (s.clock_corrected_chunks) " "
-                (if s.clock_corrected_chunks == 1 { "chunk" } else { "chunks" })
-                " re-stamped by the hub"
+                (words::count(s.clock_corrected_chunks, "chunk", "chunks")) " re-stamped by the hub"
             }
         }
     }

@@ -7,7 +7,7 @@
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use crate::web::{client::Api, error::PageError, layout};
+use crate::web::{client::Api, error::PageError, layout, words};
 
 #[derive(Debug, Deserialize)]
 struct Page {
@@ -63,7 +63,7 @@ pub async fn card(api: &Api, sat: &str) -> Result<Markup, PageError> {
         section.card #sat-history {
             h2 { "History" }
             p {
-                strong.history-total { (total) } " detections, from " (layout::at(&first.detected_at))
+                strong.history-total { (total) } " " (words::noun(total, "detection", "detections")) ", from " (layout::at(&first.detected_at))
                 " to " (layout::at(&last.detected_at)) "."
             }
             @if !top.species.is_empty() {

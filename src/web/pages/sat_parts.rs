@@ -5,7 +5,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::web::{client::Api, error::PageError, layout};
+use crate::web::{client::Api, error::PageError, layout, words};
 
 /// A satellite as the API lists it (`SatelliteView`, snake_case).
 #[derive(Debug, Clone, Deserialize)]
@@ -245,7 +245,7 @@ pub fn outbox_bar(s: &Sat) -> Markup {
             bytes,
         ))
         @if o.is_some() {
-            div.muted.small { (fmt_count(num(o, "unackedCount"))) " chunks waiting · " (bytes(num(o, "diskBytes"))) " on disk" }
+            div.muted.small { (words::count(num(o, "unackedCount") as u64, "chunk waiting", "chunks waiting")) " · " (bytes(num(o, "diskBytes"))) " on disk" }
         }
     }
 }

@@ -6,7 +6,7 @@ use maud::{Markup, html};
 use serde_json::{Value, json};
 
 use super::widgets;
-use crate::web::{ctx::Ctx, error::PageError};
+use crate::web::{ctx::Ctx, error::PageError, words};
 
 /// The card, or nothing for anyone but a platform admin.
 pub async fn card(ctx: &Ctx) -> Result<Markup, PageError> {
@@ -77,10 +77,10 @@ fn row(k: &Value) -> Value {
     let runs = if w.is_object() {
         let threads = w["threads"].as_u64().unwrap_or(0);
         Value::String(format!(
-            "{} {}, {threads} thread{}, batch {}",
+            "{} {}, {}, batch {}",
             w["model"].as_str().unwrap_or(""),
             w["precision"].as_str().unwrap_or(""),
-            if threads == 1 { "" } else { "s" },
+            words::count(threads, "thread", "threads"),
             w["batch"].as_u64().unwrap_or(0)
         ))
     } else {

@@ -15,7 +15,7 @@ use maud::{Markup, html};
 use serde_json::Value;
 
 use super::common;
-use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
+use crate::web::{WebState, ctx::Ctx, error::PageError, layout, words};
 
 pub fn routes() -> Router<WebState> {
     Router::new().route("/sessions", get(sessions_page))
@@ -157,7 +157,11 @@ fn timeline_view(t: &Value, sats: &[Value]) -> Markup {
         rows.entry(text(d, "satellite_id")).or_default().1.push(d);
     }
     html! {
-        div.timeline role="img" aria-label=(format!("{} chunks and {} detections in the last 24 hours", chunks.len(), detections.len())) {
+        div.timeline role="img" aria-label=(format!(
+            "{} and {} in the last 24 hours",
+            words::count(chunks.len(), "chunk", "chunks"),
+            words::count(detections.len(), "detection", "detections")
+        )) {
             @for (sat, (cs, ds)) in &rows {
                 div.tl-row {
                     span.tl-name { (names.get(sat).copied().unwrap_or("satellite")) }

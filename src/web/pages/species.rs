@@ -99,7 +99,8 @@ async fn catalogue(ctx: &Ctx, raw: Option<&str>) -> Result<Markup, PageError> {
                             span.species-text {
                                 (layout::names(&name, &e.species.scientific_name))
                                 span.species-counts {
-                                    strong { (e.detections) } " detections · " (e.satellites) " satellite" @if e.satellites != 1 { "s" }
+                                    strong { (e.detections) } " " (words::noun(e.detections, "detection", "detections")) " · "
+                                    (words::count(e.satellites, "satellite", "satellites"))
                                     @if e.confirmed > 0 { " · " (e.confirmed) " confirmed" }
                                 }
                                 span.species-seen.small.muted {
@@ -170,7 +171,7 @@ async fn species(ctx: &Ctx, code: &str, f: Filters) -> Result<Markup, PageError>
                 }
                 (stats_species::expected_here(&expected))
                 div.numbers.species-numbers {
-                    div.number { span.n { (p.detections) } span.l { "detections in " (f.range_words()) } }
+                    div.number { span.n { (p.detections) } span.l { (words::noun(p.detections, "detection", "detections")) " in " (f.range_words()) } }
                     div.number { span.n { (p.confirmed) } span.l { "confirmed" } }
                     div.number {
                         span.n.small-n { @if let Some(fst) = &p.first_detected_at { (layout::day(fst.get(..10).unwrap_or(fst))) } @else { "–" } }

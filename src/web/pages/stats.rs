@@ -14,7 +14,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::stats_parts;
-use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
+use crate::web::{WebState, ctx::Ctx, error::PageError, layout, words};
 
 pub fn routes() -> Router<WebState> {
     Router::new().route("/stats", get(page)).route("/stats/part/{name}", get(part))
@@ -148,8 +148,8 @@ async fn render(ctx: &Ctx, f: Filters) -> Result<Markup, PageError> {
         (selector(&f, &sats))
         section.numbers.stats-numbers aria-label="Totals" {
             div.number { span.n { (dash.range.species) } span.l { "species in " (f.range_words()) } }
-            div.number { span.n { (dash.range.detections) } span.l { "detections in " (f.range_words()) } }
-            div.number { span.n { (dash.range.chunks) } span.l { "recordings in " (f.range_words()) } }
+            div.number { span.n { (dash.range.detections) } span.l { (words::noun(dash.range.detections, "detection", "detections")) " in " (f.range_words()) } }
+            div.number { span.n { (dash.range.chunks) } span.l { (words::noun(dash.range.chunks, "recording", "recordings")) " in " (f.range_words()) } }
             div.number { span.n { (dash.all_time.species) } span.l { "species all time" } }
         }
         nav.stats-jump aria-label="Sections" {

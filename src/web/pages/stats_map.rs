@@ -116,7 +116,7 @@ pub fn draw(placed: &[Pin], decimals: usize, tiles: Option<Tiles>, max_zoom: u8)
         .collect();
     let label_ys = place_labels(placed, &marks);
     html! {
-        svg.map.(if tiles.is_some() { "tiled" } else { "plain" }) viewBox=(format!("0 0 {W} {H}")) role="img" aria-label=(format!("Positions of {} stations", placed.len())) {
+        svg.map.(if tiles.is_some() { "tiled" } else { "plain" }) viewBox=(format!("0 0 {W} {H}")) role="img" aria-label=(format!("Positions of {}", words::count(placed.len(), "station", "stations"))) {
             defs { clipPath #map-clip { rect x="0" y="0" width=(W) height=(H) rx="8" {} } }
             rect.map-bg x="0" y="0" width=(W) height=(H) rx="8" {}
             @if let (Some(t), Some(v)) = (tiles, view.as_ref()) {
@@ -130,7 +130,7 @@ pub fn draw(placed: &[Pin], decimals: usize, tiles: Option<Tiles>, max_zoom: u8)
             }
             @for ((p, (x, y, r)), label_y) in placed.iter().zip(&marks).zip(&label_ys) {
                 g.map-marker {
-                    title { (p.name) ": " (p.detections) " detections, " (p.species) " species (" (words::place_to(p.lat, p.lon, d)) ")" }
+                    title { (p.name) ": " (words::count(p.detections, "detection", "detections")) ", " (p.species) " species (" (words::place_to(p.lat, p.lon, d)) ")" }
                     circle cx=(format!("{x:.1}")) cy=(format!("{y:.1}")) r=(format!("{r:.1}")) {}
                     text x=(format!("{x:.1}")) y=(format!("{label_y:.1}")) text-anchor="middle" { (p.name) }
                 }
@@ -198,7 +198,9 @@ pub async fn render(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
             }
         }
         @if !unplaced.is_empty() && !placed.is_empty() {
-            p.muted.small { (unplaced.len()) " satellite(s) without a position are not drawn." }
+            p.muted.small {
+                (words::count(unplaced.len(), "satellite without a position is", "satellites without a position are")) " not drawn."
+            }
         }
     })
 }

@@ -11,7 +11,7 @@ use super::{
     stats::{self, Filters},
     stats_map,
 };
-use crate::web::{ctx::Ctx, error::PageError, layout};
+use crate::web::{ctx::Ctx, error::PageError, layout, words};
 
 /// Names as the stats answers give them (camelCase, flattened).
 #[derive(Debug, Clone, Deserialize)]
@@ -96,8 +96,9 @@ async fn trends(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
         ],
     });
     Ok(html! {
-        p.muted.small { (t.total) " detections in " (f.range_words()) "." }
-        (chart("trend-chart", &format!("Detections and species per day: {} detections in {}", t.total, f.range_words()), spec))
+        @let total = words::count(t.total, "detection", "detections");
+        p.muted.small { (total) " in " (f.range_words()) "." }
+        (chart("trend-chart", &format!("Detections and species per day: {total} in {}", f.range_words()), spec))
     })
 }
 
@@ -306,8 +307,8 @@ async fn compare(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
     };
     Ok(html! {
         div.compare-grid {
-            div.number { span.n { (sa.species.len()) } span.l { "species at " (sa.name) " (" (sa.detections) " detections)" } }
-            div.number { span.n { (sb.species.len()) } span.l { "species at " (sb.name) " (" (sb.detections) " detections)" } }
+            div.number { span.n { (sa.species.len()) } span.l { "species at " (sa.name) " (" (words::count(sa.detections, "detection", "detections")) ")" } }
+            div.number { span.n { (sb.species.len()) } span.l { "species at " (sb.name) " (" (words::count(sb.detections, "detection", "detections")) ")" } }
             div.number {
                 span.n { (pair.map(|p| p.shared).unwrap_or(0)) }
                 span.l {
@@ -412,7 +413,7 @@ async fn verification(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
     }
     let pct = |n: i64| n as f64 * 100.0 / v.total.max(1) as f64;
     Ok(html! {
-        p { strong { (format!("{:.0}", v.reviewed_share * 100.0)) "%" } " of " (v.total) " detections reviewed." }
+        p { strong { (format!("{:.0}", v.reviewed_share * 100.0)) "%" } " of " (words::count(v.total, "detection", "detections")) " reviewed." }
         div.progress role="img" aria-label=(format!("{} confirmed, {} rejected, {} pending review, {} unverified", v.confirmed, v.rejected, v.pending_review, v.unverified)) {
             span.seg.ok style=(format!("width:{:.2}%", pct(v.confirmed))) {}
             span.seg.no style=(format!("width:{:.2}%", pct(v.rejected))) {}
