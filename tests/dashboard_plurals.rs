@@ -1,13 +1,14 @@
 //! Counts of one read as one (issue 51, defect 17): a team with one detection today, one chunk
 //! waiting in a satellite's outbox and one satellite without a position sees "1 detection",
 //! "1 chunk waiting" and "1 satellite without a position is not drawn" on the pages the server
-//! renders, never "1 detections" or "satellite(s)".
+//! renders, never "1 detections" or "satellite(s)"; alert rules of one minute or one day say so.
 
 mod common;
 
 use birdhub::store;
 use chrono::SecondsFormat;
 use common::{Api, TestHub, seed};
+use serde_json::json;
 
 async fn page(hub: &TestHub, api: &Api, path: &str) -> String {
     let resp = api.client.get(format!("{}{path}", hub.base_url)).send().await.expect("page");
@@ -55,10 +56,31 @@ async fn counts_of_one_take_the_singular() {
     let catalogue = page(&hub, &api, "/species").await;
     assert!(catalogue.contains("<strong>1</strong> detection · 1 satellite"), "{catalogue}");
 
-    for (path, html) in
-        [("/satellites", &sats), ("/", &live), ("map", &map), ("trends", &trends), ("/species", &catalogue)]
-    {
-        for wrong in ["1 chunks", "1 detections", "(s)", "1 satellites"] {
+    // Alert rules in words: one minute of silence, one day of baseline.
+    api.create(
+        "/alert-rules/rules",
+        json!({"name": "Quiet minute", "trigger": "absence", "conditions": {"minutes": 1}, "channelIds": []}),
+    )
+    .await;
+    api.create(
+        "/alert-rules/rules",
+        json!({"name": "Busy day", "trigger": "trend", "channelIds": [],
+               "conditions": {"metric": "detections", "direction": "rise", "percent": 50, "baselineDays": 1}}),
+    )
+    .await;
+    let alerts = page(&hub, &api, "/alerts").await;
+    assert!(alerts.contains("no bird detected for 1 minute · across the whole team"), "{alerts}");
+    assert!(alerts.contains("by 50% against the day before"), "{alerts}");
+
+    for (path, html) in [
+        ("/satellites", &sats),
+        ("/", &live),
+        ("map", &map),
+        ("trends", &trends),
+        ("/species", &catalogue),
+        ("/alerts", &alerts),
+    ] {
+        for wrong in ["1 chunks", "1 detections", "(s)", "1 satellites", "1 minutes", "1 days"] {
             assert!(!html.contains(wrong), "{path} says {wrong:?}");
         }
     }

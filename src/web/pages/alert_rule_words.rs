@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use super::{alert_forms::Rule, species_pick};
-use crate::web::ctx::Ctx;
+use crate::web::{ctx::Ctx, words};
 
 /// The special kinds a detection rule can ask for, with a person's label.
 pub const SPECIAL: [(&str, &str); 5] = [
@@ -83,7 +83,7 @@ pub fn describe(ctx: &Ctx, lang: &str, rule: &Rule, sats: &HashMap<&str, &str>) 
                 "no bird detected"
             };
             let minutes = c.get("minutes").and_then(Value::as_u64).unwrap_or(0);
-            parts.push(format!("Silence: {what} for {minutes} minutes"));
+            parts.push(format!("Silence: {what} for {}", words::count(minutes, "minute", "minutes")));
             let ids = strings(c, "satelliteIds");
             parts.push(if ids.is_empty() {
                 "across the whole team".into()
@@ -101,7 +101,8 @@ pub fn describe(ctx: &Ctx, lang: &str, rule: &Rule, sats: &HashMap<&str, &str>) 
             };
             let percent = c.get("percent").and_then(Value::as_f64).unwrap_or(0.0);
             let days = c.get("baselineDays").and_then(Value::as_u64).unwrap_or(7);
-            parts.push(format!("Daily {metric} {direction} by {percent}% against the {days} days before"));
+            let before = if days == 1 { "day".to_owned() } else { words::count(days, "day", "days") };
+            parts.push(format!("Daily {metric} {direction} by {percent}% against the {before} before"));
             match c.get("satelliteId").and_then(Value::as_str) {
                 Some(id) => parts.push(format!("at {}", sat_names(&[id.to_owned()], sats))),
                 None => parts.push("across the whole team".into()),
