@@ -39,14 +39,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(raise))
 }
 
-fn threshold_ctx(state: &AppState) -> threshold::Ctx<'_> {
-    threshold::Ctx {
-        store: &state.store,
-        labels: &state.names,
-        hub_threshold: f64::from(state.settings.inference.threshold),
-    }
-}
-
 #[utoipa::path(
     get, path = "/detection-quality/{code}/threshold", tag = tags::DETECTIONS,
     description = "Viewer+. The species' threshold today: its own `species_min_confidence` (set by hand or a learned one applied), else the team's `min_confidence`, else the hub's; `source` says which.",
@@ -59,7 +51,7 @@ async fn species_threshold(
     Path(code): Path<String>,
     Query(q): Query<QualityQuery>,
 ) -> Result<axum::Json<Threshold>, ApiError> {
-    let ctx = threshold_ctx(&state);
+    let ctx = ctx(&state);
     Ok(axum::Json(threshold::current(&ctx, access.tenant_id, code, q.lang.as_deref()).await?))
 }
 
@@ -87,7 +79,7 @@ async fn raise(
     Json(body): Json<RaiseBody>,
 ) -> Result<axum::Json<Raised>, ApiError> {
     let by = Actor { user: access.ctx.user_id(), api_key: access.ctx.api_key_id().map(str::to_owned), ip: Some(ip) };
-    let ctx = threshold_ctx(&state);
+    let ctx = ctx(&state);
     let ask = threshold::Raise { code, to: body.threshold, lang: q.lang };
     let raised = threshold::raise(&ctx, &state.clock, &state.bus, access.tenant_id, ask, by).await?;
     Ok(axum::Json(raised))

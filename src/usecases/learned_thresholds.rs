@@ -186,34 +186,45 @@ pub async fn apply(
         let Some(threshold) = before.suggested_threshold else { return Err(QualityError::NoSuggestion) };
         let previous = s.species_min_confidence.insert(code.clone(), threshold);
         s.validate().map_err(QualityError::InvalidSettings)?;
-        store::settings::save_in(
-            tx,
-            &tenant.to_string(),
-            &json!({ "species_min_confidence": s.species_min_confidence }),
-            now,
-        )?;
         let automatic = by.user.is_none() && by.api_key.is_none();
-        let entry = Entry {
-            tenant_id: Some(tenant),
-            actor_user_id: by.user,
-            actor_api_key_id: by.api_key,
-            action: "admin.tenant_settings_updated".into(),
-            target_type: Some("tenant".into()),
-            target_id: Some(tenant.to_string()),
-            ip: by.ip,
-            details: json!({
-                "changed": ["species_min_confidence"], "learnedThreshold": true,
-                "automatic": automatic,
-                "speciesCode": code, "threshold": threshold, "previous": previous,
-                "votes": before.votes, "precisionTarget": s.learned_threshold_precision,
-            }),
-        };
-        store::audit::record(tx, &entry, now)?;
+        let details = json!({
+            "changed": ["species_min_confidence"], "learnedThreshold": true,
+            "automatic": automatic,
+            "speciesCode": code, "threshold": threshold, "previous": previous,
+            "votes": before.votes, "precisionTarget": s.learned_threshold_precision,
+        });
+        save_species_minimums(tx, tenant, &s.species_min_confidence, by, details, now)?;
         Ok(row(&code, &groups, &s, hub, &names))
     })
     .await?;
     bus.publish(Event::ConfigChanged { tenant_id: tenant, satellite_id: None });
     Ok(applied)
+}
+
+/// Writes the team's `species_min_confidence` as `PUT /settings/tenant` would, with its audit
+/// entry (`admin.tenant_settings_updated`, `details`), inside `tx`. The caller publishes
+/// `Event::ConfigChanged` once the transaction is committed.
+pub(super) fn save_species_minimums(
+    tx: &rusqlite::Connection,
+    tenant: TenantId,
+    minimums: &std::collections::BTreeMap<String, f64>,
+    by: Actor,
+    details: serde_json::Value,
+    now: crate::time::Timestamp,
+) -> Result<(), store::Error> {
+    store::settings::save_in(tx, &tenant.to_string(), &json!({ "species_min_confidence": minimums }), now)?;
+    let entry = Entry {
+        tenant_id: Some(tenant),
+        actor_user_id: by.user,
+        actor_api_key_id: by.api_key,
+        action: "admin.tenant_settings_updated".into(),
+        target_type: Some("tenant".into()),
+        target_id: Some(tenant.to_string()),
+        ip: by.ip,
+        details,
+    };
+    store::audit::record(tx, &entry, now)?;
+    Ok(())
 }
 
 /// After a vote on `detection` settled (or unsettled) it: when the team applies learned

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::{
-    learned_thresholds::Actor,
+    learned_thresholds::{Actor, Ctx, save_species_minimums},
     stats::{Names, StatsError},
 };
 use crate::{
@@ -20,17 +20,8 @@ use crate::{
     },
     events::{Bus, Event},
     ids::TenantId,
-    inference::translations::Translations,
-    store::{self, Store, audit::Entry},
+    store,
 };
-
-/// The handles every function here needs.
-pub struct Ctx<'a> {
-    pub store: &'a Store,
-    pub labels: &'a Translations,
-    /// The hub's `inference.threshold`: a team without `min_confidence` keeps what reaches it.
-    pub hub_threshold: f64,
-}
 
 /// A species' threshold today.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -130,26 +121,11 @@ pub async fn raise(
         if super::detection_settings::check_codes(&labels, &next, &before).is_err() {
             return Err(RaiseError::UnknownSpecies(code));
         }
-        store::settings::save_in(
-            tx,
-            &tenant.to_string(),
-            &json!({ "species_min_confidence": next.species_min_confidence }),
-            now,
-        )?;
-        let entry = Entry {
-            tenant_id: Some(tenant),
-            actor_user_id: by.user,
-            actor_api_key_id: by.api_key,
-            action: "admin.tenant_settings_updated".into(),
-            target_type: Some("tenant".into()),
-            target_id: Some(tenant.to_string()),
-            ip: by.ip,
-            details: json!({
-                "changed": ["species_min_confidence"], "raised": true,
-                "speciesCode": code, "threshold": to, "previous": was.value, "previousSource": was.source,
-            }),
-        };
-        store::audit::record(tx, &entry, now)?;
+        let details = json!({
+            "changed": ["species_min_confidence"], "raised": true,
+            "speciesCode": code, "threshold": to, "previous": was.value, "previousSource": was.source,
+        });
+        save_species_minimums(tx, tenant, &next.species_min_confidence, by, details, now)?;
         Ok(Raised {
             species_code: code,
             common_name: name,
