@@ -16,12 +16,7 @@ async fn sign_in_with_totp_watch_a_real_detection_arrive_play_it_and_sign_out() 
     let api = hub.login(&user.email).await;
 
     // TOTP enrolment over the API; the browser signs in with a later code.
-    let (status, setup) = api.post("/auth/mfa/totp/begin", json!({})).await;
-    assert_eq!(status, 200, "{setup}");
-    let key = setup["manualKey"].as_str().expect("manualKey").to_owned();
-    let (status, body) =
-        api.post("/auth/mfa/totp/confirm", json!({ "code": oathtool(&key, hub.state().clock.now()) })).await;
-    assert_eq!(status, 200, "{body}");
+    let key = common::turn_on_totp(&hub, &api).await;
     hub.state().clock.advance(Duration::from_secs(31));
     let r = sat::register(&api, json!({ "name": "Garden", "kind": "satellite" })).await;
 

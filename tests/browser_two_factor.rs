@@ -83,12 +83,7 @@ async fn the_second_step_checks_the_code_typed_with_no_console_error() {
     let hub = common::spawn_hub().await;
     let user = hub.user("ben@example.org", false).await;
     let api = hub.login(&user.email).await;
-    let (status, setup) = api.post("/auth/mfa/totp/begin", json!({})).await;
-    assert_eq!(status, 200, "{setup}");
-    let key = setup["manualKey"].as_str().expect("manualKey").to_owned();
-    let (status, body) =
-        api.post("/auth/mfa/totp/confirm", json!({ "code": oathtool(&key, hub.state().clock.now()) })).await;
-    assert_eq!(status, 200, "{body}");
+    let key = common::turn_on_totp(&hub, &api).await;
     hub.state().clock.advance(Duration::from_secs(31));
 
     let b = Browser::start(hub.http_addr.port(), "two-factor-signin").await;

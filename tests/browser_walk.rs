@@ -158,12 +158,7 @@ async fn world() -> World {
 async fn two_factor_user(hub: &TestHub) -> (TestUser, String) {
     let user = hub.user("tom@example.org", false).await;
     let api = hub.login(&user.email).await;
-    let (status, setup) = api.post("/auth/mfa/totp/begin", json!({})).await;
-    assert_eq!(status, 200, "{setup}");
-    let key = setup["manualKey"].as_str().expect("manualKey").to_owned();
-    let (status, body) =
-        api.post("/auth/mfa/totp/confirm", json!({ "code": oathtool(&key, hub.state().clock.now()) })).await;
-    assert_eq!(status, 200, "{body}");
+    let key = common::turn_on_totp(hub, &api).await;
     (user, key)
 }
 

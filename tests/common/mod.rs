@@ -256,6 +256,19 @@ pub async fn wait_healthy(url: &str) {
     panic!("hub at {url} never became healthy");
 }
 
+/// Turns on two-factor sign-in for `api`'s user over the API (a code from `oathtool`) and
+/// returns the authenticator's key. A sign-in in the same 30 s step would reuse the code: move
+/// the hub's clock on first.
+pub async fn turn_on_totp(hub: &TestHub, api: &Api) -> String {
+    let (status, setup) = api.post("/auth/mfa/totp/begin", serde_json::json!({})).await;
+    assert_eq!(status, 200, "{setup}");
+    let key = setup["manualKey"].as_str().expect("manualKey").to_owned();
+    let code = oathtool(&key, hub.state().clock.now());
+    let (status, body) = api.post("/auth/mfa/totp/confirm", serde_json::json!({ "code": code })).await;
+    assert_eq!(status, 200, "{body}");
+    key
+}
+
 /// The TOTP code `oathtool` computes for `key` (base32) at `at`.
 pub fn oathtool(key: &str, at: chrono::DateTime<chrono::Utc>) -> String {
     let now = at.format("%Y-%m-%d %H:%M:%S UTC").to_string();
