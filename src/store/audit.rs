@@ -41,10 +41,51 @@ pub struct Stored {
     pub user_email: Option<String>,
     /// The team's name, when the entry is about a team that still exists.
     pub tenant_name: Option<String>,
+    /// The name of what the entry is about (a satellite, a person, a key ...): the one recorded
+    /// when it was written, else its name today, else the name its details kept.
+    pub target_name: Option<String>,
+    /// The action in words, naming its object ([`crate::domain::audit_words::summary`]).
+    pub summary: String,
+    /// What changed, `{setting, label, from, to}` ... ([`crate::domain::audit_changes::changes`],
+    /// with the setting's label in words); empty for entries that recorded none.
+    pub changes: Vec<serde_json::Value>,
+    /// The same changes (or what an older entry kept) in words, one line each.
+    pub change_lines: Vec<String>,
 }
 
+/// The table holding the objects of `target_type`, each with an `id` and a `name`.
+fn target_table(target_type: &str) -> Option<&'static str> {
+    Some(match target_type {
+        "satellite" => "satellites",
+        "user" => "users",
+        "tenant" => "tenants",
+        "api_key" => "api_keys",
+        "worker_key" => "worker_keys",
+        "alert_rule" => "alert_rules",
+        "alert_channel" => "alert_channels",
+        "scheduled_export" => "scheduled_exports",
+        "passkey" => "mfa_passkeys",
+        _ => return None,
+    })
+}
+
+/// The name `target` has today, if it still exists.
+fn name_today(conn: &Connection, target_type: Option<&str>, target_id: Option<&str>) -> Option<String> {
+    let table = target_table(target_type?)?;
+    conn.query_row(&format!("SELECT name FROM {table} WHERE id = ?1"), [target_id?], |r| r.get(0)).ok()
+}
+
+/// Writes `e` with its secrets masked ([`crate::domain::audit_changes::scrub`]) and the name of
+/// its object as it is now (`details.targetName`), so the entry still names it once it is gone.
 pub fn record(conn: &Connection, e: &Entry, now: Timestamp) -> Result<()> {
-    let details = if e.details.is_null() { "{}".to_owned() } else { e.details.to_string() };
+    let mut details = if e.details.is_object() { e.details.clone() } else { serde_json::json!({}) };
+    crate::domain::audit_changes::scrub(&mut details);
+    if details.get("targetName").is_none()
+        && let Some(name) = name_today(conn, e.target_type.as_deref(), e.target_id.as_deref())
+    {
+        details["targetName"] = serde_json::Value::from(name);
+    }
+    let details = details.to_string();
     conn.execute(
         "INSERT INTO audit_log (tenant_id, actor_user_id, actor_api_key_id, action, target_type, target_id, ip, details_json, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -74,6 +115,9 @@ pub struct Filter {
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
     let details: String = r.get(8)?;
+    let mut details: serde_json::Value = serde_json::from_str(&details).unwrap_or(serde_json::Value::Null);
+    // Entries written before secrets were masked on the way in are masked on the way out.
+    crate::domain::audit_changes::scrub(&mut details);
     Ok(Stored {
         id: r.get(0)?,
         tenant_id: r.get(1)?,
@@ -83,12 +127,35 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Stored> {
         target_type: r.get(5)?,
         target_id: r.get(6)?,
         ip: r.get(7)?,
-        details: serde_json::from_str(&details).unwrap_or(serde_json::Value::Null),
+        details,
         created_at: r.get(9)?,
         user_name: r.get(10)?,
         user_email: r.get(11)?,
         tenant_name: r.get(12)?,
+        target_name: None,
+        summary: String::new(),
+        changes: Vec::new(),
+        change_lines: Vec::new(),
     })
+}
+
+/// Fills in the object's name and the words of a listed entry.
+fn described(conn: &Connection, mut e: Stored) -> Stored {
+    use crate::domain::audit_words;
+    let kept = |k: &str| e.details[k].as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+    e.target_name = kept("targetName")
+        .or_else(|| name_today(conn, e.target_type.as_deref(), e.target_id.as_deref()))
+        .or_else(|| kept("name"));
+    e.summary = audit_words::summary(&e.action, e.target_name.as_deref(), &e.details);
+    e.changes = e.details["changes"].as_array().cloned().unwrap_or_default();
+    for c in &mut e.changes {
+        let label = audit_words::setting_label(c["setting"].as_str().unwrap_or_default());
+        if let Some(map) = c.as_object_mut() {
+            map.insert("label".into(), label.into());
+        }
+    }
+    e.change_lines = audit_words::change_lines(&e.action, &e.details);
+    e
 }
 
 /// Newest first, with the total count of matches; each entry with its actor's and team's names.
@@ -110,6 +177,7 @@ pub fn list(conn: &Connection, f: &Filter) -> Result<(Vec<Stored>, u64)> {
     let rows = stmt
         .query_map(params![f.tenant_id, f.action, f.actor_user_id, f.from, f.to, f.limit, f.offset], from_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    let rows = rows.into_iter().map(|e| described(conn, e)).collect();
     Ok((rows, total.max(0) as u64))
 }
 

@@ -1,10 +1,14 @@
-//! The audit log card of `/admin`: who (name and email) did what, in which team, when; filtered
+//! The audit log card of `/admin`: who (name and email) did what to what (in words, with what
+//! changed from → to), in which team, when; filtered
 //! by action, person and days, and paged through the whole log with a GET form (the URL keeps it).
 
 use maud::{Markup, html};
 use serde_json::Value;
 
-use crate::web::{ctx::Ctx, error::PageError, layout, words};
+use crate::{
+    domain::audit_words,
+    web::{ctx::Ctx, error::PageError, layout, words},
+};
 
 /// Entries per page.
 const PER_PAGE: u64 = 25;
@@ -77,13 +81,9 @@ impl Filter {
     }
 }
 
-/// "admin.member_removed" → "Member removed" ("tenant" reads "team"); the part before the dot says who may do it, which
-/// the "Who" column already shows.
+/// "user.mfa_enabled" → "Two-factor sign-in turned on": an action in words, for the filter.
 pub fn action_words(action: &str) -> String {
-    // "tenant" is the code's word; people say "team".
-    let tail = action.rsplit('.').next().unwrap_or(action).replace(['_', '-'], " ").replace("tenant", "team");
-    let mut chars = tail.chars();
-    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+    audit_words::label(action)
 }
 
 /// The audit log at the filter's page (the last page when it asks past the end), and the people
@@ -158,7 +158,19 @@ fn row(e: &Value) -> Markup {
     html! {
         tr {
             td { (layout::at(s("createdAt"))) }
-            td { (action_words(s("action"))) }
+            td {
+                @if s("summary").is_empty() {
+                    (audit_words::summary(s("action"), None, &e["details"]))
+                } @else {
+                    (s("summary"))
+                }
+                @let lines = e["changeLines"].as_array().cloned().unwrap_or_default();
+                @if !lines.is_empty() {
+                    ul.audit-changes {
+                        @for l in &lines { li { (l.as_str().unwrap_or_default()) } }
+                    }
+                }
+            }
             td {
                 @if !s("userName").is_empty() {
                     (s("userName")) br; span.muted.small { (s("userEmail")) }
@@ -186,8 +198,8 @@ mod tests {
 
     #[test]
     fn actions_read_as_words_and_filters_stay_in_the_url() {
-        assert_eq!(action_words("admin.member_removed"), "Member removed");
-        assert_eq!(action_words("user.login"), "Login");
+        assert_eq!(action_words("admin.member_removed"), "Member removed from the team");
+        assert_eq!(action_words("user.login"), "Signed in");
         assert_eq!(action_words("admin.tenant_settings_updated"), "Team settings updated");
         let f = Filter::from_query(Some("action=user.login&person=nope&from=2026-11-01&to=soon&page=3"));
         assert_eq!((f.person.as_str(), f.to.as_str(), f.page), ("", "", 3));
