@@ -173,7 +173,7 @@ async fn the_audit_log_names_who_and_which_team_pages_through_and_filters() {
     b.click("form.audit-filter button[type=submit]").await;
     assert!(b.wait_until("return location.search.indexOf('action=user.login') >= 0;", 10).await);
     let whats = b.js("return Array.from(document.querySelectorAll('#audit tbody tr')).map(function (r) { return r.cells[1].textContent.trim(); });").await;
-    assert!(whats.as_array().is_some_and(|w| !w.is_empty() && w.iter().all(|x| x == "Login")), "{whats}");
+    assert!(whats.as_array().is_some_and(|w| !w.is_empty() && w.iter().all(|x| x == "Signed in")), "{whats}");
     b.js(&format!("document.querySelector('#audit-person').value = '{}'; return true;", root.id)).await;
     b.click("form.audit-filter button[type=submit]").await;
     assert!(b.wait_until(&format!("return location.search.indexOf('person={}') >= 0;", root.id), 10).await);

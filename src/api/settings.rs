@@ -10,7 +10,10 @@ use serde_json::{Value, json};
 use super::{ApiError, Json};
 use crate::{
     auth::{Admin, Audit, ClientIp, PlatformAdmin, Viewer},
-    domain::settings::{self, PlatformSettings, TenantSettings},
+    domain::{
+        audit_changes,
+        settings::{self, PlatformSettings, TenantSettings},
+    },
     state::AppState,
     store, usecases,
 };
@@ -52,12 +55,15 @@ async fn put_tenant(
         .map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
     usecases::settings::save_tenant(&state.store, &state.clock, &state.bus, access.tenant_id, next.clone()).await?;
     let changed: Vec<&String> = patch.as_object().map(|m| m.keys().collect()).unwrap_or_default();
+    let lang = next.primary_language.clone();
+    let name_of = |code: &str| state.names.common_name(&lang, code);
+    let changes = audit_changes::changes(&json!(current), &json!(next), &name_of);
     Audit::new("admin.tenant_settings_updated")
         .actor(&access.ctx)
         .tenant(access.tenant_id)
         .target("tenant", access.tenant_id)
         .ip(&ip)
-        .details(json!({ "changed": changed }))
+        .details(json!({ "changed": changed, "changes": changes }))
         .write(&state)
         .await;
     Ok(axum::Json(json!({ "tenantId": access.tenant_id, "settings": next })))
@@ -91,6 +97,8 @@ async fn put_platform(
     let next: PlatformSettings =
         settings::patch(&current, &patch).map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
     usecases::settings::save_platform(&state.store, &state.clock, next.clone()).await?;
-    Audit::new("admin.platform_settings_updated").actor(&ctx).ip(&ip).details(patch).write(&state).await;
+    let mut details = patch;
+    details["changes"] = json!(audit_changes::changes(&json!(current), &json!(next), &|_| None));
+    Audit::new("admin.platform_settings_updated").actor(&ctx).ip(&ip).details(details).write(&state).await;
     Ok(axum::Json(next))
 }

@@ -1,6 +1,8 @@
 //! Rules with no I/O: roles, settings and their defaults and validation, export formats. Depends on nothing of ours.
 
 pub mod alert_rules;
+pub mod audit_changes;
+pub mod audit_words;
 pub mod biodiversity;
 pub mod calibration;
 pub mod channels;

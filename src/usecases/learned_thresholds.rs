@@ -190,7 +190,7 @@ pub async fn apply(
         let details = json!({
             "changed": ["species_min_confidence"], "learnedThreshold": true,
             "automatic": automatic,
-            "speciesCode": code, "threshold": threshold, "previous": previous,
+            "speciesCode": code, "speciesName": before.common_name, "threshold": threshold, "previous": previous,
             "votes": before.votes, "precisionTarget": s.learned_threshold_precision,
         });
         save_species_minimums(tx, tenant, &s.species_min_confidence, by, details, now)?;

@@ -123,7 +123,7 @@ pub async fn raise(
         }
         let details = json!({
             "changed": ["species_min_confidence"], "raised": true,
-            "speciesCode": code, "threshold": to, "previous": was.value, "previousSource": was.source,
+            "speciesCode": code, "speciesName": name, "threshold": to, "previous": was.value, "previousSource": was.source,
         });
         save_species_minimums(tx, tenant, &next.species_min_confidence, by, details, now)?;
         Ok(Raised {
