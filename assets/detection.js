@@ -159,12 +159,31 @@
     if (share) {
       const r = await bh.api("POST", "/detections/" + share.dataset.id + "/shares");
       if (!r.ok) return failed(r);
+      // A link host the hub could not look up (detection_shares.rs): warn, and offer the link
+      // at the address this page was opened with.
+      const badHost = ($("#shares") || { dataset: {} }).dataset.linkHost;
       refresh("#shares");
       // The page link (a page for people); the API link stays in the answer for scripts.
       const url = r.data.pageUrl || r.data.url;
       const field = $("#share-url");
       field.value = url;
       field.hidden = false;
+      let here = $("#share-url-here");
+      if (badHost) {
+        const u = new URL(url, location.href);
+        if (!here) {
+          here = document.createElement("input");
+          here.id = "share-url-here";
+          here.className = field.className;
+          here.type = "text";
+          here.readOnly = true;
+          here.setAttribute("aria-label", "Share link at this page's address");
+          field.after(here);
+        }
+        here.value = location.origin + u.pathname + u.search;
+        here.hidden = false;
+        bh.toast("Links starting with " + badHost + " may not open on other devices. The second box has this link at the address of this page.", "bad");
+      }
       field.select();
       const done = () => bh.toast("Share link copied", "ok");
       if (navigator.clipboard && window.isSecureContext) {

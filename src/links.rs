@@ -6,11 +6,21 @@
 //! (`mqtt.public_url` for the broker); where that is empty, an address the hub knows to be its own:
 //! `http://<hostname>.local:<bound port>` (mDNS, which Raspberry Pi OS answers out of the box).
 //! Resolved once at start, after the listeners are bound, so `:0` ports are real.
+//!
+//! A derived `<hostname>.local` may not resolve (no mDNS on the network, or a client without it):
+//! [`Links::unresolved_host`] looks the name up from the hub itself (bounded, cached) so the
+//! dashboard can say so, and [`page_base`] offers the address the page was opened with instead.
 
 use std::{
     net::SocketAddr,
-    sync::{Arc, OnceLock},
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
 };
+
+use tokio::sync::watch;
 
 use crate::config::{Mode, Settings};
 
@@ -106,20 +116,127 @@ pub fn hostname() -> String {
         .unwrap_or_else(|| "birdhub".into())
 }
 
+/// How long one lookup of the links' host name may take before it counts as not resolving.
+const LOOKUP_WAIT: Duration = Duration::from_millis(1500);
+/// How long an answer is kept before the name is looked up again.
+const ANSWER_KEEP: Duration = Duration::from_secs(120);
+/// How long a page waits for the very first answer (the hub asks at start, so rarely at all).
+const FIRST_ANSWER_WAIT: Duration = Duration::from_secs(4);
+
+/// Whether the host name of derived links resolves, as looked up from the hub itself.
+#[derive(Debug)]
+struct NameCheck {
+    /// The last answer and when it came; `None` until the first lookup ends.
+    answer: watch::Sender<Option<(Instant, bool)>>,
+    /// A lookup is under way: one at a time, whoever asks.
+    running: AtomicBool,
+}
+
+impl Default for NameCheck {
+    fn default() -> Self {
+        Self { answer: watch::channel(None).0, running: AtomicBool::new(false) }
+    }
+}
+
+/// The host of a link base (`http://garden.local:8080` → `garden.local`, port 8080).
+fn host_of(base: &str) -> Option<(String, u16)> {
+    let url = url::Url::parse(base).ok()?;
+    Some((url.host_str()?.to_owned(), url.port_or_known_default()?))
+}
+
+/// Whether `host` resolves from this machine: the system's resolver, then an mDNS query (what
+/// the LAN's phones and laptops ask), each bounded by [`LOOKUP_WAIT`].
+async fn resolves(host: String, port: u16) -> bool {
+    let found = match tokio::time::timeout(LOOKUP_WAIT, tokio::net::lookup_host((host.as_str(), port))).await {
+        Ok(Ok(mut addresses)) => addresses.next().is_some(),
+        _ => false,
+    };
+    if found {
+        return true;
+    }
+    let asked = tokio::task::spawn_blocking(move || crate::mdns::resolves(&host, LOOKUP_WAIT));
+    matches!(tokio::time::timeout(LOOKUP_WAIT * 2, asked).await, Ok(Ok(true)))
+}
+
+/// The address a page was opened with, from its `Host` header, when it is a plain host (name or
+/// IP, optional port): `http://192.168.1.20:8080`. Only ever shown to the person who sent it,
+/// never put into a link the hub hands out (anyone can send any `Host`).
+pub fn page_base(host_header: Option<&str>) -> Option<String> {
+    let h = host_header?.trim();
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']');
+    if h.is_empty() || h.len() > 255 || !h.chars().all(plain) || h.starts_with(['-', '.', ':']) {
+        return None;
+    }
+    let url = url::Url::parse(&format!("http://{h}")).ok()?;
+    url.host_str()?;
+    Some(format!("http://{h}"))
+}
+
 /// The links as the running hub holds them: set once by `app::start`.
 #[derive(Debug, Clone, Default)]
-pub struct Links(Arc<OnceLock<PublicLinks>>);
+pub struct Links {
+    /// The resolved links.
+    links: Arc<OnceLock<PublicLinks>>,
+    /// Whether their host name resolves, kept for [`ANSWER_KEEP`].
+    names: Arc<NameCheck>,
+}
 
 impl Links {
     /// Records the resolved links; a second call is ignored (they never change while running).
+    /// Derived links get their host name looked up at once, so pages rarely wait for it.
     pub fn init(&self, links: PublicLinks) {
-        let _ = self.0.set(links);
+        let _ = self.links.set(links);
+        if let Some(links) = self.links.get()
+            && links.derived
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            self.look_up(links);
+        }
     }
 
     /// The resolved links. A state that was never started (CLI tools, benchmarks) resolves them
     /// from the settings alone, with the configured ports.
     pub fn get(&self, settings: &Settings) -> &PublicLinks {
-        self.0.get_or_init(|| PublicLinks::resolve(settings, settings.http.bind, None, &hostname()))
+        self.links.get_or_init(|| PublicLinks::resolve(settings, settings.http.bind, None, &hostname()))
+    }
+
+    /// The host name of the links when they were derived (no `http.public_url`) and it does not
+    /// resolve from the hub: links starting with it may not open on other devices. A configured
+    /// address is trusted. Answers from the cache; a page waits at most [`FIRST_ANSWER_WAIT`] for
+    /// the first lookup, and an old answer is renewed in the background.
+    pub async fn unresolved_host(&self, settings: &Settings) -> Option<String> {
+        let links = self.get(settings);
+        let (host, _) = host_of(&links.http_base)?;
+        if !links.derived || host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
+            return None;
+        }
+        let mut answers = self.names.answer.subscribe();
+        let fresh = answers.borrow().is_some_and(|(at, _)| at.elapsed() < ANSWER_KEEP);
+        if !fresh {
+            self.look_up(links);
+        }
+        if answers.borrow().is_none() {
+            let _ = tokio::time::timeout(FIRST_ANSWER_WAIT, answers.wait_for(Option::is_some)).await;
+        }
+        let resolved = answers.borrow().map(|(_, ok)| ok);
+        (resolved == Some(false)).then_some(host)
+    }
+
+    /// Looks the links' host name up in the background, unless a lookup is already running.
+    fn look_up(&self, links: &PublicLinks) {
+        let Some((host, port)) = host_of(&links.http_base) else { return };
+        if self.names.running.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let names = self.names.clone();
+        tokio::spawn(async move {
+            let ok = resolves(host.clone(), port).await;
+            if !ok {
+                tracing::warn!(%host, "the links' host name does not resolve from this hub; set http.public_url");
+            }
+            names.answer.send_replace(Some((Instant::now(), ok)));
+            names.running.store(false, Ordering::SeqCst);
+        });
     }
 }
 
@@ -172,6 +289,18 @@ mod tests {
         assert_eq!(PublicLinks::resolve(&s, bound(8080), None, "pi").broker_url, "mqtt://pi.local:1885");
         s.mode = Mode::Api;
         assert_eq!(PublicLinks::resolve(&s, bound(8080), None, "pi").broker_url, "mqtt://pi.local:1885");
+    }
+
+    #[test]
+    fn the_page_address_is_a_plain_host_or_nothing() {
+        assert_eq!(page_base(Some("192.168.1.20:8080")).as_deref(), Some("http://192.168.1.20:8080"));
+        assert_eq!(page_base(Some("localhost:3000")).as_deref(), Some("http://localhost:3000"));
+        assert_eq!(page_base(Some("[::1]:8080")).as_deref(), Some("http://[::1]:8080"));
+        for bad in ["evil.example/path", "a b", "", "x@y", "-x", "<script>", "h:port"] {
+            assert_eq!(page_base(Some(bad)), None, "{bad}");
+        }
+        assert_eq!(page_base(None), None);
+        assert_eq!(host_of("http://garden.local:8080"), Some(("garden.local".into(), 8080)));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! mDNS/DNS-SD on the LAN: the hub advertises itself as `_birdhub._tcp` so the Android app and the
 //! coming `birdhub satellite` find it without anyone typing an IP address, and [`discover`] is the
-//! client side of the same thing.
+//! client side of the same thing; [`resolves`] asks whether a `<hostname>.local` answers at all,
+//! as the devices that open the hub's links would.
 //!
 //! The SRV record carries the HTTP port; the TXT record repeats it (`http_port`) beside the MQTT
 //! port (`mqtt_port`), the hub's `version` and the API prefix (`path=/api`). A hub bound to one
@@ -13,7 +14,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use mdns_sd::{ServiceDaemon, ServiceEvent, ServiceInfo};
+use mdns_sd::{HostnameResolutionEvent, ServiceDaemon, ServiceEvent, ServiceInfo};
 use tokio_util::sync::CancellationToken;
 
 /// The DNS-SD service type of a hub.
@@ -143,6 +144,36 @@ pub fn discover(wait: Duration) -> Vec<FoundHub> {
             }
         }
         let _ = daemon.stop_browse(SERVICE_TYPE);
+    }
+    if let Ok(done) = daemon.shutdown() {
+        let _ = done.recv_timeout(GOODBYE_WAIT);
+    }
+    found
+}
+
+/// Whether `host` (`garden.local`) answers an mDNS query within `wait`: what a phone or a laptop
+/// on the LAN asks before it opens a `http://garden.local:8080` link. Blocking, like [`discover`];
+/// no multicast means `false`.
+pub fn resolves(host: &str, wait: Duration) -> bool {
+    let Ok(daemon) = ServiceDaemon::new() else { return false };
+    let name = format!("{}.", host.trim_end_matches('.'));
+    let timeout_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+    let mut found = false;
+    if let Ok(events) = daemon.resolve_hostname(&name, Some(timeout_ms)) {
+        let deadline = Instant::now() + wait;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match events.recv_timeout(left) {
+                Ok(HostnameResolutionEvent::AddressesFound(_, addresses)) if !addresses.is_empty() => {
+                    found = true;
+                    break;
+                }
+                Ok(HostnameResolutionEvent::SearchTimeout(_) | HostnameResolutionEvent::SearchStopped(_)) | Err(_) => {
+                    break;
+                }
+                Ok(_) => {}
+            }
+        }
+        let _ = daemon.stop_resolve_hostname(&name);
     }
     if let Ok(done) = daemon.shutdown() {
         let _ = done.recv_timeout(GOODBYE_WAIT);

@@ -1,6 +1,8 @@
 //! The share links of one detection, on its page: who made each live link, when, until when, and
 //! a Revoke button for the maker or a team admin (`DELETE /api/detections/{id}/shares/{shareId}`,
-//! done by `detection.js`). The fragment `/detections/{id}/shares` reloads after a change.
+//! done by `detection.js`). The fragment `/detections/{id}/shares` reloads after a change. When
+//! links start with a host name the hub could not look up, the card carries it (`data-link-host`)
+//! and the share button's toast says so.
 
 use axum::{
     Router,
@@ -33,9 +35,19 @@ async fn fragment(ctx: Ctx, Path(id): Path<String>) -> Response {
 pub async fn card(ctx: &Ctx, id: &str) -> Result<Markup, PageError> {
     let list: Value = ctx.api.get(&format!("/detections/{id}/shares")).await?;
     let links = list.as_array().cloned().unwrap_or_default();
+    let state = ctx.api_state();
+    // The share button's script warns when links start with a name the hub could not look up.
+    let unresolved = state.links.unresolved_host(&state.settings).await;
     Ok(html! {
-        section.card #shares hx-get=(format!("/detections/{id}/shares")) hx-trigger="refresh" hx-swap="outerHTML" {
+        section.card #shares hx-get=(format!("/detections/{id}/shares")) hx-trigger="refresh" hx-swap="outerHTML"
+            data-link-host=[unresolved.as_deref()] {
             h2 { "Share links" }
+            @if let Some(host) = &unresolved {
+                p.small.link-problem {
+                    "Share links start with " code { (host) } ", a name this hub could not look up, so they may not open on other devices. "
+                    "After “Share”, the second box has the link at the address you opened this page with."
+                }
+            }
             @if links.is_empty() {
                 p.muted { "No live share links. “Share” above makes one that works without an account for 30 days." }
             } @else {

@@ -3,6 +3,7 @@
 
 use axum::{
     Router,
+    http::{HeaderMap, header},
     response::{IntoResponse, Response},
     routing::get,
 };
@@ -16,8 +17,9 @@ pub fn routes() -> Router<WebState> {
     Router::new().route("/team", get(page))
 }
 
-async fn page(ctx: Ctx) -> Response {
-    match render(&ctx).await {
+async fn page(ctx: Ctx, headers: HeaderMap) -> Response {
+    let here = crate::links::page_base(headers.get(header::HOST).and_then(|h| h.to_str().ok()));
+    match render(&ctx, here).await {
         Ok(m) => m.into_response(),
         Err(e) => e.respond(&ctx.uri),
     }
@@ -29,10 +31,60 @@ fn role_select(name: &str, current: &str) -> Markup {
     html! { select name=(name) { @for r in ROLES { option value=(r) selected[r == current] { (r) } } } }
 }
 
+/// Links start with a name the hub could not look up: say so, and offer the address this page
+/// was opened with (`here`) when it differs.
+struct LinkProblem {
+    /// The links' base, `http://garden.local:8080`.
+    base: String,
+    /// Its host name, `garden.local`.
+    host: String,
+    /// The address this page was opened with, when it is another one.
+    here: Option<String>,
+}
+
+impl LinkProblem {
+    /// `link` (made with the hub's base) at this page's address.
+    fn here(&self, link: &str) -> Option<String> {
+        Some(format!("{}{}", self.here.as_deref()?, link.strip_prefix(&self.base)?))
+    }
+}
+
+async fn link_problem(ctx: &Ctx, here: Option<String>) -> Option<LinkProblem> {
+    let state = ctx.api_state();
+    let host = state.links.unresolved_host(&state.settings).await?;
+    let base = state.links().http_base.trim_end_matches('/').to_owned();
+    let here = here.filter(|h| *h != base);
+    Some(LinkProblem { base, host, here })
+}
+
+/// The notice at the top of the page: which links may not open, and what works instead.
+fn link_notice(p: &LinkProblem, platform_admin: bool) -> Markup {
+    html! {
+        div.notice.warn #link-problem role="note" {
+            p {
+                strong { "Links may not open on other devices." }
+                " Invite, share and public-page links start with " code { (p.base) } ", and this hub could not look up "
+                code { (p.host) } " on the network, so phones and computers may not find it either."
+            }
+            @if let Some(here) = &p.here {
+                p { "You opened this page at " code { (here) } ". Links at that address open wherever this page does: use it in place of the start of a link." }
+            }
+            p.muted.small {
+                @if platform_admin {
+                    "To fix it for every link, give the hub its address: set http.public_url in /etc/birdhub/birdhub.toml (or BIRDHUB_HTTP__PUBLIC_URL) and restart the hub."
+                } @else {
+                    "The hub's owner can fix it for every link by giving the hub its address."
+                }
+            }
+        }
+    }
+}
+
 /// The public page: off by default; once on, its link to share.
-fn public_card(ctx: &Ctx, team: &str, s: &Value) -> Markup {
+fn public_card(ctx: &Ctx, team: &str, s: &Value, problem: Option<&LinkProblem>) -> Markup {
     let on = |k: &str| s[k].as_bool().unwrap_or(false);
     let url = format!("{}/public/{team}", ctx.api_state().links().http_base.trim_end_matches('/'));
+    let here = problem.and_then(|p| p.here(&url));
     html! {
         section.card #public-page {
             h2 { "Public page" }
@@ -68,6 +120,11 @@ fn public_card(ctx: &Ctx, team: &str, s: &Value) -> Markup {
                         button type="button" data-copy="#public-url" { "Copy" }
                         a.button href=(format!("/public/{team}")) target="_blank" rel="noopener" { "Open it" }
                     }
+                    @if let Some(here) = &here {
+                        p.small { "The same link at the address you opened this page with:" }
+                        input #public-url-here type="text" readonly value=(here) aria-label="Public page link at this page's address";
+                        div.row { button type="button" data-copy="#public-url-here" { "Copy" } }
+                    }
                 }
             } @else {
                 p.muted.small { "The page is off: its link answers \"No public page here\"." }
@@ -76,19 +133,22 @@ fn public_card(ctx: &Ctx, team: &str, s: &Value) -> Markup {
     }
 }
 
-async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
+async fn render(ctx: &Ctx, here: Option<String>) -> Result<Markup, PageError> {
     let team = ctx.team_id()?.to_owned();
     if !ctx.is_admin() {
         return Err(PageError::Forbidden("Team settings are for the team's admins.".into()));
     }
-    let (members, invites, keys, settings, langs, moves) = tokio::try_join!(
-        ctx.api.get::<Value>("/auth/members"),
-        ctx.api.get::<Value>("/auth/invites"),
-        ctx.api.get::<Value>("/api-keys"),
-        ctx.api.get::<Value>("/settings/tenant"),
-        ctx.api.get::<Value>("/species/languages"),
-        super::zones::moves(&ctx.api),
-    )?;
+    let (problem, answers) = tokio::join!(link_problem(ctx, here), async {
+        tokio::try_join!(
+            ctx.api.get::<Value>("/auth/members"),
+            ctx.api.get::<Value>("/auth/invites"),
+            ctx.api.get::<Value>("/api-keys"),
+            ctx.api.get::<Value>("/settings/tenant"),
+            ctx.api.get::<Value>("/species/languages"),
+            super::zones::moves(&ctx.api),
+        )
+    });
+    let (members, invites, keys, settings, langs, moves) = answers?;
     let languages = langs["languages"].as_array().cloned().unwrap_or_default();
     let members = members["members"].as_array().cloned().unwrap_or_default();
     let invites = invites["invites"].as_array().cloned().unwrap_or_default();
@@ -106,6 +166,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
     let body = html! {
         h1 { "Team settings: " (name) }
         (super::zones::moves_line(&moves))
+        @if let Some(p) = &problem { (link_notice(p, platform)) }
         section.card #team-name {
             h2 { "Team name" }
             form.row data-api=(format!("PUT /tenants/{team}/name")) data-then="reload" {
@@ -150,6 +211,13 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
                 p { "Send this link. It works once, for 7 days." }
                 input #invite-url type="text" readonly data-field="url" aria-label="Invite link";
                 button type="button" data-copy="#invite-url" { "Copy" }
+                @if let Some(p) = &problem {
+                    p.muted.small {
+                        "If it does not open on their device, replace " code { (p.base) }
+                        @if let Some(here) = &p.here { " with " code { (here) } } @else { " with this hub's address on your network" }
+                        "."
+                    }
+                }
             }
             div #pending-invites {
                 @if !invites.is_empty() {
@@ -191,7 +259,7 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
             (team_settings::form(&general, &languages))
         }
         (detection_settings::section(ctx, &settings["settings"], true))
-        (public_card(ctx, &team, &settings["settings"]))
+        (public_card(ctx, &team, &settings["settings"], problem.as_ref()))
     };
     Ok(layout::page(ctx, "Team settings", "", &detection_settings::ASSETS, body))
 }
