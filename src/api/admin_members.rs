@@ -217,7 +217,7 @@ fn audit_bound(raw: Option<&str>, name: &str, end_of_day: bool) -> Result<Option
 /// The audit log, newest first: `?tenantId=&action=&userId=&from=&to=&limit=&offset=`.
 #[utoipa::path(
     get, path = "/admin/audit-log", tag = tags::ADMIN,
-    description = "Platform admin. The audit log, newest first: `?tenantId=&action=&userId=&from=&to=&limit=&offset=` (`from`/`to`: a UTC day, `to` inclusive, or an ISO 8601 time). Each entry carries `userName`, `userEmail` and `tenantName`; `actions` lists every action in the log.",
+    description = "Platform admin. The audit log, newest first: `?tenantId=&action=&userId=&from=&to=&limit=&offset=` (`from`/`to`: a UTC day, `to` inclusive, or an ISO 8601 time). Each entry carries `userName`, `userEmail` and `tenantName`, and in words `targetName`, `summary`, `changes` (`{setting, label, from, to}` ..., secrets masked) and `changeLines`; `actions` lists every action in the log.",
     responses((status = 200, description = "`{entries, total, actions}`", body = Object), err::BadRequest, err::Auth)
 )]
 async fn audit_log(
