@@ -113,7 +113,9 @@ pub fn view(state: &AppState, s: &Satellite, rel: device_rule::Relation, setting
         latitude: s.latitude,
         longitude: s.longitude,
         last_seen_at: s.last_seen_at,
-        is_online: s.last_seen_at.is_some_and(|t| t > online_after),
+        // A satellite whose last heartbeat said it stopped is offline at once (docs/mqtt.md).
+        is_online: s.last_seen_at.is_some_and(|t| t > online_after)
+            && s.heartbeat_state.as_deref() != Some(crate::mqtt::protocol::STOPPED),
         heartbeat_state: s.heartbeat_state.clone(),
         noise_floor_rms: s.noise_floor_rms,
         uptime_seconds: s.uptime_seconds,

@@ -242,6 +242,8 @@ impl Ingest {
             .update_report()
             .filter(|r| r.status == "failed")
             .map(|r| (r.target_version, failure_text(r.exit_code, r.message.as_deref())));
+        // A clean stop's last word (docs/mqtt.md): offline at once.
+        let stopped = msg.state == protocol::STOPPED;
         let hb = store::satellites::Heartbeat {
             update_failed,
             state: msg.state,
@@ -273,6 +275,9 @@ impl Ingest {
             })
             .await?;
         self.state.bus.publish(Event::SatelliteReported { tenant_id: tenant, satellite_id: satellite });
+        if stopped {
+            crate::usecases::monitor::said_stopped(&self.state.store, &self.state.bus, tenant, satellite, now).await?;
+        }
         Ok(())
     }
 

@@ -94,8 +94,12 @@ impl Heartbeat {
     }
 }
 
-/// The heartbeat states SPEC 2.3 defines.
-pub const HEARTBEAT_STATES: &[&str] = &["recording", "paused", "scheduled_off", "error"];
+/// The heartbeat states SPEC 2.3 defines, and [`STOPPED`].
+pub const HEARTBEAT_STATES: &[&str] = &["recording", "paused", "scheduled_off", "error", STOPPED];
+
+/// The state of a satellite's last heartbeat before a clean stop (an extension of SPEC 2.3,
+/// docs/mqtt.md): the hub shows it offline at once instead of after the offline threshold.
+pub const STOPPED: &str = "stopped";
 
 /// An optional integer that accepts any JSON number: `12.7` reads as 12, `-0.5` as -1, and numbers
 /// beyond `i64` saturate. Anything that is not a number or null is still an error.

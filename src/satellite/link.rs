@@ -4,15 +4,15 @@
 //! On every connect it subscribes to its own topics and sends `config-request` with empty
 //! overrides (SPEC 2.4). When the hub is away it retries with backoff (1 s doubling to 30 s);
 //! the outbox keeps every chunk meanwhile. Messages from the hub are handed to
-//! [`remote`](super::remote).
+//! [`remote`](super::remote). On a clean stop it says goodbye ([`goodbye`]) before it leaves.
 
 use std::{sync::Arc, time::Duration};
 
-use rumqttc::{AsyncClient, ConnectReturnCode, Event, EventLoop, MqttOptions, Packet, QoS};
+use rumqttc::{AsyncClient, ConnectReturnCode, Event, EventLoop, MqttOptions, Outgoing, Packet, QoS};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{remote, run::Shared, settings::SatelliteSettings};
+use super::{remote, run::Shared, settings::SatelliteSettings, status};
 use crate::mqtt::topics::Channel;
 
 /// QoS 1 publishes in flight at once, and the depth of the client's request queue.
@@ -20,6 +20,9 @@ const INFLIGHT: u16 = 16;
 
 /// Longest wait between two connection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// How long a clean stop may take to say goodbye before it drops the connection anyway.
+const GOODBYE_WITHIN: Duration = Duration::from_secs(3);
 
 /// The client and its event loop (not connected until the loop is polled).
 pub fn client(s: &SatelliteSettings) -> (AsyncClient, EventLoop) {
@@ -35,12 +38,12 @@ pub fn client(s: &SatelliteSettings) -> (AsyncClient, EventLoop) {
     AsyncClient::new(options, usize::from(INFLIGHT))
 }
 
-/// Polls the connection until shutdown; reconnects with backoff.
+/// Polls the connection until shutdown, then says goodbye; reconnects with backoff.
 pub async fn run(shared: Arc<Shared>, mut eventloop: EventLoop, shutdown: CancellationToken) {
     let mut backoff = Duration::from_secs(1);
     loop {
         let event = tokio::select! {
-            () = shutdown.cancelled() => return,
+            () = shutdown.cancelled() => return goodbye(&shared, eventloop).await,
             e = eventloop.poll() => e,
         };
         match event {
@@ -74,6 +77,40 @@ pub async fn run(shared: Arc<Shared>, mut eventloop: EventLoop, shutdown: Cancel
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }
         }
+    }
+}
+
+/// A clean stop, while connected: the last heartbeat says `stopped`, then a DISCONNECT, both sent
+/// in order on the connection, which is polled until the DISCONNECT is out (at most
+/// [`GOODBYE_WITHIN`]). The hub shows the satellite offline at once; a satellite that just goes
+/// silent waits for the team's offline threshold. Every broker carries it (no will needed).
+async fn goodbye(shared: &Shared, mut eventloop: EventLoop) {
+    if shared.connected.borrow().is_none() {
+        return; // nobody to tell; polling would only try to connect
+    }
+    let say = async {
+        status::goodbye(shared).await;
+        let _ = shared.client.disconnect().await;
+        std::future::pending::<()>().await
+    };
+    let send = async {
+        loop {
+            match eventloop.poll().await {
+                Ok(Event::Outgoing(Outgoing::Disconnect)) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    };
+    let said = tokio::time::timeout(GOODBYE_WITHIN, async {
+        tokio::select! {
+            () = say => {}
+            () = send => {}
+        }
+    })
+    .await;
+    match said {
+        Ok(()) => tracing::info!("told the hub this satellite stopped"),
+        Err(_) => tracing::warn!("could not tell the hub this satellite stopped; it will show offline later"),
     }
 }
 

@@ -210,8 +210,8 @@ pub async fn run(mut settings: SatelliteSettings, shutdown: CancellationToken) -
         tokio::spawn(await_clock_sync(shared.clone(), shutdown.clone())),
     ];
     shutdown.cancelled().await;
+    // The link says goodbye to the hub and disconnects ([`link::run`]).
     tracing::info!("stopping: the outbox keeps every chunk that was not acknowledged");
-    let _ = shared.client.disconnect().await;
     for t in tasks {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), t).await;
     }

@@ -2,7 +2,9 @@
 //! [`TELEMETRY_EVERY`] (SPEC 2.2).
 //!
 //! The heartbeat `state` is `error` while capture fails, `scheduled_off` outside the schedule's
-//! windows (sun times from the satellite's position), else `recording`. Telemetry reports the
+//! windows (sun times from the satellite's position), else `recording`. A clean stop sends one
+//! last heartbeat, `stopped` ([`goodbye`]), so the hub shows the satellite offline at once
+//! instead of after its offline threshold (docs/mqtt.md). Telemetry reports the
 //! CPU temperature from `/sys/class/thermal` (null where there is none), the free bytes of the
 //! data directory's filesystem and the machine's uptime.
 
@@ -13,7 +15,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{capture::CaptureStatus, link, run::Shared};
-use crate::mqtt::topics::Channel;
+use crate::mqtt::{protocol, topics::Channel};
 
 pub const TELEMETRY_EVERY: Duration = Duration::from_secs(60);
 
@@ -53,6 +55,15 @@ pub fn state(shared: &Shared) -> &'static str {
 
 /// Publishes one heartbeat.
 pub async fn heartbeat(shared: &Shared) {
+    send_heartbeat(shared, state(shared)).await;
+}
+
+/// The last heartbeat of a clean stop: `state` is `stopped`.
+pub async fn goodbye(shared: &Shared) {
+    send_heartbeat(shared, protocol::STOPPED).await;
+}
+
+async fn send_heartbeat(shared: &Shared, state: &str) {
     let (filter, outbox) = match shared.with_outbox(|o| Ok((o.filter_stats()?, o.stats()?))).await {
         Ok(s) => s,
         Err(e) => return tracing::error!(error = %e, "reading outbox stats"),
@@ -61,7 +72,7 @@ pub async fn heartbeat(shared: &Shared) {
         "satelliteId": shared.settings.satellite_id,
         "tenantId": shared.settings.tenant_id,
         "uptimeSeconds": shared.started.elapsed().as_secs(),
-        "state": state(shared),
+        "state": state,
         "noiseFloorRms": shared.noise_floor.lock().ok().and_then(|n| *n),
         "version": shared.version.lock().map(|v| v.clone()).unwrap_or_default(),
         "stream": "satellite",

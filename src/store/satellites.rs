@@ -197,8 +197,13 @@ pub fn list(conn: &Connection, tenant: TenantId, f: &ListFilter) -> Result<(Vec<
         Some((t, online)) => (Some(*t), Some(*online)),
         None => (None, None),
     };
-    let filter = "s.tenant_id = ?1 AND s.deleted_at IS NULL AND (?2 IS NULL OR s.name LIKE ?2) AND (?3 IS NULL OR s.kind = ?3)
-         AND (?5 IS NULL OR (?5 = 1 AND s.last_seen_at > ?4) OR (?5 = 0 AND (s.last_seen_at IS NULL OR s.last_seen_at <= ?4)))";
+    // Online: heard from recently, and not last saying it stopped (a clean stop, docs/mqtt.md).
+    let stopped = crate::mqtt::protocol::STOPPED;
+    let filter = format!(
+        "s.tenant_id = ?1 AND s.deleted_at IS NULL AND (?2 IS NULL OR s.name LIKE ?2) AND (?3 IS NULL OR s.kind = ?3)
+         AND (?5 IS NULL OR (?5 = 1 AND s.last_seen_at > ?4 AND coalesce(s.heartbeat_state, '') <> '{stopped}')
+              OR (?5 = 0 AND (s.last_seen_at IS NULL OR s.last_seen_at <= ?4 OR s.heartbeat_state = '{stopped}')))"
+    );
     let total: i64 = conn.query_row(
         &format!("SELECT count(*) FROM satellites s WHERE {filter}"),
         params![tenant, search, f.kind, since, online],

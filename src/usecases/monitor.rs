@@ -6,6 +6,10 @@
 //! same pass marks satellites whose clock went wrong or came right ([`super::clock_health`]).
 //! `jobs::satellite_monitor` runs this every 60 s; it reads the hub's clock, so tests move time
 //! instead of waiting.
+//!
+//! A satellite that says it stopped (its last heartbeat, [`said_stopped`]) goes offline at once,
+//! announced the same way but raising no alert: it was stopped on purpose (by a person, or to
+//! restart after an update). It stays offline until a heartbeat says otherwise.
 
 use std::sync::Arc;
 
@@ -17,7 +21,7 @@ use crate::{
         settings::TenantSettings,
     },
     events::{Bus, Event, SatelliteStatus},
-    ids::TenantId,
+    ids::{SatelliteId, TenantId},
     notify::{Notice, NoticeData},
     store::{self, Store, monitor::Changed},
     time::Timestamp,
@@ -94,6 +98,22 @@ pub async fn check(store: &Store, bus: &Bus, clock: &Clock, ctx: &AlertContext) 
         alerting::announce(bus, alerts);
     }
     Ok(pass)
+}
+
+/// Marks a satellite whose heartbeat said `stopped` offline now, and announces it once.
+pub async fn said_stopped(
+    store: &Store,
+    bus: &Bus,
+    tenant: TenantId,
+    satellite: SatelliteId,
+    now: Timestamp,
+) -> store::Result<()> {
+    let changed = store.call(move |c| store::monitor::mark_stopped(c, tenant, satellite, now)).await?;
+    if let Some(s) = changed {
+        tracing::info!(satellite = %s.id, name = %s.name, "satellite stopped");
+        bus.publish(Event::SatelliteOffline(status(tenant, s)));
+    }
+    Ok(())
 }
 
 fn offline_notice(
