@@ -66,7 +66,8 @@ pub enum Command {
         /// HTTP address, e.g. 0.0.0.0:8080 (127.0.0.1:0 picks a free port).
         #[arg(long, value_name = "ADDR")]
         http_bind: Option<SocketAddr>,
-        /// MQTT TCP address, e.g. 0.0.0.0:1883.
+        /// MQTT TCP address, e.g. 0.0.0.0:1883. The MQTT WebSocket (port 8083) listens on the same
+        /// address unless mqtt.ws_bind is set.
         #[arg(long, value_name = "ADDR")]
         mqtt_bind: Option<SocketAddr>,
         /// Which parts to run.

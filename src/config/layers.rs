@@ -88,19 +88,25 @@ pub(super) fn load(sources: &Sources) -> Result<Settings, ConfigError> {
         Ok(Value::Table(t)) => t,
         _ => unreachable!("Settings always serializes to a table"),
     };
-    let mut merged = defaults.clone();
-
+    // What the file, the environment and the flags set, over the defaults.
+    let mut given = Table::new();
     if let Some((path, _)) = file {
-        merge(&mut merged, read_file(path)?);
+        merge(&mut given, read_file(path)?);
     }
+    merge(&mut given, env_layer(&sources.env, &defaults)?);
+    merge(&mut given, cli_layer(&sources.cli));
+    let mut merged = defaults;
+    merge(&mut merged, given.clone());
 
-    merge(&mut merged, env_layer(&sources.env, &defaults)?);
-    merge(&mut merged, cli_layer(&sources.cli));
-
-    let settings: Settings = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
+    let mut settings: Settings = serde_path_to_error::deserialize(Value::Table(merged)).map_err(|e| {
         let key = e.path().to_string();
         ConfigError::Invalid { key, message: e.into_inner().to_string() }
     })?;
+    // A hub told where MQTT listens (`--mqtt-bind 127.0.0.1:1883`) keeps its MQTT WebSocket on
+    // the same address, unless `mqtt.ws_bind` is set on its own.
+    if lookup(&given, &["mqtt", "bind"]).is_some() && lookup(&given, &["mqtt", "ws_bind"]).is_none() {
+        settings.mqtt.ws_bind.set_ip(settings.mqtt.bind.ip());
+    }
     settings.validate()?;
     Ok(settings)
 }

@@ -287,3 +287,26 @@ fn the_integrations_never_share_the_satellites_tree() {
     s.integrations.bridge.host = "ha.local".into();
     s.validate().expect("a host name");
 }
+
+#[test]
+fn the_mqtt_websocket_listens_where_mqtt_was_told_to_unless_it_is_set_on_its_own() {
+    let ws = |sources: &Sources| Settings::load(sources).expect("load").mqtt.ws_bind.to_string();
+    assert_eq!(ws(&Sources::default()), "0.0.0.0:8083", "the default listens everywhere");
+
+    let flag = CliOverrides { mqtt_bind: Some("127.0.0.1:1884".parse().expect("addr")), ..Default::default() };
+    let told = Sources { cli: flag.clone(), ..Default::default() };
+    assert_eq!(ws(&told), "127.0.0.1:8083", "--mqtt-bind 127.0.0.1:… keeps the WebSocket local too");
+    let by_env = Sources { env: env(&[("BIRDHUB_MQTT__BIND", "[::1]:1883")]), ..Default::default() };
+    assert_eq!(ws(&by_env), "[::1]:8083");
+    let in_file = file("[mqtt]\nbind = \"192.168.1.20:1883\"\n");
+    assert_eq!(ws(&Sources { config_file: Some(in_file.path().into()), ..Default::default() }), "192.168.1.20:8083");
+
+    // Set on its own, in any layer, the WebSocket's address is kept as given.
+    let own = file("[mqtt]\nws_bind = \"0.0.0.0:9083\"\n");
+    assert_eq!(
+        ws(&Sources { config_file: Some(own.path().into()), cli: flag.clone(), ..Default::default() }),
+        "0.0.0.0:9083"
+    );
+    let own_env = Sources { env: env(&[("BIRDHUB_MQTT__WS_BIND", "0.0.0.0:8083")]), cli: flag, ..Default::default() };
+    assert_eq!(ws(&own_env), "0.0.0.0:8083");
+}
