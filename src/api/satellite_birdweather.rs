@@ -8,7 +8,7 @@ use super::openapi::{err, tags};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use axum::{extract::State, http::StatusCode};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{ApiError, Json, Path};
@@ -61,17 +61,30 @@ async fn admin_of(state: &AppState, ctx: &AuthContext, id: SatelliteId) -> Resul
 
 #[utoipa::path(
     get, path = "/satellites/{id}/birdweather", tag = tags::SATELLITES,
-    description = "Viewer+. The satellite's BirdWeather sharing: `tokenSet` and `tokenLast4` (never the token), `enabled`, `minConfidence`, and `status`: how many detections are `queued`, `sent`, `skipped` or `failed`, the last success, the last error in words, a pause after repeated failures, and the latest detections with their reasons.",
+    description = "Viewer+. The satellite's BirdWeather sharing: `tokenSet` and `tokenLast4` (never the token), `enabled`, `minConfidence`, and `status`: how many detections are `queued`, `sent`, `skipped` or `failed`, the last success, the last error in words, a pause after repeated failures, and the latest detections with their reasons; `timeZone` is the station's zone, the clock its times are read on.",
     params(("id" = uuid::Uuid, Path, description = "satellite id")),
-    responses((status = 200, description = "the setting and status", body = View), err::Auth, err::NotFound)
+    responses((status = 200, description = "the setting and status", body = Read), err::Auth, err::NotFound)
 )]
 async fn get_setting(
     State(state): State<AppState>,
     Authenticated(ctx): Authenticated,
     Path(id): Path<SatelliteId>,
-) -> Result<axum::Json<View>, ApiError> {
-    device_rule::check(&state, &ctx, id, DeviceAction::View).await?;
-    Ok(axum::Json(sharing(&state).view(id).await?))
+) -> Result<axum::Json<Read>, ApiError> {
+    let (sat, _, settings) = device_rule::check(&state, &ctx, id, DeviceAction::View).await?;
+    let view = sharing(&state).view(id).await?;
+    Ok(axum::Json(Read { view, time_zone: sat.time_zone.unwrap_or(settings.time_zone) }))
+}
+
+/// The setting and status as `GET` reads them, with the zone their times are the station's in.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = BirdweatherRead)]
+struct Read {
+    #[serde(flatten)]
+    view: View,
+    /// The satellite's effective IANA zone (issue 37; the team's while it has none): the
+    /// dashboard writes the status's times on the station's clock, as it does its detections'.
+    time_zone: String,
 }
 
 /// `{token?, enabled?, minConfidence?}`: a token is needed the first time; an absent field

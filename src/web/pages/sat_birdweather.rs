@@ -2,7 +2,8 @@
 //! shares its confirmed detections, the write-only token field, the minimum confidence, the
 //! "Test token" button (a read of the station's figures; nothing is posted) and what became of
 //! the detections. Everything goes through `/api/satellites/{id}/birdweather` with the
-//! declarative forms of `app.js`; only the team's admins see the form.
+//! declarative forms of `app.js`; only the team's admins see the form. Its times are on the
+//! station's clock (the answer's `timeZone`), like every time of the satellite's page.
 
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -18,6 +19,9 @@ pub struct Sharing {
     enabled: bool,
     min_confidence: f64,
     status: Status,
+    /// The station's zone (absent from hubs before issue 51): its times are written in it.
+    #[serde(default)]
+    time_zone: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,6 +66,8 @@ fn status_word(s: &str) -> &'static str {
 
 pub fn card(sat_id: &str, s: &Sharing, admin: bool) -> Markup {
     let st = &s.status;
+    let zone = s.time_zone.as_deref();
+    let at = |t: &str| layout::at_in(t, zone);
     let api = format!("/satellites/{sat_id}/birdweather");
     html! {
         section.card #sat-birdweather {
@@ -76,16 +82,16 @@ pub fn card(sat_id: &str, s: &Sharing, admin: bool) -> Markup {
                 p #bw-counts {
                     (st.sent) " sent · " (st.queued) " waiting · " (st.skipped) " not sent · " (st.failed) " failed"
                 }
-                @if let Some(at) = &st.last_success_at { p.small { "Last upload: " (layout::at(at)) } }
+                @if let Some(t) = &st.last_success_at { p.small { "Last upload: " (at(t)) } }
                 @if let Some(e) = &st.last_error {
                     p.small.error #bw-error {
                         "Last problem"
-                        @if let Some(at) = &st.last_error_at { " (" (layout::at(at)) ")" }
+                        @if let Some(t) = &st.last_error_at { " (" (at(t)) ")" }
                         ": " (e)
                     }
                 }
                 @if let Some(until) = &st.paused_until {
-                    p.small.error { "Paused after repeated failures until " (layout::at(until)) "." }
+                    p.small.error { "Paused after repeated failures until " (at(until)) "." }
                 }
                 @if !st.recent.is_empty() {
                     details {
@@ -93,7 +99,7 @@ pub fn card(sat_id: &str, s: &Sharing, admin: bool) -> Markup {
                         ul.plain #bw-recent {
                             @for r in &st.recent {
                                 li {
-                                    strong { (r.common_name) } " (" (layout::at(&r.detected_at)) "): "
+                                    strong { (r.common_name) } " (" (at(&r.detected_at)) "): "
                                     (status_word(&r.status))
                                     @if let Some(why) = &r.reason { @if r.status != "sent" { " — " (why) } }
                                 }

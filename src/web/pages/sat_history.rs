@@ -2,7 +2,8 @@
 //! to which, and its species with their counts, so a station imported from BirdNET-Pi or
 //! BirdNET-Go (issue 38), whose detections are years old, shows its history like any other.
 //! Counts come from `GET /api/detections` (totals, first and last) and `GET /api/stats/top-species`
-//! over the satellite's last year of records (the statistics' longest range).
+//! over the satellite's last year of records (the statistics' longest range). Its times are on
+//! the station's clock, like every time of the satellite's page (`layout::at_in`).
 
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -34,6 +35,13 @@ struct Ranked {
     detections: i64,
 }
 
+/// `GET /api/satellites/{id}`, the part the card needs: the zone its times are read in.
+#[derive(Debug, Deserialize)]
+struct Station {
+    #[serde(default)]
+    time_zone: Option<String>,
+}
+
 /// The statistics' longest range, in days.
 const YEAR: i64 = 366;
 
@@ -43,7 +51,10 @@ pub async fn card(api: &Api, sat: &str) -> Result<Markup, PageError> {
     };
     // One count is enough: the oldest detection is read for its time only.
     let (desc, asc) = (q("desc", true), q("asc", false));
-    let (newest, oldest) = tokio::try_join!(api.get::<Page>(&desc), api.get::<Page>(&asc))?;
+    let station = format!("/satellites/{sat}");
+    let (newest, oldest, station) =
+        tokio::try_join!(api.get::<Page>(&desc), api.get::<Page>(&asc), api.get::<Station>(&station))?;
+    let zone = station.time_zone.as_deref();
     let total = newest.total.unwrap_or(0);
     let (Some(last), Some(first)) = (newest.detections.first(), oldest.detections.first()) else {
         return Ok(html! {
@@ -63,8 +74,12 @@ pub async fn card(api: &Api, sat: &str) -> Result<Markup, PageError> {
         section.card #sat-history {
             h2 { "History" }
             p {
-                strong.history-total { (total) } " " (words::noun(total, "detection", "detections")) ", from " (layout::at(&first.detected_at))
-                " to " (layout::at(&last.detected_at)) "."
+                strong.history-total { (total) } " " (words::noun(total, "detection", "detections"))
+                @if first.detected_at == last.detected_at {
+                    ", at " (layout::at_in(&last.detected_at, zone)) "."
+                } @else {
+                    ", from " (layout::at_in(&first.detected_at, zone)) " to " (layout::at_in(&last.detected_at, zone)) "."
+                }
             }
             @if !top.species.is_empty() {
                 @if from == cut { p.small.muted { "Species of its last year of records:" } }
