@@ -199,6 +199,13 @@
     });
     r.querySelectorAll("time.at").forEach((t) => { t.textContent = at(t.getAttribute("datetime"), t.dataset.zone); });
     r.querySelectorAll("time.day").forEach((t) => { t.textContent = day(t.getAttribute("datetime")); });
+    // time.here beside a station's time: the same moment on the viewer's own clock, "(Dec 6,
+    // 23:18 your time)", shown only when the station's clock (data-zone) reads otherwise.
+    r.querySelectorAll("time.here").forEach((t) => {
+      const iso = t.getAttribute("datetime"), mine = at(iso);
+      t.hidden = at(iso, t.dataset.zone) === mine;
+      t.textContent = t.hidden ? "" : "(" + mine + " your time)";
+    });
   }
 
   // One shared player for every play button; a second press stops.

@@ -129,6 +129,8 @@ async fn shared_detection(
         "scientific_name": d.scientific_name,
         "confidence": d.confidence,
         "detected_at": d.detected_at,
+        // The station's zone, the clock the time is read on (null until the hub has decided it).
+        "time_zone": d.time_zone,
         "start_ms": d.start_ms,
         "end_ms": d.end_ms,
         "verification_status": d.verification_status,

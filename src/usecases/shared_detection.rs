@@ -82,6 +82,8 @@ pub struct SharedView {
     pub confidence: f64,
     /// RFC 3339.
     pub detected_at: String,
+    /// The station's IANA zone (its own, else its team's): when the bird sang on its clock.
+    pub time_zone: String,
     pub start_ms: i64,
     pub end_ms: i64,
     pub station: String,
@@ -131,6 +133,7 @@ pub async fn view(
         lang,
         confidence: d.confidence,
         detected_at: d.detected_at.to_string(),
+        time_zone: d.time_zone.clone().unwrap_or_else(|| settings.time_zone.clone()),
         start_ms: d.start_ms,
         end_ms: d.end_ms,
         station: d.satellite_name,

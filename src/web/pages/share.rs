@@ -1,7 +1,7 @@
 //! The page of a share link (`/share/{id}/{token}`), for a friend without an account: the
 //! species with its names in the sharer's language (`?lang=`, else the team's primary language),
-//! when and where it was heard (the place rounded as on the team's public page), the
-//! spectrogram and a play button. Everything it loads (`/api/share/spectrogram/...`,
+//! when it was heard (on the station's clock, with its zone, and on the reader's) and where (the
+//! place rounded as on the team's public page), the spectrogram and a play button. Everything it loads (`/api/share/spectrogram/...`,
 //! `/api/share/audio/...`) opens with the share token alone. A forged, altered, expired or
 //! revoked link is a plain "not found" page; the page counts against the address's budget of
 //! public reads like the API's share routes. Scripts read the same detection as JSON at
@@ -89,7 +89,11 @@ fn page(v: &SharedView, token: &str) -> Markup {
                 h1 { (layout::names(&v.common_name, &v.scientific_name)) }
                 @if let Some(en) = &v.english_name { p.muted.small { "In English: " (en) } }
                 dl.share-facts {
-                    div { dt { "When" } dd { (layout::at(&v.detected_at)) } }
+                    div { dt { "When" } dd #share-when {
+                        (layout::at_in(&v.detected_at, Some(&v.time_zone)))
+                        // The reader's own clock, when it reads otherwise (`app.js` fills it in).
+                        " " time.here datetime=(v.detected_at) data-zone=(v.time_zone) hidden {}
+                    } }
                     div { dt { "Where" } dd #share-place {
                         (v.station)
                         @if let (Some(lat), Some(lon)) = (v.latitude, v.longitude) {
