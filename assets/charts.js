@@ -25,6 +25,14 @@
     return String(v).padStart(2, "0") + (legend ? ":00" : "");
   }
 
+  // A day on a time axis in words, as the viewer's browser writes dates: "Dec 6" (with the year
+  // in the legend), never "12/6".
+  function dayLabel(secs, withYear) {
+    const o = { month: "short", day: "numeric" };
+    if (withYear) o.year = "numeric";
+    return new Date(secs * 1000).toLocaleDateString(undefined, o);
+  }
+
   function height(el) {
     return el.clientWidth < 480 ? 180 : 220;
   }
@@ -44,6 +52,9 @@
     if (spec.xFormat === "hour") {
       xAxis.incrs = [1, 2, 3, 6, 12];
       xAxis.values = (u, splits) => splits.map((v) => hourLabel(v, false));
+    } else if (spec.time) {
+      xAxis.space = 64;
+      xAxis.values = (u, splits) => splits.map((v) => dayLabel(v, false));
     } else if (spec.xFormat === "pct") {
       xAxis.incrs = [0.05, 0.1, 0.2, 0.25, 0.5];
       xAxis.values = (u, splits) => splits.map((v) => Math.round(v * 100) + "%");
@@ -58,7 +69,8 @@
       y: { range: (u, min, max) => [0, Math.max(max, 1) * 1.08] },
     };
     const series = [{ label: spec.time ? "Day" : spec.xFormat === "pct" ? "Confidence" : "Hour",
-      value: spec.xFormat === "pct" ? (u, v) => (v == null ? "–" : Math.round(v * 100) + "%") :
+      value: spec.time ? (u, v) => (v == null ? "–" : dayLabel(v, true)) :
+        spec.xFormat === "pct" ? (u, v) => (v == null ? "–" : Math.round(v * 100) + "%") :
         spec.xFormat === "hour" ? (u, v) => (v == null ? "–" : hourLabel(v, true)) : undefined }];
     spec.series.forEach((s, i) => {
       const colour = i === 0 ? accent : rare;

@@ -86,7 +86,7 @@ async fn live(ctx: &Ctx) -> Result<Markup, PageError> {
     let body = html! {
         (today_row(&dash, open_alerts, &sat_list))
         @if sat_list.is_empty() { (first_steps()) }
-        (grid_card(ctx, &grid))
+        (grid_card(ctx, &grid, &sat_list))
         section.card {
             div.card-head {
                 h2 { "Live" span.live-dot #live-state title="connecting" {} }
@@ -104,14 +104,23 @@ async fn live(ctx: &Ctx) -> Result<Markup, PageError> {
     Ok(layout::page(ctx, "Live", "live", &["live.js"], body))
 }
 
-/// The daily activity grid (refreshed by `live.js` after new detections).
-fn grid_card(ctx: &Ctx, grid: &Grid) -> Markup {
+/// The daily activity grid (refreshed by `live.js` after new detections), saying whose hours it
+/// counts: each satellite's local ones.
+fn grid_card(ctx: &Ctx, grid: &Grid, sats: &[Value]) -> Markup {
+    let zones: Vec<(&str, Option<&str>)> = sats
+        .iter()
+        .map(|s| {
+            let text = |k: &str| s.get(k).and_then(Value::as_str);
+            (text("name").unwrap_or("satellite"), text("time_zone"))
+        })
+        .collect();
     html! {
         section.card #grid hx-get="/live/grid" hx-trigger="refresh" hx-swap="outerHTML" {
             div.card-head {
                 h2 { "Today, hour by hour" }
                 a.more href="/detections" { "All detections" }
             }
+            @if !grid.species.is_empty() { (super::stats::local_hours(ctx.app.clock.now(), &zones)) }
             (activity_grid(ctx, grid))
         }
     }
@@ -216,8 +225,8 @@ async fn today_fragment(ctx: Ctx) -> Response {
 }
 
 async fn grid_fragment(ctx: Ctx) -> Response {
-    match ctx.api.get::<Grid>("/stats/daily-activity").await {
-        Ok(g) => grid_card(&ctx, &g).into_response(),
+    match tokio::try_join!(ctx.api.get::<Grid>("/stats/daily-activity"), satellites(&ctx)) {
+        Ok((g, list)) => grid_card(&ctx, &g, &list).into_response(),
         Err(e) => e.respond(&ctx.uri),
     }
 }

@@ -155,6 +155,8 @@ fn today_html(team: &Team, v: &Today, tiles: Option<map_tiles::Tiles>) -> Markup
             @if lines.is_empty() {
                 (layout::empty("Nothing heard yet today", html! { "The grid fills in hour by hour as birds are heard." }))
             } @else {
+                // Stations' zones are not public: the line says whose hours without naming them.
+                p.muted.small.local-hours { (super::stats::EACH_OWN_HOURS) }
                 (common::hour_grid(&lines, v.species.iter().flat_map(|s| s.hourly.iter().copied()).max().unwrap_or(0), |c| species_href(team, c), None::<fn(&str) -> String>))
             }
         }

@@ -10,11 +10,15 @@ use axum::{
     response::{IntoResponse, Response},
     routing::get,
 };
+use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::stats_parts;
-use crate::web::{WebState, ctx::Ctx, error::PageError, layout, words};
+use crate::{
+    domain::zone,
+    web::{WebState, ctx::Ctx, error::PageError, layout, words},
+};
 
 pub fn routes() -> Router<WebState> {
     Router::new().route("/stats", get(page)).route("/stats/part/{name}", get(part))
@@ -88,6 +92,9 @@ pub struct Sat {
     pub name: String,
     pub latitude: Option<f64>,
     pub longitude: Option<f64>,
+    /// Its effective IANA zone: the clock its hours of the day are counted on.
+    #[serde(default)]
+    pub time_zone: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -98,6 +105,44 @@ struct SatList {
 /// The team's satellites (first 100, by name).
 pub async fn satellites(ctx: &Ctx) -> Result<Vec<Sat>, PageError> {
     Ok(ctx.api.get::<SatList>("/satellites?limit=100&sortBy=name").await?.satellites)
+}
+
+/// Whose hours a figure counts when its stations' zones are not known (or not shown).
+pub const EACH_OWN_HOURS: &str = "Hours are each station's own local time.";
+
+/// The most station names [`local_hours`] lists; past it, only their zones.
+const NAMED_STATIONS: usize = 6;
+
+/// Whose hours a figure by hour of the day counts: each detection counts in its station's local
+/// hour (docs/statistics.md), so a team's 09 is nine in the morning wherever the bird was.
+/// `stations` are the (name, IANA zone) of the stations the figure adds up; zones are named as
+/// people read them at `now` ("GMT", "EST"), one name per clock.
+pub fn local_hours(now: DateTime<Utc>, stations: &[(&str, Option<&str>)]) -> Markup {
+    let mut clocks: Vec<(String, Vec<&str>)> = Vec::new();
+    for (name, tz) in stations {
+        let Some(tz) = tz.and_then(|z| zone::parse(z).ok()) else { continue };
+        let short = zone::abbreviation(now, tz);
+        match clocks.iter_mut().find(|(s, _)| *s == short) {
+            Some((_, names)) => names.push(name),
+            None => clocks.push((short, vec![name])),
+        }
+    }
+    let named = clocks.iter().map(|(_, n)| n.len()).sum::<usize>() <= NAMED_STATIONS;
+    let text = match clocks.as_slice() {
+        [] => EACH_OWN_HOURS.to_owned(),
+        [(short, names)] if names.len() == 1 => format!("Hours are local time at {} ({short}).", names[0]),
+        [(short, _)] => format!("Hours are the stations' local time ({short})."),
+        many if named => {
+            let each: Vec<String> =
+                many.iter().map(|(short, names)| format!("{short} at {}", names.join(", "))).collect();
+            format!("Hours are each station's own local time: {}.", each.join("; "))
+        }
+        many => {
+            let each: Vec<&str> = many.iter().map(|(short, _)| short.as_str()).collect();
+            format!("Hours are each station's own local time ({}).", each.join(", "))
+        }
+    };
+    html! { p.muted.small.local-hours { (text) } }
 }
 
 #[derive(Debug, Deserialize)]
@@ -245,6 +290,38 @@ async fn part(ctx: Ctx, Path(name): Path<String>, RawQuery(raw): RawQuery) -> Re
         Err(e @ PageError::Internal(_)) => {
             let _ = e.respond(&ctx.uri);
             html! { p.error { "The hub could not load this part. The details are in its log." } }.into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(stations: &[(&str, Option<&str>)]) -> String {
+        let december: DateTime<Utc> = "2026-12-06T14:18:00Z".parse().expect("time");
+        local_hours(december, stations).into_string()
+    }
+
+    #[test]
+    fn hours_say_whose_they_are() {
+        let (london, ny) = (Some("Europe/London"), Some("America/New_York"));
+        let cases: [(&[(&str, Option<&str>)], &str); 6] = [
+            (&[], "Hours are each station's own local time."),
+            (&[("Attic", None)], "Hours are each station's own local time."),
+            (&[("Garden", london)], "Hours are local time at Garden (GMT)."),
+            (&[("Garden", london), ("Shed", london)], "Hours are the stations' local time (GMT)."),
+            (
+                &[("Garden", london), ("Central Park", ny), ("Shed", london)],
+                "Hours are each station's own local time: GMT at Garden, Shed; EST at Central Park.",
+            ),
+            (
+                &[("a", london), ("b", london), ("c", london), ("d", london), ("e", london), ("f", ny), ("g", ny)],
+                "Hours are each station's own local time (GMT, EST).",
+            ),
+        ];
+        for (stations, want) in cases {
+            assert!(text(stations).contains(want), "{stations:?}: {}", text(stations));
         }
     }
 }

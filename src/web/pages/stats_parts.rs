@@ -11,7 +11,10 @@ use super::{
     stats::{self, Filters},
     stats_map,
 };
-use crate::web::{ctx::Ctx, error::PageError, layout, words};
+use crate::{
+    time::hours::HourFormat,
+    web::{ctx::Ctx, error::PageError, layout, words},
+};
 
 /// Names as the stats answers give them (camelCase, flattened).
 #[derive(Debug, Clone, Deserialize)]
@@ -108,9 +111,11 @@ struct Heatmap {
     max: i64,
 }
 
-/// Days as rows, hours as columns; past 92 days the rows are weeks.
+/// Days as rows, hours as columns; past 92 days the rows are weeks. Hours are each station's
+/// local hours, and the part says whose; days are written in words ("6 Dec").
 async fn heatmap(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
-    let h: Heatmap = ctx.api.get(&format!("/stats/activity-heatmap?{}", f.api())).await?;
+    let path = format!("/stats/activity-heatmap?{}", f.api());
+    let (h, sats) = tokio::try_join!(ctx.api.get::<Heatmap>(&path), stats::satellites(ctx))?;
     if h.max == 0 {
         return Ok(nothing(
             &format!("No detections in {}", f.range_words()),
@@ -135,19 +140,31 @@ async fn heatmap(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
         h.days
     };
     let max = rows.iter().flat_map(|r| r.1.iter()).copied().max().unwrap_or(0);
+    let stations: Vec<(&str, Option<&str>)> = sats
+        .iter()
+        .filter(|s| f.satellite.is_empty() || f.satellite == s.id)
+        .map(|s| (s.name.as_str(), s.time_zone.as_deref()))
+        .collect();
+    let clock = ctx.hours();
     Ok(html! {
         p.muted.small { "Detections per hour of each " (if weekly { "week (rows start on the date shown)" } else { "day" }) ", darker is more." }
+        (stats::local_hours(ctx.app.clock.now(), &stations))
         div.heatmap role="table" aria-label="Detections by hour and day" {
             div.hm-row.hm-head role="row" {
                 span.hm-label role="columnheader" { (if weekly { "Week of" } else { "Day" }) }
-                @for hr in 0..24 { span.hm-hour role="columnheader" { @if hr % 3 == 0 { (format!("{hr:02}")) } } }
+                // A label every 3 hours spans its 3 columns; a phone shows those of every 6.
+                @for hr in (0..24).step_by(3) {
+                    span.hm-hour.(if hr % 6 == 0 { "major" } else { "minor" }) role="columnheader" { (hour_label(clock, hr)) }
+                }
             }
             @for (date, hours) in rows.iter().rev() {
+                @let (short, long) = day_words(date);
                 div.hm-row role="row" {
-                    span.hm-label role="rowheader" { (date.get(5..).unwrap_or(date)) }
+                    span.hm-label role="rowheader" title=(long) { (short) }
                     @for (hr, n) in hours.iter().enumerate() {
                         @if *n > 0 {
-                            i.(format!("hm l{}", level(*n, max))) role="cell" title=(format!("{date} {hr:02}:00: {n}")) {}
+                            @let tip = format!("{long}, {}: {}", clock.hour(hr as u32), words::count(*n, "detection", "detections"));
+                            i.(format!("hm l{}", level(*n, max))) role="cell" title=(tip) {}
                         } @else {
                             i.hm role="cell" {}
                         }
@@ -156,6 +173,22 @@ async fn heatmap(ctx: &Ctx, f: &Filters) -> Result<Markup, PageError> {
             }
         }
     })
+}
+
+/// An hour on the heatmap's axis, on the viewer's clock: "06", or "6 AM".
+fn hour_label(clock: HourFormat, hr: u32) -> String {
+    match clock {
+        HourFormat::H24 => format!("{hr:02}"),
+        HourFormat::H12 => clock.hour(hr),
+    }
+}
+
+/// A heatmap day (`2026-12-06`) in words: "6 Dec" for its row and "Sun 6 Dec 2026" for its cells.
+fn day_words(date: &str) -> (String, String) {
+    match chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d") {
+        Ok(d) => (d.format("%-d %b").to_string(), d.format("%a %-d %b %Y").to_string()),
+        Err(_) => (date.to_owned(), date.to_owned()),
+    }
 }
 
 #[derive(Debug, Deserialize)]
