@@ -12,6 +12,17 @@
 
   const peers = { "birdnet-pi": "BirdNET-Pi", "birdnet-go": "BirdNET-Go" };
 
+  // Only the field of the chosen target shows: a new satellite's name, or the team's satellite.
+  function target() {
+    const chosen = form.querySelector("input[name=target]:checked");
+    const existing = !!chosen && chosen.value === "existing";
+    const name = $("import-name-field"), sat = $("import-satellite-field");
+    if (name) name.hidden = existing;
+    if (sat) sat.hidden = !existing;
+  }
+  form.querySelectorAll("input[name=target]").forEach((r) => r.addEventListener("change", target));
+  target();
+
   // The hub's refusal in its words; the other peer's database (wrong_kind) offers the switch.
   function fail(message, code) {
     box.textContent = message;

@@ -115,10 +115,10 @@ async fn page(ctx: &Ctx) -> Result<Markup, PageError> {
                 fieldset.import-target {
                     legend { "Into" }
                     label.check { input type="radio" name="target" value="new" checked; " a new satellite" }
-                    label { "Name (empty: the station's own)" input #import-name type="text" name="name" maxlength="100"; }
+                    label #import-name-field { "Name (empty: the station's own)" input #import-name type="text" name="name" maxlength="100"; }
                     @if !sats.satellites.is_empty() {
                         label.check { input type="radio" name="target" value="existing"; " a satellite of the team" }
-                        label { "Satellite"
+                        label #import-satellite-field hidden { "Satellite"
                             select #import-satellite name="satellite_id" {
                                 @for (id, name) in &names { option value=(id) { (name) } }
                             }
@@ -174,6 +174,17 @@ fn status_word(job: &Job) -> &'static str {
     }
 }
 
+/// The clips the rows named that the upload did not hold, and what that means for the detections.
+fn missing_clips(job: &Job) -> String {
+    let n = job.clips_missing;
+    let (was, theirs) = if n == 1 { ("was", "its detection") } else { ("were", "their detections") };
+    let then = if job.dry_run { "would be" } else { was };
+    format!(
+        "{} the old station lists {was} not found: {theirs} {then} imported without sound.",
+        count(n, "clip", "clips")
+    )
+}
+
 /// The outcome of a job in words.
 pub fn result(job: &Job, sats: &[(String, String)]) -> Markup {
     let sat = job.satellite_id.as_ref().and_then(|id| sats.iter().find(|(s, _)| s == id));
@@ -207,7 +218,7 @@ pub fn result(job: &Job, sats: &[(String, String)]) -> Markup {
                 }
                 li { (count(job.clips_copied, "clip", "clips")) @if job.dry_run { " would be copied." } @else { " copied." } }
                 @if job.clips_missing > 0 {
-                    li { (count(job.clips_missing, "clip was", "clips were")) " missing on the station (the detections came without audio)"
+                    li { (missing_clips(job))
                         details { summary { "which" } ul { @for m in &job.missing_clips { li { (m) } } } }
                     }
                 }
