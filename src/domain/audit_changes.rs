@@ -68,9 +68,9 @@ pub fn scrub(details: &mut Value) {
     }
 }
 
-/// The settings that differ between `before` and `after` (two objects of the same kind), in
-/// `after`'s order: `{setting, from, to}` for a value, `{setting, item, from, to}` for each entry of
-/// a map that changed (a per-species threshold), `{setting, added, removed}` for a list, and
+/// The settings that differ between `before` and `after` (two objects of the same kind), by key:
+/// `{setting, from, to}` for a value, `{setting, item, from, to}` for each entry of a map that
+/// changed (a per-species threshold), `{setting, added, removed}` for a list, and
 /// `{setting, hidden: true}` for a secret. `name_of` names a map's or a list's items (species).
 pub fn changes(before: &Value, after: &Value, name_of: &dyn Fn(&str) -> Option<String>) -> Vec<Value> {
     let (Some(old), Some(new)) = (before.as_object(), after.as_object()) else { return Vec::new() };
@@ -154,11 +154,15 @@ mod tests {
             json!({"species_min_confidence": {"parus_major": 0.9, "turdus_merula": 0.5}, "exclude_species": ["a"]});
         let after = json!({"species_min_confidence": {"parus_major": 0.93, "turdus_merula": 0.5}, "exclude_species": ["parus_major"]});
         let c = changes(&before, &after, &names);
+        let of = |key: &str| c.iter().find(|x| x["setting"] == key).cloned().unwrap_or_default();
         assert_eq!(
-            c[0],
+            of("species_min_confidence"),
             json!({"setting": "species_min_confidence", "item": "parus_major", "name": "Great Tit", "from": 0.9, "to": 0.93})
         );
-        assert_eq!(c[1], json!({"setting": "exclude_species", "added": ["Great Tit"], "removed": ["a"]}));
+        assert_eq!(
+            of("exclude_species"),
+            json!({"setting": "exclude_species", "added": ["Great Tit"], "removed": ["a"]})
+        );
     }
 
     #[test]
