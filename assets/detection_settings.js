@@ -62,6 +62,13 @@
     refreshEmpty(box);
   }
 
+  // "Add every owl" is offered while the owls are not in its list, so removing them brings it back.
+  function refreshOwls() {
+    document.querySelectorAll("button.add-owls").forEach((b) => {
+      b.hidden = !!document.querySelector(`[data-kind=list][data-key="${b.dataset.key}"] li.chip[data-code=owls]`);
+    });
+  }
+
   // Other pages' forms (the alert rule form) fill a species list with the same chips.
   bh.speciesPick = { add };
 
@@ -120,8 +127,8 @@
     const at = options.indexOf(ev.target);
     if (ev.key === "Enter") {
       ev.preventDefault(); // never submits the settings form
+      // Only a highlighted match is added: the first hit of a few letters is a guess.
       if (at >= 0) choose(ev.target);
-      else if (options.length) choose(options[0]);
     } else if (ev.key === "ArrowDown" && options.length) {
       ev.preventDefault();
       options[Math.min(at + 1, options.length - 1)].focus();
@@ -140,13 +147,14 @@
       const box = rm.closest("[data-kind]");
       rm.closest("li.chip, tr[data-code]").remove();
       refreshEmpty(box);
+      refreshOwls();
       return;
     }
     const owls = ev.target.closest("button.add-owls");
     if (owls) {
       add(document.querySelector(`[data-kind=list][data-key="${owls.dataset.key}"]`),
         { code: "owls", common: "Owls (every owl species)", sci: "" });
-      owls.remove();
+      refreshOwls();
       return;
     }
     document.querySelectorAll(".pick-results:not([hidden])").forEach((l) => {
@@ -182,13 +190,28 @@
     });
     return body;
   }
+  // The control of a refused setting (the API's `field`): `key` is its input or list,
+  // `key.code` one species' row of a per-species table.
+  function fieldOf(form, field) {
+    const [key, code] = field.split(/\.(.*)/s);
+    const box = form.querySelector(`[data-key="${CSS.escape(key)}"]`);
+    if (box && code) {
+      const row = box.querySelector(`[data-code="${CSS.escape(code)}"]`);
+      return row && row.querySelector("input");
+    }
+    if (box) return box.querySelector(".picker input");
+    return form.querySelector(`[name="${CSS.escape(key)}"]`);
+  }
   async function save(form, body) {
     const box = form.querySelector(".form-error");
     const sat = form.dataset.scope === "satellite";
     const r = sat
       ? await bh.api("PUT", "/satellites/" + encodeURIComponent(form.dataset.id) + "/config", { overrides: body })
       : await bh.api("PUT", "/settings/tenant", body);
+    bh.clearFields(form);
     if (!r.ok) {
+      const field = r.data && r.data.field ? fieldOf(form, r.data.field) : null;
+      if (bh.markField(field, msg(r))) { if (box) box.hidden = true; return; }
       if (box) { box.textContent = msg(r); box.hidden = false; } else bh.toast(msg(r), "bad");
       return;
     }

@@ -10,7 +10,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ApiError, Json, Query};
-use crate::{auth::Viewer, state::AppState, usecases::species};
+use crate::{
+    auth::Viewer,
+    state::AppState,
+    usecases::{species, species_rank},
+};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -98,19 +102,22 @@ struct SearchQuery {
 
 #[utoipa::path(
     get, path = "/species/search", tag = tags::SPECIES,
-    description = "Viewer+. The model's classes whose name holds `q` (`?q=&lang=&kind=bird|other&limit=`), best first, each with its code and its common name in `lang`: the species pickers of the detection settings. `kind=other` with no `q` lists every class that is not a bird.",
+    description = "Viewer+. The model's classes whose name holds `q` (`?q=&lang=&kind=bird|other&limit=`), best first (the species the team heard, then those expected at its stations this week, then the rest; within each, names that start with the typed words first), each with its code and its common name in `lang`: the species pickers of the detection settings. `kind=other` with no `q` lists every class that is not a bird, sounds such as dog, engine and siren first.",
     responses((status = 200, description = "`{species: [{speciesCode, scientificName, lang, commonName}], total}`", body = Object), err::BadRequest, err::Auth, err::Unprocessable)
 )]
 async fn search(
     State(state): State<AppState>,
-    Viewer(_viewer): Viewer,
+    Viewer(viewer): Viewer,
     Query(q): Query<SearchQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
+    let team = species_rank::team_species(&state.store, &state.clock, &state.range, &state.names, viewer.tenant_id)
+        .await?;
     let names = state.names.clone();
     let text: String = q.q.chars().take(100).collect();
     let lang = q.lang.unwrap_or_else(|| "en".into());
     let limit = q.limit.unwrap_or(20);
-    let found = tokio::task::spawn_blocking(move || species::search(&names, &text, &lang, q.kind, limit))
+    let tier = move |code: &str| team.tier(code);
+    let found = tokio::task::spawn_blocking(move || species::search_ranked(&names, &text, &lang, q.kind, limit, &tier))
         .await
         .map_err(|e| ApiError::Internal(e.into()))??;
     Ok(axum::Json(json!({ "species": found, "total": found.len() })))

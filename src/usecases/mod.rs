@@ -87,6 +87,7 @@ pub mod shared_detection;
 pub mod sign_in;
 pub mod species;
 pub mod species_images;
+pub mod species_rank;
 pub mod species_threshold;
 pub mod stats;
 pub mod system_status;

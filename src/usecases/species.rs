@@ -125,15 +125,29 @@ pub enum ClassKind {
 }
 
 /// The model's classes of `kind` whose name in `lang`, scientific name, code or English name
-/// holds `query` (any letter case), best first: names that start with it, then a word that
-/// does, then the rest, each alphabetically by the name in `lang`. An empty query finds
-/// nothing among the birds (there are thousands) and every other class.
+/// holds `query` (any letter case), best first: names that start with it, then those whose words
+/// start with the typed words, then the rest, each alphabetically by the name in `lang`. An empty
+/// query finds nothing among the birds (there are thousands) and every other class.
 pub fn search(
     names: &Translations,
     query: &str,
     lang: &str,
     kind: ClassKind,
     limit: usize,
+) -> Result<Vec<Translated>, SpeciesError> {
+    search_ranked(names, query, lang, kind, limit, &|_| 0)
+}
+
+/// [`search`] with the matches grouped by `tier` first (lower first: the team's own species,
+/// see `species_rank`); among the other classes, sounds (dog, engine, siren, voices) come before
+/// frogs and insects.
+pub fn search_ranked(
+    names: &Translations,
+    query: &str,
+    lang: &str,
+    kind: ClassKind,
+    limit: usize,
+    tier: &dyn Fn(&str) -> u8,
 ) -> Result<Vec<Translated>, SpeciesError> {
     let lang = installed_language(names, lang)?;
     let classes = names.classes().ok_or(SpeciesError::NoModel)?;
@@ -142,18 +156,22 @@ pub fn search(
         return Ok(Vec::new());
     }
     let code_q = q.replace(' ', "_");
-    let mut found: Vec<(u8, String, Translated)> = Vec::new();
+    let typed: Vec<&str> = q.split_whitespace().collect();
+    let mut found: Vec<((u8, u8, u8), String, Translated)> = Vec::new();
     for label in classes.iter() {
-        let bird = categories::category_of(&label.scientific).is_none();
-        if bird != (kind == ClassKind::Bird) {
+        let category = categories::category_of(&label.scientific);
+        if category.is_none() != (kind == ClassKind::Bird) {
             continue;
         }
         let common = names.common_name(&lang, &label.code).unwrap_or_else(|| label.common.clone());
         let lower = common.to_lowercase();
         let scientific = label.scientific.to_lowercase();
+        let words: Vec<&str> = lower.split([' ', '-', '\'']).collect();
         let rank = if q.is_empty() || lower.starts_with(&q) {
             0
-        } else if lower.split([' ', '-', '\'']).any(|w| w.starts_with(&q)) {
+        } else if words.iter().any(|w| w.starts_with(&q))
+            || typed.iter().all(|t| words.iter().any(|w| w.starts_with(t)))
+        {
             1
         } else if scientific.starts_with(&q) {
             2
@@ -170,10 +188,23 @@ pub fn search(
             lang: lang.clone(),
             common_name: common,
         };
-        found.push((rank, lower, t));
+        found.push(((tier(&label.code), sound_rank(category, &label.scientific), rank), lower, t));
     }
     found.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
     Ok(found.into_iter().take(limit.clamp(1, MAX_SEARCH)).map(|(_, _, t)| t).collect())
+}
+
+/// 0 for a sound a person thinks of first when something drowns the birds (a dog, an engine,
+/// a siren, a voice), 1 for sounds that name no source (noise), 2 for frogs, insects and other
+/// animals; 0 for every bird.
+fn sound_rank(category: Option<categories::Category>, scientific: &str) -> u8 {
+    use categories::Category::*;
+    match category {
+        None | Some(Anthropogenic | HumanVoice) => 0,
+        Some(OtherAnimal) if scientific == "Dog" => 0,
+        Some(Other) => 1,
+        Some(OtherAnimal | Amphibian | Insect) => 2,
+    }
 }
 
 /// The species codes whose common name in one of `langs` holds `needle` (any letter case), or

@@ -14,7 +14,10 @@ use maud::{Markup, html};
 use serde_json::Value;
 
 use super::species_pick;
-use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
+use crate::{
+    domain::detection_settings::OWLS,
+    web::{WebState, ctx::Ctx, error::PageError, layout},
+};
 
 pub fn routes() -> Router<WebState> {
     Router::new().route("/team/detection", get(page))
@@ -186,8 +189,10 @@ pub fn section(ctx: &Ctx, s: &Value, edit: bool) -> Markup {
                     (species_pick::list(ctx, &lang, "suppress_classes", &codes(s, "suppress_classes"), edit, "other", "Add a sound: dog, engine, siren…"))
                     h3 { "Species they suppress" }
                     (species_pick::list(ctx, &lang, "suppress_species", &codes(s, "suppress_species"), edit, "bird", "Add a species to suppress"))
-                    @if edit && !codes(s, "suppress_species").iter().any(|c| c == "owls") {
-                        div.row { button.add-owls type="button" data-key="suppress_species" { "Add every owl" } }
+                    @if edit {
+                        // Hidden while the owls are listed; the page shows it again when they are removed.
+                        @let listed = codes(s, "suppress_species").iter().any(|c| c == OWLS);
+                        div.row { button.add-owls type="button" data-key="suppress_species" hidden[listed] { "Add every owl" } }
                     }
                     (number(s, "suppress_min_confidence", "Sound level", "", ("0.01", "0.99", "0.01"), false, edit))
                     (number(s, "suppress_seconds", "For (seconds)", "", ("1", "3600", "1"), false, edit))
