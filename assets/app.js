@@ -353,11 +353,37 @@
       refreshTimes(part);
     });
   }
+  // A refusal about one field (the API's `field`) is said beside that field, which is marked
+  // (aria-invalid, described by the message) and focused; the next answer clears the marks.
+  function clearFields(form) {
+    form.querySelectorAll(".field-error").forEach((n) => n.remove());
+    form.querySelectorAll("[aria-invalid=true]").forEach((f) => {
+      f.removeAttribute("aria-invalid");
+      const ids = (f.getAttribute("aria-describedby") || "").split(" ").filter((id) => id && !id.startsWith("err-"));
+      if (ids.length) f.setAttribute("aria-describedby", ids.join(" ")); else f.removeAttribute("aria-describedby");
+    });
+  }
+  function markField(input, message) {
+    if (!input) return false;
+    const note = document.createElement("span");
+    note.className = "error field-error";
+    note.id = "err-" + (input.id || input.name || "field").replace(/[^A-Za-z0-9_-]/g, "-");
+    note.setAttribute("role", "alert");
+    note.textContent = message;
+    (input.closest("label, td, .field") || input.parentElement).appendChild(note);
+    input.setAttribute("aria-invalid", "true");
+    input.setAttribute("aria-describedby", ((input.getAttribute("aria-describedby") || "") + " " + note.id).trim());
+    input.focus();
+    return true;
+  }
   async function run(spec, body, opts) {
     const at = spec.indexOf(" ");
     const r = await api(spec.slice(0, at), spec.slice(at + 1), body);
+    if (opts.form) clearFields(opts.form);
     if (!r.ok) {
       const msg = (r.data && r.data.message) || "That did not work (" + r.status + ").";
+      const field = opts.form && r.data && r.data.field ? opts.form.querySelector(`[name="${CSS.escape(r.data.field)}"]`) : null;
+      if (markField(field, msg)) { if (opts.errorBox) opts.errorBox.hidden = true; return; }
       if (opts.errorBox) { opts.errorBox.textContent = msg; opts.errorBox.hidden = false; } else toast(msg, "bad");
       return;
     }
@@ -382,7 +408,7 @@
     run(form.dataset.api, form.dataset.nobody !== undefined ? undefined : body, {
       // A form saves: it says so, after a reload too. A button says only its data-done.
       then: form.dataset.then, result: form.dataset.result, done: form.dataset.done || "Saved",
-      refresh: form.dataset.refresh, errorBox: form.querySelector(".form-error"),
+      refresh: form.dataset.refresh, errorBox: form.querySelector(".form-error"), form,
     });
   });
   document.addEventListener("click", (ev) => {
@@ -398,5 +424,5 @@
       .finally(() => { btn.disabled = false; });
   });
 
-  window.bh = { api, toast, reloadSaying, count, ago, at, day, fmtTime, hour12, refreshTimes, player, meta };
+  window.bh = { api, toast, reloadSaying, count, ago, at, day, fmtTime, hour12, refreshTimes, player, meta, clearFields, markField };
 })();

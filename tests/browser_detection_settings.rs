@@ -152,12 +152,11 @@ async fn an_admin_sets_thresholds_and_lists_and_a_detection_page_changes_them() 
     b.fill("#species_min_confidence tr[data-code='turdus_merula'] input", "1.5").await;
     pick(&b, "#pick-exclude_species", "Rotkehl", "erithacus_rubecula").await;
     b.click("#detection-form button[type=submit]").await;
-    assert!(b.wait_until("return !document.getElementById('detection-error').hidden;", 10).await, "an error shows");
-    let error = b.text("#detection-error").await;
-    assert!(
-        error.contains("species_min_confidence[turdus_merula]") && error.contains("0.99"),
-        "the API's message: {error}"
-    );
+    // Issue 51: beside the species' row, naming it in the viewer's words, never by its code.
+    let beside = "#species_min_confidence tr[data-code='turdus_merula'] .field-error";
+    assert!(b.wait_until(&format!("return !!document.querySelector(\"{beside}\");"), 10).await, "an error shows");
+    let error = b.text(beside).await;
+    assert!(error.contains("0.99") && !error.contains("turdus_merula"), "the API's message: {error}");
     let s = team_settings(&api).await;
     assert_eq!(s["species_min_confidence"], json!({ "turdus_merula": 0.85 }), "nothing saved");
     assert_eq!(s["exclude_species"], json!(["strix_aluco"]), "nothing saved");

@@ -32,6 +32,9 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     /// 422: well-formed but invalid (wrong types, missing fields, failed validation).
     Unprocessable(&'static str, String),
+    /// 422 about one field: `(code, field, message)`; the body's `field` points at it (a setting's
+    /// key, or `key.code` for one species' entry) so that a form can mark it.
+    InvalidField(&'static str, String, String),
     /// 423: the account is locked.
     Locked(String),
     /// 429: rate limited.
@@ -63,6 +66,10 @@ pub struct ErrorBody {
     pub code: String,
     /// What went wrong, for people.
     pub message: String,
+    /// The field the error is about, when it is about one (`time_zone`,
+    /// `species_min_confidence.parus_major`): for programs and forms, never shown as such.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 impl ApiError {
@@ -84,7 +91,7 @@ impl ApiError {
             Gone(c, m) => (StatusCode::GONE, c, m.clone()),
             PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", m.clone()),
             UnsupportedMediaType(m) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", m.clone()),
-            Unprocessable(c, m) => (StatusCode::UNPROCESSABLE_ENTITY, c, m.clone()),
+            Unprocessable(c, m) | InvalidField(c, _, m) => (StatusCode::UNPROCESSABLE_ENTITY, c, m.clone()),
             Locked(m) => (StatusCode::LOCKED, "account_locked", m.clone()),
             TooManyRequests(m) => (StatusCode::TOO_MANY_REQUESTS, "rate_limited", m.clone()),
             Unavailable(c, m) => (StatusCode::SERVICE_UNAVAILABLE, c, m.clone()),
@@ -105,7 +112,11 @@ impl IntoResponse for ApiError {
         let (status, code, message) = self.parts();
         let not_installed = matches!(self, ApiError::Unavailable(..)) && NOT_INSTALLED.contains(&code);
         let marker = not_installed.then(|| NotInstalled { code, message: message.clone() });
-        let mut resp = (status, Json(ErrorBody { code: code.into(), message })).into_response();
+        let field = match self {
+            ApiError::InvalidField(_, f, _) if !f.is_empty() => Some(f),
+            _ => None,
+        };
+        let mut resp = (status, Json(ErrorBody { code: code.into(), message, field })).into_response();
         if let Some(m) = marker {
             resp.extensions_mut().insert(m);
         }
@@ -114,6 +125,13 @@ impl IntoResponse for ApiError {
             resp.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from_static("60"));
         }
         resp
+    }
+}
+
+/// A refused setting, 422 `code` with its field.
+impl ApiError {
+    pub fn invalid_setting(code: &'static str, e: crate::domain::settings::Invalid) -> Self {
+        Self::InvalidField(code, e.field, e.message)
     }
 }
 
@@ -175,7 +193,9 @@ impl From<AuthError> for ApiError {
             InsufficientRole { .. } => Self::Forbidden("insufficient_role", message),
             PlatformAdminRequired => Self::Forbidden("platform_admin_required", message),
             UserRequired => Self::Forbidden("user_required", message),
-            SatelliteNotFound => Self::NotFound("satellite_not_found", message),
+            SatelliteNotFound => {
+                Self::NotFound("satellite_not_found", "There is no such satellite in this team.".into())
+            }
             DeviceNotManageable => Self::Forbidden("device_not_manageable", message),
             MfaEnrollmentRequired => Self::Forbidden("mfa_enrollment_required", message),
             SatelliteKeyNotAllowed => Self::Forbidden("satellite_key_not_allowed", message),

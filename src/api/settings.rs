@@ -1,5 +1,6 @@
 //! Settings (SPEC 4.12, 2.18): `GET/PUT /settings/tenant` and `GET/PUT /settings/platform`.
-//! A PUT takes any subset of the fields; unknown fields and bad values answer 422 naming the field.
+//! A PUT takes any subset of the fields; unknown fields and bad values answer 422 `invalid_settings`
+//! with the setting's key in `field` and a `message` in words that names it by its label.
 
 use super::openapi::{err, tags};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -49,8 +50,14 @@ async fn put_tenant(
     let scope2 = scope.clone();
     let current: TenantSettings = state.store.call(move |c| store::settings::load(c, &scope2)).await?;
     let next: TenantSettings =
-        settings::patch(&current, &patch).map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
-    next.validate().map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
+        settings::patch_setting(&current, &patch).map_err(|e| ApiError::invalid_setting("invalid_settings", e))?;
+    // A species is named as the team reads it (its main language, else English).
+    let lang = next.primary_language.clone();
+    let species = |code: &str| {
+        let found = state.names.common_name(&lang, code).or_else(|| state.names.common_name("en", code));
+        found.unwrap_or_else(|| crate::domain::detection_settings::scientific_name(code))
+    };
+    next.check(&species).map_err(|e| ApiError::invalid_setting("invalid_settings", e))?;
     usecases::detection_settings::check_codes(&state.names, &next, &current)
         .map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
     usecases::settings::save_tenant(&state.store, &state.clock, &state.bus, access.tenant_id, next.clone()).await?;
@@ -95,7 +102,7 @@ async fn put_platform(
 ) -> Result<axum::Json<PlatformSettings>, ApiError> {
     let current: PlatformSettings = state.store.call(|c| store::settings::load(c, store::settings::PLATFORM)).await?;
     let next: PlatformSettings =
-        settings::patch(&current, &patch).map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
+        settings::patch_setting(&current, &patch).map_err(|e| ApiError::invalid_setting("invalid_settings", e))?;
     usecases::settings::save_platform(&state.store, &state.clock, next.clone()).await?;
     let mut details = patch;
     details["changes"] = json!(audit_changes::changes(&json!(current), &json!(next), &|_| None));

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::settings::TenantSettings;
+use super::settings::{Invalid, TenantSettings, label};
 
 /// The group name that stands for every owl (the default of `suppress_species`).
 pub const OWLS: &str = "owls";
@@ -117,40 +117,65 @@ pub enum UnconfirmedAction {
 }
 
 /// Range checks of the detection fields of a team's settings (already merged with a
-/// satellite's overrides, when there are any). The message names the field.
+/// satellite's overrides, when there are any), with the species named by their codes (as
+/// scientific names). The message is in words, the setting named by its label.
 pub fn validate(s: &TenantSettings) -> Result<(), String> {
-    let check = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(msg.to_owned()) };
+    check(s, &scientific_name).map_err(|e| e.message)
+}
+
+/// A species code as the scientific name it was made from (`parus_major` is "Parus major"):
+/// what a refusal says of a species when no label names it.
+pub fn scientific_name(code: &str) -> String {
+    let words = code.replace('_', " ");
+    let mut chars = words.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
+/// [`validate`], saying which setting (its key, or `key.code` for one species' entry) was
+/// refused; `name` names a species in the message.
+pub fn check(s: &TenantSettings, name: &dyn Fn(&str) -> String) -> Result<(), Invalid> {
     let unit = |v: f64| (0.01..=0.99).contains(&v);
-    check(s.min_confidence.is_none_or(unit), "min_confidence must be between 0.01 and 0.99, or null for the hub's")?;
-    check(s.sensitivity.is_none_or(|v| (0.5..=1.5).contains(&v)), "sensitivity must be between 0.5 and 1.5, or null")?;
+    let within = |key: &str, ok: bool, rule: &str| {
+        if ok { Ok(()) } else { Err(Invalid::new(key, format!("{} must be {rule}.", label(key)))) }
+    };
+    within(
+        "min_confidence",
+        s.min_confidence.is_none_or(unit),
+        "between 0.01 and 0.99, or blank for the hub's default",
+    )?;
+    within(
+        "sensitivity",
+        s.sensitivity.is_none_or(|v| (0.5..=1.5).contains(&v)),
+        "between 0.5 and 1.5, or blank for 1.0",
+    )?;
     for (code, v) in &s.species_min_confidence {
         if !unit(*v) {
-            return Err(format!("species_min_confidence[{code}] must be between 0.01 and 0.99"));
+            let message = format!("The minimum confidence for {} must be between 0.01 and 0.99.", name(code));
+            return Err(Invalid::new(&format!("species_min_confidence.{code}"), message));
         }
     }
-    for (name, n) in [
+    for (key, n) in [
         ("species_min_confidence", s.species_min_confidence.len()),
         ("exclude_species", s.exclude_species.len()),
         ("include_species", s.include_species.len()),
         ("suppress_species", s.suppress_species.len()),
         ("suppress_classes", s.suppress_classes.len()),
     ] {
-        if n > MAX_SPECIES_ENTRIES {
-            return Err(format!("{name} may hold at most {MAX_SPECIES_ENTRIES} entries"));
-        }
+        within(key, n <= MAX_SPECIES_ENTRIES, &format!("at most {MAX_SPECIES_ENTRIES} entries, not {n}"))?;
     }
-    check((0.0..=0.99).contains(&s.range_filter_threshold), "range_filter_threshold must be between 0 and 0.99")?;
-    check((0.0..=1.0).contains(&s.second_look_sure_confidence), "second_look_sure_confidence must be between 0 and 1")?;
-    check(unit(s.second_look_min_confidence), "second_look_min_confidence must be between 0.01 and 0.99")?;
-    check((1..=600).contains(&s.second_look_wait_sec), "second_look_wait_sec must be 1 to 600")?;
-    check(unit(s.privacy_min_confidence), "privacy_min_confidence must be between 0.01 and 0.99")?;
-    check(unit(s.suppress_min_confidence), "suppress_min_confidence must be between 0.01 and 0.99")?;
-    check((1..=3600).contains(&s.suppress_seconds), "suppress_seconds must be 1 to 3600")?;
-    check(
+    within("range_filter_threshold", (0.0..=0.99).contains(&s.range_filter_threshold), "between 0 and 0.99")?;
+    within("second_look_sure_confidence", (0.0..=1.0).contains(&s.second_look_sure_confidence), "between 0 and 1")?;
+    within("second_look_min_confidence", unit(s.second_look_min_confidence), "between 0.01 and 0.99")?;
+    within("second_look_wait_sec", (1..=600).contains(&s.second_look_wait_sec), "1 to 600 seconds")?;
+    within("privacy_min_confidence", unit(s.privacy_min_confidence), "between 0.01 and 0.99")?;
+    within("suppress_min_confidence", unit(s.suppress_min_confidence), "between 0.01 and 0.99")?;
+    within("suppress_seconds", (1..=3600).contains(&s.suppress_seconds), "1 to 3600 seconds")?;
+    within(
+        "learned_threshold_precision",
         (0.5..=0.999).contains(&s.learned_threshold_precision),
-        "learned_threshold_precision must be between 0.5 and 0.999",
+        "between 0.5 and 0.999",
     )?;
-    check((5..=100_000).contains(&s.learned_threshold_min_votes), "learned_threshold_min_votes must be 5 to 100000")?;
+    within("learned_threshold_min_votes", (5..=100_000).contains(&s.learned_threshold_min_votes), "5 to 100000 votes")?;
     Ok(())
 }
 
@@ -173,14 +198,14 @@ pub fn check_codes(s: &TenantSettings, known: &impl KnownClasses) -> Result<(), 
     for (field, codes) in species_fields {
         let unknown: BTreeSet<&str> = codes.into_iter().filter(|c| !known.is_species(c)).map(String::as_str).collect();
         if !unknown.is_empty() {
-            return Err(format!("{field}: the model knows no species {}", quoted(&unknown)));
+            return Err(format!("The model knows no species {} (in {}).", quoted(&unknown), label(field)));
         }
     }
     let unknown: BTreeSet<&str> =
         s.suppress_classes.iter().filter(|c| !known.is_other_class(c)).map(String::as_str).collect();
     if !unknown.is_empty() {
         return Err(format!(
-            "suppress_classes: {} is not one of the model's non-bird classes (such as dog, engine, siren)",
+            "{} is not one of the sounds the model knows (such as dog, engine or siren).",
             quoted(&unknown)
         ));
     }
@@ -188,7 +213,7 @@ pub fn check_codes(s: &TenantSettings, known: &impl KnownClasses) -> Result<(), 
 }
 
 fn quoted(codes: &BTreeSet<&str>) -> String {
-    codes.iter().map(|c| format!("{c:?}")).collect::<Vec<_>>().join(", ")
+    codes.iter().map(|c| format!("“{c}”")).collect::<Vec<_>>().join(", ")
 }
 
 /// A satellite's detection overrides over its team's: scalars replace, `species_min_confidence`
@@ -262,14 +287,28 @@ mod tests {
         assert!(validate(&ok).is_ok());
         assert!(check_codes(&ok, &Known).is_ok(), "the defaults (dog, owls) are known");
         let bad = TenantSettings { min_confidence: Some(1.5), ..ok.clone() };
-        assert!(validate(&bad).expect_err("range").contains("min_confidence"));
+        let refused = check(&bad, &scientific_name).expect_err("range");
+        assert_eq!(refused.field, "min_confidence");
+        assert_eq!(
+            refused.message,
+            "Minimum confidence must be between 0.01 and 0.99, or blank for the hub's default."
+        );
         let mut bad = ok.clone();
         bad.species_min_confidence.insert("turdus_merula".into(), 0.0);
-        assert!(validate(&bad).expect_err("range").contains("species_min_confidence[turdus_merula]"));
+        assert_eq!(
+            validate(&bad).expect_err("range"),
+            "The minimum confidence for Turdus merula must be between 0.01 and 0.99."
+        );
+        let named = check(&bad, &|_| "Eurasian Blackbird".into()).expect_err("range");
+        assert_eq!(named.field, "species_min_confidence.turdus_merula");
+        assert!(named.message.contains("for Eurasian Blackbird"), "{}", named.message);
         let bad = TenantSettings { exclude_species: vec!["robin".into()], ..ok.clone() };
-        assert!(check_codes(&bad, &Known).expect_err("unknown").contains("\"robin\""));
+        assert_eq!(
+            check_codes(&bad, &Known).expect_err("unknown"),
+            "The model knows no species \u{201c}robin\u{201d} (in Never record these species)."
+        );
         let bad = TenantSettings { suppress_classes: vec!["turdus_merula".into()], ..ok.clone() };
-        assert!(check_codes(&bad, &Known).expect_err("not a class").contains("suppress_classes"));
+        assert!(check_codes(&bad, &Known).expect_err("not a class").contains("sounds the model knows"));
     }
 
     #[test]

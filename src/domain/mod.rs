@@ -26,6 +26,7 @@ pub mod schedule;
 pub mod season;
 pub mod serde_words;
 pub mod sessions;
+pub mod setting_words;
 pub mod settings;
 pub mod sort;
 pub mod species_images;

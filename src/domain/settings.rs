@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use std::collections::BTreeMap;
 
+pub use super::setting_words::{Invalid, label, patch_setting};
 use super::{
     detection_settings::{NotExpectedAction, UnconfirmedAction},
     outbound::TargetPolicy,
@@ -221,44 +222,63 @@ impl Default for TenantSettings {
 }
 
 impl TenantSettings {
-    /// Range checks; the message names the field.
+    /// Range checks; the message names the setting by its label, and a species by its code's
+    /// scientific name.
     pub fn validate(&self) -> Result<(), String> {
-        let check = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(msg.to_owned()) };
-        check(
+        self.check(&super::detection_settings::scientific_name).map_err(|e| e.message)
+    }
+
+    /// [`Self::validate`], saying which setting was refused; `name` names a species.
+    pub fn check(&self, name: &dyn Fn(&str) -> String) -> Result<(), Invalid> {
+        let within = |key: &str, ok: bool, rule: &str| {
+            if ok { Ok(()) } else { Err(Invalid::new(key, format!("{} must be {rule}.", label(key)))) }
+        };
+        within(
+            "satellite_offline_threshold_minutes",
             (1..=1440).contains(&self.satellite_offline_threshold_minutes),
-            "satellite_offline_threshold_minutes must be 1 to 1440",
+            "1 to 1440 minutes",
         )?;
-        check((5..=3600).contains(&self.heartbeat_interval_sec), "heartbeat_interval_sec must be 5 to 3600")?;
-        check((0.0..=1.0).contains(&self.filter_min_rms), "filter_min_rms must be between 0 and 1")?;
-        check(
-            (0.0..=1.0).contains(&self.classifier_min_bird_prob),
-            "classifier_min_bird_prob must be between 0 and 1",
+        within("heartbeat_interval_sec", (5..=3600).contains(&self.heartbeat_interval_sec), "5 to 3600 seconds")?;
+        within("filter_min_rms", (0.0..=1.0).contains(&self.filter_min_rms), "between 0 and 1")?;
+        within("classifier_min_bird_prob", (0.0..=1.0).contains(&self.classifier_min_bird_prob), "between 0 and 1")?;
+        within("outbox_soft_size_mb", self.outbox_soft_size_mb >= 1, "at least 1 MB")?;
+        let soft = self.outbox_soft_size_mb;
+        within(
+            "outbox_hard_size_mb",
+            self.outbox_hard_size_mb >= soft,
+            &format!("at least the size where trimming starts ({soft} MB)"),
         )?;
-        check(self.outbox_soft_size_mb >= 1, "outbox_soft_size_mb must be at least 1")?;
-        check(
-            self.outbox_hard_size_mb >= self.outbox_soft_size_mb,
-            "outbox_hard_size_mb must be at least outbox_soft_size_mb",
-        )?;
-        check((1..=24 * 365).contains(&self.outbox_max_age_hours), "outbox_max_age_hours must be 1 to 8760")?;
+        within("outbox_max_age_hours", (1..=24 * 365).contains(&self.outbox_max_age_hours), "1 to 8760 hours")?;
         // Only the languages the model ships names in: any other code would show codes, not names.
         let lang_ok = |l: &str| super::languages::KNOWN.iter().any(|k| k.code == l);
-        let lang_msg = |field: &str, l: &str| {
-            format!("{field}: {l:?} is not a language species names come in; choose one such as en, de or pt_BR")
+        let not_a_language = |key: &str, l: &str| {
+            let message = format!(
+                "{}: \u{201c}{l}\u{201d} is not a language species names come in. Choose one from the list, such as English or Deutsch.",
+                label(key)
+            );
+            Invalid::new(key, message)
         };
         if !lang_ok(&self.primary_language) {
-            return Err(lang_msg("primary_language", &self.primary_language));
+            return Err(not_a_language("primary_language", &self.primary_language));
         }
         if let Some(l) = self.secondary_language.as_deref().filter(|l| !lang_ok(l)) {
-            return Err(lang_msg("secondary_language", l));
+            return Err(not_a_language("secondary_language", l));
         }
         if let Some(t) = &self.public_page_title {
-            check(
+            within(
+                "public_page_title",
                 t.chars().count() <= 100 && !t.chars().any(char::is_control),
-                "public_page_title must be at most 100 characters",
+                "at most 100 characters, on one line",
             )?;
         }
-        super::zone::parse(&self.time_zone).map_err(|e| format!("time_zone: {e}"))?;
-        super::detection_settings::validate(self)
+        if super::zone::parse(&self.time_zone).is_err() {
+            let message = format!(
+                "\u{201c}{}\u{201d} is not a time zone. Choose one from the list, such as Europe/London or America/New_York.",
+                self.time_zone.trim()
+            );
+            return Err(Invalid::new("time_zone", message));
+        }
+        super::detection_settings::check(self, name)
     }
 }
 
@@ -355,16 +375,43 @@ mod tests {
         assert!(patch(&base, &serde_json::json!({"heartbeat_interval_sec": "soon"})).is_err());
         assert!(patch(&base, &serde_json::json!({"nope": 1})).expect_err("unknown key").contains("nope"));
         let bad = TenantSettings { heartbeat_interval_sec: 1, ..base.clone() };
-        assert!(bad.validate().expect_err("too short").contains("heartbeat_interval_sec"));
+        assert_eq!(bad.validate().expect_err("too short"), "Heartbeat every must be 5 to 3600 seconds.");
         let klingon = TenantSettings { primary_language: "klingon".into(), ..base.clone() };
-        assert!(klingon.validate().expect_err("unknown language").starts_with("primary_language"));
+        let refused = klingon.check(&str::to_owned).expect_err("unknown language");
+        assert_eq!(refused.field, "primary_language");
+        assert!(refused.message.starts_with("Main language: \u{201c}klingon\u{201d}"), "{}", refused.message);
         let second = TenantSettings { secondary_language: Some("xx".into()), ..base.clone() };
-        assert!(second.validate().expect_err("unknown language").starts_with("secondary_language"));
+        assert_eq!(second.check(&str::to_owned).expect_err("unknown language").field, "secondary_language");
+        let mars = TenantSettings { time_zone: "Mars/Olympus".into(), ..base.clone() };
+        let refused = mars.check(&str::to_owned).expect_err("no such zone");
+        assert_eq!(refused.field, "time_zone");
+        assert!(refused.message.starts_with("\u{201c}Mars/Olympus\u{201d} is not a time zone."), "{}", refused.message);
         assert!(TenantSettings { primary_language: "pt_BR".into(), ..base }.validate().is_ok());
     }
 
     fn rows(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
+    #[test]
+    fn a_refused_patch_names_the_setting_in_words() {
+        let refused =
+            patch_setting(&PlatformSettings::default(), &serde_json::json!({"channel_targets": "everywhere"}))
+                .expect_err("no such choice");
+        assert_eq!(refused.field, "channel_targets");
+        assert_eq!(
+            refused.message,
+            "Where alert channels may send: \u{201c}everywhere\u{201d} is not one of the choices."
+        );
+        let refused = patch_setting(&TenantSettings::default(), &serde_json::json!({"heartbeat_interval_sec": "soon"}))
+            .expect_err("not a number");
+        assert_eq!(refused.field, "heartbeat_interval_sec");
+        assert_eq!(refused.message, "Heartbeat every must be a whole number of 0 or more, not \"soon\".");
+        let refused = patch_setting(&TenantSettings::default(), &serde_json::json!({"nope": 1})).expect_err("unknown");
+        assert_eq!(
+            (refused.field.as_str(), refused.message.as_str()),
+            ("nope", "There is no setting called \u{201c}nope\u{201d}.")
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use axum::{
 use maud::{Markup, html};
 use serde_json::Value;
 
-use super::{admin_audit, auth::query_value, widgets};
+use super::{admin_audit, auth::query_value, platform_settings, widgets};
 use crate::web::{WebState, ctx::Ctx, error::PageError, layout};
 
 pub fn routes() -> Router<WebState> {
@@ -101,7 +101,7 @@ async fn render(ctx: &Ctx, search: &str, audit_filter: &admin_audit::Filter) -> 
         }
         section.card {
             h2 { "Platform settings" }
-            (widgets::settings_form("PUT /settings/platform", &platform, true))
+            (platform_settings::form(&platform))
         }
     };
     Ok(layout::page(ctx, "Platform admin", "", &["settings.css"], body))

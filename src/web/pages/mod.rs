@@ -19,6 +19,7 @@ mod forms;
 mod imports;
 mod live;
 mod map_tiles;
+mod platform_settings;
 mod public;
 mod quality;
 mod recovery;

@@ -66,17 +66,6 @@ fn choices(key: &str) -> Option<&'static [(&'static str, &'static str)]> {
     }
 }
 
-/// A settings form that `PUT`s to `api` (e.g. `PUT /settings/tenant`).
-pub fn settings_form(api: &str, obj: &Value, editable: bool) -> Markup {
-    html! {
-        form.stack.settings data-api=(api) data-then="reload" {
-            (fields("", obj, editable))
-            p.error.form-error hidden role="alert" {}
-            @if editable { div.row { button.primary type="submit" { "Save" } } }
-        }
-    }
-}
-
 /// A cell's text for a JSON value.
 pub fn cell(v: &Value) -> Markup {
     match v {
