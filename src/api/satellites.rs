@@ -48,6 +48,10 @@ pub struct SatelliteView {
     pub longitude: Option<f64>,
     pub last_seen_at: Option<Timestamp>,
     pub is_online: bool,
+    /// The satellite is only the history of an imported station (BirdNET-Pi, BirdNET-Go): no
+    /// device has registered under its name, so it is never online, has no update or schedule,
+    /// and is not one of the stations listening (docs/imports.md, "The imported satellite").
+    pub history_only: bool,
     pub heartbeat_state: Option<String>,
     pub noise_floor_rms: Option<f64>,
     pub uptime_seconds: Option<i64>,
@@ -73,6 +77,11 @@ pub struct SatelliteView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub hub_filter_stats: Option<std::collections::BTreeMap<String, u64>>,
+    /// Birds the hub left out in the last 24 hours because they are not expected at the
+    /// satellite's place this week (`not_expected_action = drop`; docs/detection-quality.md). On
+    /// `GET /satellites` and `GET /satellites/{id}` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_expected_left_out_24h: Option<u64>,
     /// The satellite's clock minus the hub's (ms), from its last heartbeat with a `timestamp`;
     /// null before one (docs/satellites.md, "The satellite's clock").
     pub clock_offset_ms: Option<i64>,
@@ -116,6 +125,7 @@ pub fn view(state: &AppState, s: &Satellite, rel: device_rule::Relation, setting
         // A satellite whose last heartbeat said it stopped is offline at once (docs/mqtt.md).
         is_online: s.last_seen_at.is_some_and(|t| t > online_after)
             && s.heartbeat_state.as_deref() != Some(crate::mqtt::protocol::STOPPED),
+        history_only: store::import_rows::is_history_only(&s.mqtt_password_hash),
         heartbeat_state: s.heartbeat_state.clone(),
         noise_floor_rms: s.noise_floor_rms,
         uptime_seconds: s.uptime_seconds,
@@ -128,6 +138,7 @@ pub fn view(state: &AppState, s: &Satellite, rel: device_rule::Relation, setting
         filter_stats: s.filter_stats_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),
         outbox_stats: s.outbox_stats_json.as_deref().and_then(|j| serde_json::from_str(j).ok()),
         hub_filter_stats: None,
+        not_expected_left_out_24h: None,
         clock_offset_ms: s.clock_offset_ms,
         clock_checked_at: s.clock_checked_at,
         clock_wrong: s.clock_offset_ms.is_some_and(clock_sanity::is_wrong),
@@ -200,10 +211,20 @@ async fn list(
         limit: page.limit,
         offset: page.offset,
     };
-    let (rows, total) = state.store.call(move |c| store::satellites::list(c, tenant, &filter)).await?;
+    let day_ago = Timestamp::from(state.clock.now() - chrono::Duration::hours(24));
+    let (rows, total, left_out) = state
+        .store
+        .call(move |c| {
+            let (rows, total) = store::satellites::list(c, tenant, &filter)?;
+            Ok((rows, total, store::left_out::by_satellite(c, tenant, day_ago)?))
+        })
+        .await?;
     let views: Vec<SatelliteView> = rows
         .iter()
-        .map(|s| view(&state, s, device_rule::relation(&access.ctx, s, Some(access.role)), &settings))
+        .map(|s| SatelliteView {
+            not_expected_left_out_24h: Some(left_out.get(&s.id).copied().unwrap_or(0)),
+            ..view(&state, s, device_rule::relation(&access.ctx, s, Some(access.role)), &settings)
+        })
         .collect();
     Ok(axum::Json(json!({ "satellites": views, "total": total })))
 }
@@ -220,11 +241,22 @@ async fn detail(
     Path(id): Path<SatelliteId>,
 ) -> Result<axum::Json<SatelliteView>, ApiError> {
     let (sat, rel, settings) = device_rule::check(&state, &ctx, id, DeviceAction::View).await?;
-    let mut counts = state.store.call(move |c| crate::store::held::counts(c, id)).await?;
+    let (tenant, day_ago) = (sat.tenant_id, Timestamp::from(state.clock.now() - chrono::Duration::hours(24)));
+    let (mut counts, left_out) = state
+        .store
+        .call(move |c| {
+            let left_out = crate::store::left_out::by_satellite(c, tenant, day_ago)?;
+            Ok((crate::store::held::counts(c, id)?, left_out.get(&id).copied().unwrap_or(0)))
+        })
+        .await?;
     for name in crate::usecases::detection_settings::COUNTERS {
         counts.entry((*name).to_owned()).or_insert(0);
     }
-    Ok(axum::Json(SatelliteView { hub_filter_stats: Some(counts), ..view(&state, &sat, rel, &settings) }))
+    Ok(axum::Json(SatelliteView {
+        hub_filter_stats: Some(counts),
+        not_expected_left_out_24h: Some(left_out),
+        ..view(&state, &sat, rel, &settings)
+    }))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

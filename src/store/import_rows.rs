@@ -10,6 +10,25 @@ use crate::{
     time::Timestamp,
 };
 
+/// The MQTT password hash of a satellite an import made: no password hashes to it, so no device
+/// logs in until one registers under the satellite's name, which replaces it. Until then the
+/// satellite is only history (issue 51, defect 13): never online, no update, no schedule.
+pub const NO_DEVICE: &str = "!imported";
+
+/// Whether `hash` (a satellite's MQTT password hash) marks a satellite that is only history.
+pub fn is_history_only(hash: &str) -> bool {
+    hash == NO_DEVICE
+}
+
+/// The ids of `tenant`'s satellites that are only imported history (no device registered since).
+pub fn history_only(conn: &Connection, tenant: TenantId) -> Result<Vec<SatelliteId>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM satellites WHERE tenant_id = ?1 AND deleted_at IS NULL AND mqtt_password_hash = ?2",
+    )?;
+    let ids = stmt.query_map(params![tenant, NO_DEVICE], |r| r.get(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(ids)
+}
+
 /// The satellite's key (for the de-duplication tables).
 pub fn satellite_pk(conn: &Connection, satellite: SatelliteId) -> Result<i64> {
     Ok(conn.prepare_cached("SELECT pk FROM satellites WHERE id = ?1")?.query_row([satellite], |r| r.get(0))?)

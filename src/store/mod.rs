@@ -36,6 +36,7 @@ pub mod imports;
 pub mod invites;
 pub mod jobs;
 pub mod learned_thresholds;
+pub mod left_out;
 pub mod login_attempts;
 pub mod mail_log;
 pub mod mfa;

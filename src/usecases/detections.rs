@@ -73,6 +73,9 @@ pub fn record_batch(
                 store::held::hold(&tx, &h.detection, h.class, h.reason, h.back_look, h.deadline, now)?;
             }
             store::held::bump(&tx, job.satellite_id, &job.counts)?;
+            // By the hour too: the dashboard says how many the last 24 hours left out, and why.
+            let left_out = job.counts.iter().find(|(name, _)| *name == "notExpectedDropped").map_or(0, |(_, n)| *n);
+            store::left_out::add(&tx, job.satellite_id, now, left_out)?;
             store::jobs::mark_done(&tx, &job.job_id, duration_ms, now)?;
         }
         let raised = alerting::on_detections(&tx, &stored, alerts, now)?;

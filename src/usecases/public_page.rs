@@ -203,6 +203,9 @@ pub struct Station {
     pub latitude: Option<f64>,
     pub longitude: Option<f64>,
     pub online: bool,
+    /// Only an imported station's history (no device): neither listening nor offline.
+    #[serde(default)]
+    pub history: bool,
     pub detections_today: i64,
     pub species_today: i64,
 }
@@ -250,10 +253,19 @@ pub async fn today(ctx: Ctx<'_>, team: &Team) -> Result<Today, PublicError> {
         });
     }
     let online_after = ctx.now - team.offline_after;
+    let tenant = team.id;
+    let histories: Vec<String> = ctx
+        .store
+        .call(move |c| store::import_rows::history_only(c, tenant))
+        .await?
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     let stations = map
         .satellites
         .into_iter()
         .map(|m| Station {
+            history: histories.contains(&m.satellite.satellite_id),
             name: m.satellite.name,
             latitude: m.latitude.map(|v| place(v, team.exact_locations)),
             longitude: m.longitude.map(|v| place(v, team.exact_locations)),

@@ -169,7 +169,11 @@ impl Ctx {
         } else {
             let sat = match job.satellite_id {
                 Some(s) => s,
-                None => self.store.call_blocking(|c| write::new_satellite(c, job, tenant, &station, tz))?,
+                None => {
+                    // A birds.db without its birdnet.conf still carries the place in every row.
+                    let station = super::place::with_row_position(station.clone(), &mut *source)?;
+                    self.store.call_blocking(|c| write::new_satellite(c, job, tenant, &station, tz))?
+                }
             };
             Some(self.store.call_blocking(|c| write::target(c, tenant, sat, &job.kind))?)
         };

@@ -13,6 +13,7 @@ mod clips;
 mod engine;
 pub mod foreign_db;
 pub mod peer;
+pub mod place;
 mod resolve;
 pub mod shown;
 pub mod source;

@@ -123,7 +123,7 @@ pub fn new_satellite(
             kind: DeviceKind::Satellite,
             registered_by: job.internal.actor,
             // No password hashes to this: no device can log in until one registers.
-            mqtt_password_hash: "!imported",
+            mqtt_password_hash: store::import_rows::NO_DEVICE,
             latitude,
             longitude,
         },

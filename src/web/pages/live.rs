@@ -23,6 +23,7 @@ pub fn routes() -> Router<WebState> {
         .route("/live/today", get(today_fragment))
         .route("/live/grid", get(grid_fragment))
         .route("/live/satellites", get(satellites_fragment))
+        .route("/live/left-out", get(left_out_fragment))
         .route("/live/card/{id}", get(card_fragment))
 }
 
@@ -92,6 +93,7 @@ async fn live(ctx: &Ctx) -> Result<Markup, PageError> {
                 h2 { "Live" span.live-dot #live-state title="connecting" {} }
                 span.muted.small #live-note { "New detections appear here as they happen." }
             }
+            (left_out_card(&sat_list))
             div.feed #feed aria-live="polite" {
                 @for d in &recent.detections { (common::card(ctx, d, images.get(&d.species_code))) }
             }
@@ -134,12 +136,13 @@ fn satellites_card(list: &[Value]) -> Markup {
             ul.sat-list {
                 @for s in list {
                     @let online = s.get("is_online").and_then(Value::as_bool).unwrap_or(false);
+                    @let state = if history(s) { "imported history" } else if online { "online" } else { "offline" };
                     li {
-                        span.dot.(if online { "on" } else { "off" }) title=(if online { "online" } else { "offline" }) {}
+                        span.dot.(if online { "on" } else { "off" }) title=(state) {}
                         a href=(format!("/satellites/{}", s.get("id").and_then(Value::as_str).unwrap_or_default())) {
                             (s.get("name").and_then(Value::as_str).unwrap_or("satellite"))
                         }
-                        span.muted.small { (if online { "online" } else { "offline" }) }
+                        span.muted.small { (state) }
                     }
                 }
             }
@@ -162,8 +165,33 @@ async fn today_counts(ctx: &Ctx) -> Result<(Dashboard, i64), PageError> {
     Ok((dash, alerts.get("total").and_then(Value::as_i64).unwrap_or(0)))
 }
 
+/// Birds the team's satellites left out as not expected there, in the last 24 hours (refreshed
+/// every minute): why a bird played from a recording made elsewhere does not appear.
+fn left_out_card(list: &[Value]) -> Markup {
+    let n: u64 = list.iter().filter_map(|s| s.get("not_expected_left_out_24h").and_then(Value::as_u64)).sum();
+    html! {
+        div #left-out-live hx-get="/live/left-out" hx-trigger="every 60s" hx-swap="outerHTML" {
+            (super::sat_summary::left_out(n, "/team/detection#ds-not_expected_action"))
+        }
+    }
+}
+
+async fn left_out_fragment(ctx: Ctx) -> Response {
+    match satellites(&ctx).await {
+        Ok(list) => left_out_card(&list).into_response(),
+        Err(e) => e.respond(&ctx.uri),
+    }
+}
+
+/// Whether a satellite is only an imported station's history (no device: never online).
+fn history(s: &Value) -> bool {
+    s.get("history_only").and_then(Value::as_bool).unwrap_or(false)
+}
+
 /// The row of today's numbers (refreshed by `live.js` after each new detection).
-fn today_row(dash: &Dashboard, open_alerts: i64, list: &[Value]) -> Markup {
+fn today_row(dash: &Dashboard, open_alerts: i64, all: &[Value]) -> Markup {
+    // Imported history is not a station that listens: counted neither online nor offline.
+    let list: Vec<&Value> = all.iter().filter(|s| !history(s)).collect();
     let online = list.iter().filter(|s| s.get("is_online").and_then(Value::as_bool).unwrap_or(false)).count();
     html! {
         section.numbers #today hx-get="/live/today" hx-trigger="refresh" hx-swap="outerHTML" {
@@ -185,6 +213,11 @@ fn first_steps() -> Markup {
                 li { "Install birdhub on a Raspberry Pi with a USB microphone (or use the Android app)." }
                 li { "On that Pi, run " code { "birdhub satellite register" } ". It finds this hub by itself." }
                 li { "Or register it here and copy its credentials: " a href="/satellites/new" { "register a satellite" } "." }
+            }
+            p.small.muted {
+                "Testing with a recording? Birds not expected at the satellite's place at this time of year are "
+                "left out, so a warbler recorded elsewhere may not appear. Live says how many were; "
+                a href="/team/detection#ds-not_expected_action" { "keep them, flagged, instead" } "."
             }
         }
     }

@@ -113,6 +113,8 @@ fn species_href(team: &Team, code: &str) -> String {
 
 fn today_html(team: &Team, v: &Today, tiles: Option<map_tiles::Tiles>) -> Markup {
     let online = v.stations.iter().filter(|s| s.online).count();
+    // Imported history is no station that listens (issue 51, defect 13).
+    let stations = v.stations.iter().filter(|s| !s.history).count();
     let lines: Vec<common::GridLine> = v
         .species
         .iter()
@@ -132,7 +134,7 @@ fn today_html(team: &Team, v: &Today, tiles: Option<map_tiles::Tiles>) -> Markup
         section.numbers.three {
             div.number { span.n { (v.species.len()) } span.l { "species today" } }
             div.number { span.n { (v.detections) } span.l { (words::noun(v.detections, "detection", "detections")) " today" } }
-            div.number { span.n { (online) " of " (v.stations.len()) } span.l { (words::noun(v.stations.len(), "station", "stations")) " listening" } }
+            div.number { span.n { (online) " of " (stations) } span.l { (words::noun(stations, "station", "stations")) " listening" } }
         }
         @if !v.species.is_empty() {
             section.card {
@@ -232,7 +234,7 @@ fn stations_card(v: &Today, tiles: Option<map_tiles::Tiles>) -> Markup {
                             span.dot.(if s.online { "on" } else { "off" }) {}
                             strong { (s.name) }
                             span.muted.small {
-                                (if s.online { "listening" } else { "offline" }) ", "
+                                (if s.history { "imported history" } else if s.online { "listening" } else { "offline" }) ", "
                                 (s.species_today) " species and " (words::count(s.detections_today, "detection", "detections")) " today"
                             }
                         }

@@ -20,6 +20,12 @@ pub struct Sat {
     pub longitude: Option<f64>,
     pub last_seen_at: Option<String>,
     pub is_online: bool,
+    /// Only an imported station's history: no device, never online (issue 51, defect 13).
+    #[serde(default)]
+    pub history_only: bool,
+    /// Birds left out in the last 24 hours as not expected here (issue 51, defect 18).
+    #[serde(default)]
+    pub not_expected_left_out_24h: Option<u64>,
     pub heartbeat_state: Option<String>,
     pub noise_floor_rms: Option<f64>,
     pub uptime_seconds: Option<i64>,
@@ -86,6 +92,9 @@ pub async fn telemetry(api: &Api, id: &str) -> Result<Vec<Point>, PageError> {
 
 /// Online / offline with the heartbeat state beside it.
 pub fn state(s: &Sat) -> Markup {
+    if s.history_only {
+        return html! { span.sat-state.history { span.badge title="no device records under this name" { "imported history" } } };
+    }
     let label = if s.is_online { "online" } else { "offline" };
     html! {
         span.sat-state.(label) {

@@ -117,8 +117,63 @@ fn uptime(s: i64) -> String {
     }
 }
 
+/// "3 birds not expected here were left out in the last 24 hours (change)": why a bird played
+/// to a satellite from a recording made elsewhere does not appear (issue 51, defect 18), with a
+/// link to the setting at `change`. Nothing when none was.
+pub fn left_out(n: u64, change: &str) -> Markup {
+    html! {
+        @if n > 0 {
+            div.notice.left-out #left-out role="status" {
+                p {
+                    (words::count(n, "bird not expected here was", "birds not expected here were"))
+                    " left out in the last 24 hours (" a href=(change) { "change" } ")."
+                }
+                p.small.muted {
+                    "The hub leaves out species that are not expected at the satellite's place at this time of "
+                    "year, such as a recording made elsewhere played to its microphone."
+                }
+            }
+        }
+    }
+}
+
+/// Where the satellite stood, in words.
+fn position(sat: &Sat) -> Markup {
+    html! {
+        @match sat.latitude.zip(sat.longitude) {
+            Some((la, lo)) => span.mono { (words::place_to(la, lo, 4)) },
+            None => span.muted { "not set" },
+        }
+    }
+}
+
+/// `section#sat` of an imported station's history: no device, so no online state, version,
+/// update, uptime, clock or telemetry: what it is, where it stood and how to record there again.
+fn history_summary(sat: &Sat) -> Markup {
+    html! {
+        section.card #sat data-id=(sat.id) data-name=(sat.name) data-history="true" {
+            div.card-head {
+                h1 #sat-title { (sat.name) }
+                (sat_parts::state(sat))
+            }
+            p.small.muted {
+                "The detections of an old station, imported. No device records under this name; to record here "
+                "again, register a device with the same name as a team admin."
+            }
+            dl.facts {
+                div { dt { "Position" } dd { (position(sat)) } }
+                div { dt { "Time zone" } dd #sat-zone-fact { (super::zones::words(sat)) } }
+                @if let Some(by) = &sat.registered_by_name { div { dt { "Imported by" } dd { (by) } } }
+            }
+        }
+    }
+}
+
 /// `section#sat`: everything the satellite's heartbeats and telemetry change.
 pub fn summary(sat: &Sat, points: &[Point], newest: Option<&str>) -> Markup {
+    if sat.history_only {
+        return history_summary(sat);
+    }
     html! {
         section.card #sat data-id=(sat.id) data-name=(sat.name) {
             div.card-head {
@@ -131,15 +186,11 @@ pub fn summary(sat: &Sat, points: &[Point], newest: Option<&str>) -> Markup {
                 div { dt { "Kind" } dd { (if sat.kind == "mobile" { "Android app" } else { "Raspberry Pi" }) } }
                 div { dt { "Uptime" } dd { (sat.uptime_seconds.map(uptime).unwrap_or_else(|| "–".into())) } }
                 div { dt { "Clock" } dd #sat-clock { (super::sat_clock::clock(sat)) } }
-                div { dt { "Position" } dd {
-                    @match sat.latitude.zip(sat.longitude) {
-                        Some((la, lo)) => span.mono { (words::place_to(la, lo, 4)) },
-                        None => span.muted { "not set" },
-                    }
-                } }
+                div { dt { "Position" } dd { (position(sat)) } }
                 div { dt { "Time zone" } dd #sat-zone-fact { (super::zones::words(sat)) } }
                 @if let Some(by) = &sat.registered_by_name { div { dt { "Registered by" } dd { (by) } } }
             }
+            (left_out(sat.not_expected_left_out_24h.unwrap_or(0), "#ov-not_expected_action"))
             (update_row(sat, newest))
             (sat_parts::sparklines(sat, points))
             div.bars { (sat_parts::outbox_bar(sat)) (sat_parts::filter_bar(sat)) (sat_parts::hub_filter_bar(sat)) }

@@ -122,15 +122,18 @@ async fn detail(ctx: &Ctx, raw_id: &str) -> Result<Markup, PageError> {
         ctx.api.get::<sat_birdweather::Sharing>(&birdweather_path),
         super::sat_history::card(&ctx.api, &id),
     )?;
+    // An imported station's history has no device: nothing to configure, schedule or listen to.
     let body = html! {
         (sat_summary::summary(&sat, &points, newest.satellite.as_deref()))
         (history)
         (actions(ctx, &sat))
         (super::zones::card(&sat))
-        (schedule_card(&schedule))
-        (config_card(ctx, &sat, &config, &team.settings))
-        (sat_detection::card(ctx, &sat.id, &config.overrides, &team.settings, editable(ctx, &sat, &config)))
-        (sat_birdweather::card(&sat.id, &birdweather, ctx.is_admin()))
+        (schedule_card(&sat, &schedule))
+        @if !sat.history_only {
+            (config_card(ctx, &sat, &config, &team.settings))
+            (sat_detection::card(ctx, &sat.id, &config.overrides, &team.settings, editable(ctx, &sat, &config)))
+            (sat_birdweather::card(&sat.id, &birdweather, ctx.is_admin()))
+        }
     };
     let assets =
         ["sats.css", "satellite.js", "sats_live.js", detection_settings::ASSETS[0], detection_settings::ASSETS[1]];
@@ -141,22 +144,22 @@ fn actions(ctx: &Ctx, sat: &Sat) -> Markup {
     let manage = sat.can_manage;
     html! {
         section.card {
-            h2 { "Device" }
+            h2 { (if sat.history_only { "This satellite" } else { "Device" }) }
             @if !manage && !ctx.can_edit() {
                 p.muted { "You can look but not change this satellite (viewer)." }
             } @else if !manage {
                 p.muted.small { "Only whoever registered this satellite, or a team admin, may change it. You may listen live." }
             }
             div.row.actions {
-                @if manage {
+                @if manage && !sat.history_only {
                     button type="button" #act-logs { "Fetch logs" }
                 }
-                @if ctx.can_edit() {
+                @if ctx.can_edit() && !sat.history_only {
                     button type="button" #act-live aria-pressed="false" { (icons::play()) span { "Listen live" } }
                 }
                 @if manage {
                     button type="button" #act-rename { "Rename" }
-                    button type="button" #act-rotate { "Rotate API key" }
+                    @if !sat.history_only { button type="button" #act-rotate { "Rotate API key" } }
                     button.danger type="button" #act-delete { "Delete" }
                 }
             }
@@ -191,25 +194,65 @@ fn actions(ctx: &Ctx, sat: &Sat) -> Markup {
     }
 }
 
-fn schedule_card(s: &Schedule) -> Markup {
+/// Whether the schedule card may say "recording now": only of a device that is online. A
+/// satellite that never connected, or is offline, records nothing the hub can vouch for.
+fn schedule_badge(sat: &Sat, s: &Schedule) -> (&'static str, &'static str) {
+    match (sat.last_seen_at.is_some(), sat.is_online, s.recording_now) {
+        (false, _, _) => ("idle", "never connected"),
+        (true, true, true) => ("ok", "recording now"),
+        (true, false, true) => ("idle", "offline: not recording"),
+        (true, _, false) => ("idle", "not recording now"),
+    }
+}
+
+/// Today's sunrise and sunset (or the polar day or night).
+fn sun_line(today: &Day) -> Markup {
+    html! {
+        div.sun {
+            @match today.polar.as_deref() {
+                Some("day") => span { "The sun does not set today." },
+                Some("night") => span { "The sun does not rise today." },
+                _ => {
+                    span { "Sunrise " strong.mono { @if let Some(t) = &today.sunrise { (clock(t)) } @else { "–" } } }
+                    span { "Sunset " strong.mono { @if let Some(t) = &today.sunset { (clock(t)) } @else { "–" } } }
+                }
+            }
+        }
+    }
+}
+
+/// An imported station's place in the day: its sun times, no schedule (nothing records there).
+fn history_sun_card(s: &Schedule) -> Markup {
+    html! {
+        section.card #sun {
+            h2 { "Sun today" }
+            @if let Some(today) = s.days.first().filter(|d| d.sunrise.is_some() || d.polar.is_some()) {
+                (sun_line(today))
+                @if let Some(tz) = &s.timezone { p.small.muted { "Times in " (tz) "." } }
+            } @else {
+                p.small.muted { "No sun times: the old station's position is not known." }
+            }
+        }
+    }
+}
+
+fn schedule_card(sat: &Sat, s: &Schedule) -> Markup {
+    if sat.history_only {
+        return history_sun_card(s);
+    }
+    let (class, said) = schedule_badge(sat, s);
     html! {
         section.card #schedule {
             div.card-head {
                 h2 { "Schedule" }
-                span.badge.(if s.recording_now { "ok" } else { "idle" }) { (if s.recording_now { "recording now" } else { "not recording now" }) }
+                span.badge.(class) { (said) }
+            }
+            @if sat.last_seen_at.is_none() {
+                p.small.muted { "It records by this schedule once its device connects to the hub." }
             }
             p.small.muted { "Profile: " (s.profile_type.replace('_', " ")) @if let Some(tz) = &s.timezone { " · times in " (tz) } }
             @if let Some(today) = s.days.first() {
-                div.sun {
-                    @match today.polar.as_deref() {
-                        Some("day") => span { "The sun does not set today." },
-                        Some("night") => span { "The sun does not rise today." },
-                        _ => {
-                            span { "Sunrise " strong.mono { @if let Some(t) = &today.sunrise { (clock(t)) } @else { "–" } } }
-                            span { "Sunset " strong.mono { @if let Some(t) = &today.sunset { (clock(t)) } @else { "–" } } }
-                        }
-                    }
-                }
+                (sun_line(today))
                 @if today.sunrise.is_none() && today.polar.is_none() {
                     p.small.muted { "No sun times: the satellite has no position. Re-register it with latitude and longitude." }
                 }

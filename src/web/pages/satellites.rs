@@ -17,7 +17,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::sat_parts::{self, Sat, SatPage};
-use crate::web::{WebState, csrf, ctx::Ctx, error::PageError, icons, layout, qr};
+use crate::web::{WebState, csrf, ctx::Ctx, error::PageError, icons, layout, qr, words};
 
 /// The longest text the QR route draws (a registration is about 600 bytes).
 const MAX_QR_TEXT: usize = 2048;
@@ -85,6 +85,9 @@ async fn list(ctx: &Ctx, f: &ListFilter) -> Result<Markup, PageError> {
     let workers = super::sat_workers::card(ctx).await?;
     let filtered = !f.status.is_empty() || !f.search.trim().is_empty();
     let online = page.satellites.iter().filter(|s| s.is_online).count();
+    // An imported station's history is no device: it is not counted among those that can be online.
+    let histories = page.satellites.iter().filter(|s| s.history_only).count();
+    let devices = page.satellites.len() - histories;
     let body = html! {
         section.card {
             div.card-head {
@@ -99,7 +102,8 @@ async fn list(ctx: &Ctx, f: &ListFilter) -> Result<Markup, PageError> {
                     }
                 }
             }
-            p.muted #sat-count { span.online-n { (online) } " of " (page.satellites.len()) " shown online" @if page.total as usize > page.satellites.len() { " (" (page.total) " in all)" } "." }
+            p.muted #sat-count { span.online-n { (online) } " of " (devices) " shown online" @if page.total as usize > page.satellites.len() { " (" (page.total) " in all)" } "."
+                @if histories > 0 { " " (words::count(histories, "imported station is", "imported stations are")) " history, not a device." } }
             form.filters.sat-filters method="get" action="/satellites" {
                 label { "Search" input type="search" name="search" value=(f.search) placeholder="name"; }
                 label { "State"
@@ -144,6 +148,18 @@ fn sat_card(s: &Sat, points: Option<&[sat_parts::Point]>) -> Markup {
                 h2 { a href=(format!("/satellites/{}", s.id)) { (s.name) } }
                 (sat_parts::state(s))
             }
+            @if s.history_only {
+                p.small.muted { "The detections of an old station, imported. No device records under this name." }
+            } @else {
+                (device_facts(s, points))
+            }
+        }
+    }
+}
+
+/// What a device's card shows: last seen, version, kind, clock, sparklines and bars.
+fn device_facts(s: &Sat, points: Option<&[sat_parts::Point]>) -> Markup {
+    html! {
             dl.facts {
                 div { dt { "Last seen" } dd { (sat_parts::last_seen(s)) } }
                 div { dt { "Version" } dd { (sat_parts::version(s)) } }
@@ -155,7 +171,6 @@ fn sat_card(s: &Sat, points: Option<&[sat_parts::Point]>) -> Markup {
                 (sat_parts::outbox_bar(s))
                 (sat_parts::filter_bar(s))
             }
-        }
     }
 }
 
