@@ -62,8 +62,7 @@ async fn put_tenant(
         .map_err(|e| ApiError::Unprocessable("invalid_settings", e))?;
     usecases::settings::save_tenant(&state.store, &state.clock, &state.bus, access.tenant_id, next.clone()).await?;
     let changed: Vec<&String> = patch.as_object().map(|m| m.keys().collect()).unwrap_or_default();
-    let lang = next.primary_language.clone();
-    let name_of = |code: &str| state.names.common_name(&lang, code);
+    let name_of = |code: &str| Some(species(code));
     let changes = audit_changes::changes(&json!(current), &json!(next), &name_of);
     Audit::new("admin.tenant_settings_updated")
         .actor(&access.ctx)
