@@ -191,7 +191,14 @@ impl Outbound {
         let kind = ChannelKind::parse(&channel.kind)
             .ok_or(store::Error::Corrupt { what: "channel type", value: channel.kind.clone() })?;
         // Written in the team's zone, as an alert about the team would be.
-        let notice = notify::sample_in(tenant, self.store.team_zone(tenant).await?);
+        let mut notice = notify::sample_in(tenant, self.store.team_zone(tenant).await?);
+        // The bird's names in the team's languages only, as a real alert of the team carries them.
+        let scope = tenant.to_string();
+        let team: crate::domain::settings::TenantSettings =
+            self.store.call(move |c| store::settings::load(c, &scope)).await?;
+        notice.data.common_names.retain(|lang, _| {
+            lang == "en" || *lang == team.primary_language || team.secondary_language.as_deref() == Some(lang.as_str())
+        });
         let rendered = notify::render::for_channel(kind, &channel.config, channel.payload_template.as_deref(), &notice);
         let mut recipients = None;
         let (content_type, body, outcome) = match rendered {

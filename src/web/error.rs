@@ -86,19 +86,21 @@ struct Problem {
     message: String,
 }
 
-fn problem_body(title: &str, message: &str) -> Markup {
+/// The problem and the way on: back to the dashboard when signed in, else to the sign-in page.
+fn problem_body(title: &str, message: &str, signed_in: bool) -> Markup {
     html! {
         section.card.problem {
             h1 { (title) }
             p { (if message.is_empty() { "There is nothing to show here." } else { message }) }
-            p { a href="/" { "Back to the dashboard" } }
+            @if signed_in { p { a href="/" { "Back to the dashboard" } } }
+            @else { p { a href="/signin" { "Sign in" } } }
         }
     }
 }
 
 /// A small standalone page for an error (signed-in visitors get it inside the shell: [`with_shell`]).
 pub fn problem(status: StatusCode, title: &str, message: &str) -> Response {
-    let body = layout::bare(title, html! { main.narrow { (problem_body(title, message)) } });
+    let body = layout::bare(title, html! { main.narrow { (problem_body(title, message, false)) } });
     let mut r = (status, body).into_response();
     r.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
     r.extensions_mut().insert(Problem { title: title.to_owned(), message: message.to_owned() });
@@ -129,7 +131,7 @@ pub async fn with_shell(State(state): State<WebState>, req: Request, next: Next)
     let Some(token) = token else { return resp };
     saved.extensions.insert(csrf::Token(token));
     let Ok(ctx) = Ctx::from_request_parts(&mut saved, &state).await else { return resp };
-    let page = layout::page(&ctx, &p.title, "", &[], problem_body(&p.title, &p.message));
+    let page = layout::page(&ctx, &p.title, "", &[], problem_body(&p.title, &p.message, true));
     let (mut head, _) = resp.into_parts();
     head.headers.remove(header::CONTENT_ENCODING);
     head.headers.remove(header::CONTENT_LENGTH);

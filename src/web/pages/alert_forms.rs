@@ -163,6 +163,17 @@ fn number(id: &str, label: &str, min: u32, max: u32, value: Option<u32>, step: &
     }
 }
 
+/// How often a rule may fire, as its trigger decides: only detection rules (and the clock rule)
+/// have a cooldown to set; a silence fires once per silence, a trend once a day at most.
+fn cooldown(r: &Rule) -> Markup {
+    html! {
+        @if r.system_key.as_deref() == Some(OFFLINE_RULE_KEY) { span.muted { "per outage" } }
+        @else if r.trigger == "absence" { span.muted { "once per silence" } }
+        @else if r.trigger == "trend" { span.muted { "once a day" } }
+        @else { (r.cooldown_minutes) " min" }
+    }
+}
+
 fn sat_checks(sats: &[Sat]) -> Markup {
     html! {
         fieldset.picks data-when="detection absence" {
@@ -187,6 +198,7 @@ fn detection_fields(ctx: &Ctx, lang: &str) -> Markup {
                 @for (k, l) in SPECIAL { label.check { input type="checkbox" name="rule-special" value=(k); (l) } }
                 p.small.muted.full { "None ticked: every detection that matches the rest." }
             }
+            p.small.muted.full #rule-hours-note { "Hours are the local time of the station that hears the bird." }
             div.filters {
                 label { "Minimum confidence (0 to 1)"
                     input #rule-confidence type="number" min="0" max="1" step="0.01" placeholder="any";
@@ -269,7 +281,7 @@ pub fn rules_card(ctx: &Ctx, rules: &[Rule], channels: &[Channel], sats: &[Sat])
                                 td { @if r.channel_ids.is_empty() { span.muted { "none" } } @else {
                                     (r.channel_ids.iter().map(|id| names.get(id.as_str()).copied().unwrap_or("deleted channel")).collect::<Vec<_>>().join(", "))
                                 } }
-                                td.num { @if r.system_key.as_deref() == Some(OFFLINE_RULE_KEY) { span.muted { "per outage" } } @else { (r.cooldown_minutes) " min" } }
+                                td.num { (cooldown(r)) }
                                 td.last-fired { @match &r.last_fired_at { Some(t) => (layout::ago(t)), None => span.muted { "never" } } }
                                 @if ctx.is_admin() {
                                     td { div.row.nowrap {

@@ -73,7 +73,7 @@ pub fn describe(ctx: &Ctx, lang: &str, rule: &Rule, sats: &HashMap<&str, &str>) 
             if let (Some(from), Some(to)) =
                 (c.pointer("/hours/from").and_then(Value::as_u64), c.pointer("/hours/to").and_then(Value::as_u64))
             {
-                parts.push(format!("from {} to {}", hour(ctx, from), hour(ctx, to)));
+                parts.push(format!("from {} to {}, the station's local time", hour(ctx, from), hour(ctx, to)));
             }
         }
         "absence" => {

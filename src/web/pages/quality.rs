@@ -60,14 +60,21 @@ struct HiddenRow {
     reason: String,
 }
 
-/// Detections a second look did not confirm, kept hidden (the team's `second_look_unconfirmed`).
-fn unconfirmed(rows: &[HiddenRow]) -> Markup {
+/// Detections a second look did not confirm, kept hidden when the team's
+/// `second_look_unconfirmed` is `hide`; the text says what the setting does now.
+fn unconfirmed(rows: &[HiddenRow], kept: bool) -> Markup {
+    let setting = html! { a href="/team/detection" { "Detection settings" } };
     html! {
         section.card #unconfirmed {
             div.card-head { h2 { "Unconfirmed detections" } }
             p.muted.small {
-                "Calls the second look did not confirm. They count nowhere; they are listed here because "
-                "the team keeps them hidden instead of discarding them (Team settings, Detection)."
+                "Calls the second look did not confirm. They count nowhere. "
+                @if kept {
+                    "They are listed here because the team keeps them hidden instead of discarding them (" (setting) ")."
+                } @else {
+                    "The team discards them: only a counter remains (" (setting) ")."
+                    @if !rows.is_empty() { " Those below were kept while the team kept them hidden." }
+                }
             }
             @if rows.is_empty() {
                 p.muted { "None." }
@@ -120,6 +127,8 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
     };
     let q: Overview = ctx.api.get(&format!("/detection-quality{lang}")).await?;
     let hidden: Hidden = ctx.api.get("/detection-quality/unconfirmed").await?;
+    let team: serde_json::Value = ctx.api.get("/settings/tenant").await?;
+    let kept = team["settings"]["second_look_unconfirmed"] == "hide";
     let admin = ctx.is_admin();
     let body = html! {
         h1 { "Detection quality" }
@@ -143,9 +152,9 @@ async fn render(ctx: &Ctx) -> Result<Markup, PageError> {
                 (species_table(ctx, &q, admin))
             }
         }
-        (unconfirmed(&hidden.detections))
+        (unconfirmed(&hidden.detections, kept))
     };
-    Ok(layout::page(ctx, "Detection quality", "", &[], body))
+    Ok(layout::page(ctx, "Detection quality", "", &["quality.css"], body))
 }
 
 /// The auto-apply switch (admins) or what it is set to (everyone else).
@@ -189,16 +198,16 @@ fn species_table(ctx: &Ctx, q: &Overview, admin: bool) -> Markup {
                                     (layout::names(&super::common::common_name(ctx, &r.species_code, &r.common_name), &r.scientific_name))
                                 }
                             }
-                            td.num {
+                            td.num data-label="Votes" {
                                 (r.votes)
                                 span.muted.small { " (" (r.confirmed) " ✓, " (r.rejected) " ✗)" }
                             }
-                            td.num { (r.precision.map_or_else(|| "—".to_owned(), pct)) }
-                            td.num.current {
+                            td.num data-label="Precision" { (r.precision.map_or_else(|| "—".to_owned(), pct)) }
+                            td.num.current data-label="Threshold" {
                                 (threshold(r.current_threshold))
                                 @if !r.species_threshold { span.muted.small { " team" } }
                             }
-                            td.num.suggested { (suggestion(r, q.min_votes)) }
+                            td.num.suggested data-label="Suggested" { (suggestion(r, q.min_votes)) }
                             td.apply { (action(r, admin)) }
                         }
                     }

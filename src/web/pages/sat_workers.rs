@@ -48,7 +48,7 @@ pub async fn card(ctx: &Ctx) -> Result<Markup, PageError> {
                 div.row { button.primary type="submit" { "Make a worker key" } }
             }
             div.notice #new-worker hidden {
-                p.error { "Shown once: copy it now." }
+                p.notice.once { strong { "Shown once." } " Copy it now: the hub keeps only its hash and cannot show it again." }
                 input #new-worker-key type="text" readonly data-field="key" aria-label="The new worker key";
                 button type="button" data-copy="#new-worker-key" { "Copy" }
                 p.small { "On the worker machine, with birdhub and the same model installed, save the key to a file and run:" }

@@ -239,7 +239,7 @@ async fn render(ctx: &Ctx, here: Option<String>) -> Result<Markup, PageError> {
                 div.row { button.primary type="submit" { "Make a key" } }
             }
             div.notice #new-key hidden {
-                p.error { "Shown once: copy it now." }
+                p.notice.once { strong { "Shown once." } " Copy it now: the hub keeps only its hash and cannot show it again." }
                 input #new-key-value type="text" readonly data-field="key" aria-label="The new API key";
                 button type="button" data-copy="#new-key-value" { "Copy" }
             }

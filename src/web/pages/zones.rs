@@ -42,7 +42,7 @@ pub fn card(sat: &Sat) -> Markup {
     let automatic = if sat.latitude.is_some() && sat.longitude.is_some() {
         "the zone of its position"
     } else {
-        "the team's zone (it has no position)"
+        "the team's zone, as it has no position"
     };
     html! {
         section.card #sat-zone {
