@@ -88,6 +88,11 @@ async fn alert_rules_show_only_cooldowns_they_have_and_say_whose_hours() {
     let quiet_row = b.text(&format!("#rule-{}", quiet["id"].as_str().expect("id"))).await;
     assert!(!quiet_row.contains("30 min"), "a silence rule has no cooldown to show: {quiet_row}");
     assert!(quiet_row.contains("once per silence"), "it fires once per silence, and says so: {quiet_row}");
+    let clock = b.text("#rules tbody tr:nth-child(2)").await;
+    assert!(
+        clock.contains("Wrong satellite clock") && clock.contains("30 min"),
+        "the clock rule keeps its cooldown: {clock}"
+    );
     let night_row = b.text(&format!("#rule-{}", night["id"].as_str().expect("id"))).await;
     assert!(night_row.contains("station's local time"), "the hours are the station's own: {night_row}");
     b.click("#rule-summary").await;

@@ -163,11 +163,12 @@ fn number(id: &str, label: &str, min: u32, max: u32, value: Option<u32>, step: &
     }
 }
 
-/// How often a rule may fire, as its trigger decides: only detection rules (and the clock rule)
+/// How often a rule may fire, as its trigger decides: only detection rules and the clock rule
 /// have a cooldown to set; a silence fires once per silence, a trend once a day at most.
 fn cooldown(r: &Rule) -> Markup {
     html! {
         @if r.system_key.as_deref() == Some(OFFLINE_RULE_KEY) { span.muted { "per outage" } }
+        @else if r.system_key.is_some() { (r.cooldown_minutes) " min" }
         @else if r.trigger == "absence" { span.muted { "once per silence" } }
         @else if r.trigger == "trend" { span.muted { "once a day" } }
         @else { (r.cooldown_minutes) " min" }
