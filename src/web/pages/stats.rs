@@ -298,7 +298,9 @@ async fn part(ctx: Ctx, Path(name): Path<String>, RawQuery(raw): RawQuery) -> Re
 mod tests {
     use super::*;
 
-    fn text(stations: &[(&str, Option<&str>)]) -> String {
+    type Stations<'a> = &'a [(&'a str, Option<&'a str>)];
+
+    fn text(stations: Stations) -> String {
         let december: DateTime<Utc> = "2026-12-06T14:18:00Z".parse().expect("time");
         local_hours(december, stations).into_string()
     }
@@ -306,7 +308,7 @@ mod tests {
     #[test]
     fn hours_say_whose_they_are() {
         let (london, ny) = (Some("Europe/London"), Some("America/New_York"));
-        let cases: [(&[(&str, Option<&str>)], &str); 6] = [
+        let cases: [(Stations, &str); 6] = [
             (&[], "Hours are each station's own local time."),
             (&[("Attic", None)], "Hours are each station's own local time."),
             (&[("Garden", london)], "Hours are local time at Garden (GMT)."),
