@@ -38,6 +38,16 @@ fn free_port() -> u16 {
 }
 
 #[test]
+fn satellite_run_help_names_the_satellites_own_config_file() {
+    // Issue 51, 17: `--config` read as the hub's file under `birdhub satellite` too.
+    let (out, stdout, _) = run(Command::new(BIN).args(["satellite", "run", "--help"]));
+    assert!(out.status.success());
+    let config =
+        stdout.lines().skip_while(|l| !l.trim_start().starts_with("--config")).take(4).collect::<Vec<_>>().join(" ");
+    assert!(config.contains("/etc/birdhub/satellite.toml"), "--config names the satellite's file: {config}");
+}
+
+#[test]
 fn default_config_prints_a_parsable_documented_file() {
     let (out, stdout, _) = run(Command::new(BIN).arg("default-config"));
     assert!(out.status.success());

@@ -39,7 +39,7 @@ pub enum AuthError {
     #[error("this endpoint needs a signed-in person, not a key")]
     UserRequired,
     /// The device is unknown or invisible to the caller.
-    #[error("no such satellite")]
+    #[error("There is no such satellite in this team.")]
     SatelliteNotFound,
     /// The device is visible but the caller may not change it (SPEC 5.4).
     #[error("you may see this satellite but not change it")]

@@ -46,7 +46,8 @@ use crate::{
 #[derive(Debug, Parser)]
 #[command(name = "birdhub", version, about = "The hub of a bird-sound network")]
 pub struct Cli {
-    /// Config file (default: /etc/birdhub/birdhub.toml when it exists).
+    /// Config file: the hub's (default: /etc/birdhub/birdhub.toml when it exists), or under
+    /// `birdhub satellite` the satellite's own (default: /etc/birdhub/satellite.toml).
     #[arg(long, global = true, env = "BIRDHUB_CONFIG", value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// Data directory (database, audio, secrets).

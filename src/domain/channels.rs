@@ -54,6 +54,18 @@ impl ChannelKind {
         }
     }
 
+    /// The type as the dashboard names it, with its article, for sentences.
+    pub fn in_words(self) -> &'static str {
+        match self {
+            ChannelKind::Email => "An email channel",
+            ChannelKind::Webhook => "A webhook channel",
+            ChannelKind::ChatBlock => "A Slack-style webhook",
+            ChannelKind::ChatBot => "A Telegram bot channel",
+            ChannelKind::ChatCard => "A Teams workflow webhook",
+            ChannelKind::ChatEmbed => "A Discord-style webhook",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.as_str() == s)
     }
@@ -85,6 +97,20 @@ pub struct ChannelConfig {
     pub secrets: BTreeMap<String, String>,
 }
 
+/// A channel setting's name as the dashboard's form labels it, for the sentences that refuse it
+/// (after "the" or "its").
+fn label(field: &str) -> &'static str {
+    match field {
+        "url" => "URL",
+        "apiBase" => "bot API address",
+        "to" => "recipients",
+        "token" => "bot token",
+        "chatId" => "chat id",
+        "secret" => "signing secret",
+        _ => "setting",
+    }
+}
+
 /// Checks `input` as the config of `kind`. On an update `previous` holds the stored secrets: a
 /// secret field left out keeps its value, and `null` clears an optional one.
 pub fn check_config(
@@ -92,13 +118,11 @@ pub fn check_config(
     input: &Value,
     previous: Option<&BTreeMap<String, String>>,
 ) -> Result<ChannelConfig, String> {
-    let Some(obj) = input.as_object() else { return Err("config must be an object".into()) };
+    let Some(obj) = input.as_object() else { return Err("The channel's settings must be a JSON object.".into()) };
+    let what = kind.in_words();
     if let Some(unknown) = obj.keys().find(|k| !kind.fields().contains(&k.as_str())) {
-        return Err(format!(
-            "config.{unknown} is not a field of a {} channel (fields: {})",
-            kind.as_str(),
-            kind.fields().join(", ")
-        ));
+        let known: Vec<&str> = kind.fields().iter().map(|f| label(f)).collect();
+        return Err(format!("{what} has no setting {unknown:?}; it has: {}.", known.join(", ")));
     }
     let mut out = ChannelConfig::default();
     if let Some(prev) = previous {
@@ -108,7 +132,7 @@ pub fn check_config(
         match obj.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.trim().to_owned())),
-            Some(_) => Err(format!("config.{name} must be a string")),
+            Some(_) => Err(format!("The {} must be text.", label(name))),
         }
     };
     let secret = |out: &mut ChannelConfig, name: &str, required: bool| -> Result<(), String> {
@@ -120,13 +144,13 @@ pub fn check_config(
             Some(_) => {
                 let v = text(name)?.unwrap_or_default();
                 if v.is_empty() || v.len() > 1024 {
-                    return Err(format!("config.{name} must be 1 to 1024 characters"));
+                    return Err(format!("The {} must be 1 to 1024 characters.", label(name)));
                 }
                 out.secrets.insert(name.to_owned(), v);
             }
         }
         if required && !out.secrets.contains_key(name) {
-            return Err(format!("config.{name} is required for a {} channel", kind.as_str()));
+            return Err(format!("{what} needs its {}.", label(name)));
         }
         Ok(())
     };
@@ -136,47 +160,47 @@ pub fn check_config(
                 Some(Value::String(s)) => vec![s.clone()],
                 Some(Value::Array(a)) => a
                     .iter()
-                    .map(|v| v.as_str().map(str::to_owned).ok_or("config.to must hold email addresses"))
+                    .map(|v| v.as_str().map(str::to_owned).ok_or("The recipients must be email addresses."))
                     .collect::<Result<_, _>>()?,
-                None | Some(Value::Null) => return Err("config.to is required for an email channel".into()),
-                Some(_) => return Err("config.to must be an email address or a list of them".into()),
+                None | Some(Value::Null) => return Err("An email channel needs at least one recipient.".into()),
+                Some(_) => return Err("The recipients must be an email address or a list of them.".into()),
             };
             if list.is_empty() || list.len() > MAX_RECIPIENTS {
-                return Err(format!("config.to must name 1 to {MAX_RECIPIENTS} addresses"));
+                return Err(format!("An email channel sends to 1 to {MAX_RECIPIENTS} recipients."));
             }
             let list = list
                 .iter()
-                .map(|a| super::validate::email(a).map_err(|e| format!("config.to: {e}")))
+                .map(|a| super::validate::email(a).map_err(|e| format!("{e}.")))
                 .collect::<Result<Vec<_>, _>>()?;
             out.public.insert("to".into(), Value::from(list));
         }
         ChannelKind::Webhook => {
-            let url = text("url")?.ok_or("config.url is required for a webhook channel")?;
-            check_url(&url, "config.url")?;
+            let url = text("url")?.ok_or("A webhook channel needs the URL to send to.")?;
+            check_url(&url, "The URL")?;
             out.public.insert("url".into(), Value::String(url));
             secret(&mut out, "secret", false)?;
         }
         ChannelKind::ChatBlock | ChannelKind::ChatCard | ChannelKind::ChatEmbed => {
             secret(&mut out, "url", true)?;
             if let Some(url) = out.secrets.get("url") {
-                check_url(url, "config.url")?;
+                check_url(url, "The URL")?;
                 out.public.insert(ORIGIN.into(), Value::String(origin(url)));
             }
         }
         ChannelKind::ChatBot => {
             secret(&mut out, "token", true)?;
             if out.secrets.get("token").is_some_and(|t| t.contains(['/', '?', '#', ' '])) {
-                return Err("config.token must be a bot token (no slashes, spaces, ? or #)".into());
+                return Err("The bot token must be the token the bot's maker gave (no slashes, spaces, ? or #).".into());
             }
             let chat = match obj.get("chatId") {
                 Some(Value::Number(n)) if n.is_i64() => n.to_string(),
                 Some(Value::String(s)) if is_chat_id(s.trim()) => s.trim().to_owned(),
-                None | Some(Value::Null) => return Err("config.chatId is required for a chat_bot channel".into()),
-                Some(_) => return Err("config.chatId must be a numeric chat id or an @channel name".into()),
+                None | Some(Value::Null) => return Err("A Telegram bot channel needs the chat id to post in.".into()),
+                Some(_) => return Err("The chat id must be a number or an @channel name.".into()),
             };
             out.public.insert("chatId".into(), Value::String(chat));
             let base = text("apiBase")?.unwrap_or_else(|| TELEGRAM_API.to_owned());
-            check_url(&base, "config.apiBase")?;
+            check_url(&base, "The bot API address")?;
             out.public.insert("apiBase".into(), Value::String(base.trim_end_matches('/').to_owned()));
         }
     }
@@ -192,24 +216,24 @@ fn is_chat_id(s: &str) -> bool {
 /// An absolute http or https URL with a host, as the sender's HTTP client will parse it.
 pub fn check_url(raw: &str, field: &str) -> Result<(), String> {
     if raw.is_empty() {
-        return Err(format!("{field} must not be empty"));
+        return Err(format!("{field} must not be empty."));
     }
     if raw.len() > MAX_URL {
-        return Err(format!("{field} is longer than {MAX_URL} characters"));
+        return Err(format!("{field} is longer than {MAX_URL} characters."));
     }
     if raw.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("{field} must not contain spaces"));
+        return Err(format!("{field} must not contain spaces."));
     }
     // The URL parser would read `https:///x` as host `x`; a host must follow the `//`.
     if raw.split_once("://").is_none_or(|(_, rest)| rest.is_empty() || rest.starts_with('/')) {
-        return Err(format!("{field} must be an http:// or https:// URL with a host"));
+        return Err(format!("{field} must start with http:// or https:// and a host name."));
     }
-    let url = url::Url::parse(raw).map_err(|e| format!("{field} is not a URL: {e}"))?;
+    let url = url::Url::parse(raw).map_err(|e| format!("{field} cannot be read as a web address ({e})."))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!("{field} must be an http:// or https:// URL, not {}://", url.scheme()));
+        return Err(format!("{field} must start with http:// or https://, not {}://.", url.scheme()));
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("{field} must name a host"));
+        return Err(format!("{field} must name a host."));
     }
     Ok(())
 }

@@ -273,7 +273,7 @@ impl TenantSettings {
         }
         if super::zone::parse(&self.time_zone).is_err() {
             let message = format!(
-                "\u{201c}{}\u{201d} is not a time zone. Choose one from the list, such as Europe/London or America/New_York.",
+                "\u{201c}{}\u{201d} is not a time zone. Choose one from the list, such as Europe/Berlin, Europe/London or America/New_York.",
                 self.time_zone.trim()
             );
             return Err(Invalid::new("time_zone", message));

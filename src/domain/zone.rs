@@ -12,7 +12,9 @@ use chrono_tz::Tz;
 
 /// A zone name that is not in the tz database.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not an IANA time zone name; use one such as Europe/Berlin, America/New_York or UTC")]
+#[error(
+    "{0:?} is not a time zone name the hub knows: give a place's zone such as Europe/Berlin, America/New_York or UTC"
+)]
 pub struct ZoneError(pub String);
 
 /// Reads an IANA zone name (`Europe/Berlin`, `UTC`). Abbreviations (`CET`, `EST`) and offsets

@@ -171,7 +171,7 @@ pub enum RenameError {
     InvalidName(String),
     #[error("a satellite of this team already has that name")]
     NameTaken,
-    #[error("no such satellite")]
+    #[error("There is no such satellite in this team.")]
     NotFound,
     #[error(transparent)]
     Store(store::Error),

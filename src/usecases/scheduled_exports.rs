@@ -57,7 +57,7 @@ pub enum ScheduleError {
     UnknownFormat(String),
     #[error("{0}")]
     InvalidCron(String),
-    #[error("timezone {0:?} is not an IANA time zone name such as \"Europe/Berlin\" or \"UTC\"")]
+    #[error("{0:?} is not a time zone name the hub knows: give a place's zone such as Europe/Berlin or UTC")]
     InvalidTimezone(String),
     #[error("filters: {0}")]
     InvalidFilters(String),

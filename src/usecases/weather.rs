@@ -32,7 +32,7 @@ pub const DEFAULT_DAYS: i64 = 30;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WeatherError {
-    #[error("no such satellite")]
+    #[error("There is no such satellite in this team.")]
     SatelliteNotFound,
     /// Parameters that cannot go together.
     #[error("{0}")]

@@ -49,9 +49,9 @@ pub async fn team_zone_saved(store: &Store, clock: &Clock, tenant: TenantId) -> 
 /// Why a satellite's zone override was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum OverrideError {
-    #[error("timeZone: {0}")]
+    #[error("{0}.")]
     InvalidZone(#[from] ZoneError),
-    #[error("no such satellite")]
+    #[error("There is no such satellite in this team.")]
     NotFound,
     #[error(transparent)]
     Store(store::Error),

@@ -43,7 +43,7 @@ pub struct Sharing {
 
 #[derive(Debug, thiserror::Error)]
 pub enum BirdweatherError {
-    #[error("no such satellite")]
+    #[error("There is no such satellite in this team.")]
     SatelliteNotFound,
     #[error(
         "a BirdWeather station token is 4 to 200 letters, digits, '-' or '_' (copy it from app.birdweather.com/account/stations)"
