@@ -110,8 +110,8 @@ async fn search(
     Viewer(viewer): Viewer,
     Query(q): Query<SearchQuery>,
 ) -> Result<axum::Json<Value>, ApiError> {
-    let team = species_rank::team_species(&state.store, &state.clock, &state.range, &state.names, viewer.tenant_id)
-        .await?;
+    let team =
+        species_rank::team_species(&state.store, &state.clock, &state.range, &state.names, viewer.tenant_id).await?;
     let names = state.names.clone();
     let text: String = q.q.chars().take(100).collect();
     let lang = q.lang.unwrap_or_else(|| "en".into());

@@ -57,7 +57,9 @@ async fn expected(
                 .await
                 .ok()
                 .filter(|s| s.tenant_id == tenant)
-                .ok_or_else(|| ApiError::NotFound("satellite_not_found", "There is no such satellite in this team.".into()))?;
+                .ok_or_else(|| {
+                    ApiError::NotFound("satellite_not_found", "There is no such satellite in this team.".into())
+                })?;
             match (sat.latitude, sat.longitude) {
                 (Some(lat), Some(lon)) => (lat, lon),
                 _ => {

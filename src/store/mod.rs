@@ -130,10 +130,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The most connections the pool opens (readers run side by side under WAL).
 const MAX_CONNECTIONS: u32 = 8;
-/// Connections kept open while the hub idles.
+/// Connections opened with the pool; the rest open on demand.
 const MIN_IDLE: u32 = 2;
-/// How long a connection beyond [`MIN_IDLE`] stays open unused.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Store {
     /// Opens (creating if needed) the database at `path` and applies the pragmas to every connection.
@@ -172,13 +170,16 @@ impl Store {
         // No `SELECT 1` on every checkout (r2d2's default test): a connection to a local file
         // does not go stale, and preparing that statement at each of the several checkouts a
         // chunk makes was about 5 % of a coordinator's CPU (`bench workers`, issue 49).
-        // Connections open as they are needed and close after a minute unused, down to two: each
-        // holds its own parsed copy of the schema (about 1.3 MB, the rollup triggers most of it),
-        // and an idle hub needs few (issue 50).
+        // Two connections open at once and the others as they are needed: each holds its own
+        // parsed copy of the schema (about 1.3 MB, the rollup triggers most of it), and an idle
+        // hub needs few (issue 50). None is closed for being idle or old (r2d2 closes them after
+        // 10 and 30 minutes by default): a connection to a local file does not age, and reopening
+        // one parses the schema again, from r2d2's background thread.
         let pool = r2d2::Pool::builder()
             .max_size(MAX_CONNECTIONS)
             .min_idle(Some(MIN_IDLE))
-            .idle_timeout(Some(IDLE_TIMEOUT))
+            .idle_timeout(None)
+            .max_lifetime(None)
             .connection_timeout(Duration::from_secs(10))
             .test_on_check_out(false)
             .build(manager)?;

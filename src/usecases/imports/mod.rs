@@ -74,7 +74,9 @@ pub enum ImportError {
     Source(#[from] SourceError),
     #[error("no satellite {0} in this team")]
     UnknownSatellite(SatelliteId),
-    #[error("{0:?} is not a time zone name the hub knows: give a place's zone such as Europe/Berlin or America/New_York")]
+    #[error(
+        "{0:?} is not a time zone name the hub knows: give a place's zone such as Europe/Berlin or America/New_York"
+    )]
     BadZone(String),
     /// The new satellite's name, as asked, is not one the hub takes (the API's rule).
     #[error("{0}")]
