@@ -68,6 +68,18 @@ async fn stop_and_see(hub: common::TestHub) {
     let mut s = station(dir.path(), "porch", 0);
     running(&hub, &api, &owner.email, &mut s).await;
     let mut ws = events(&hub, &owner.email, owner.tenant).await;
+    let (status, body) = api.put("/settings/tenant", serde_json::json!({"public_page_enabled": true})).await;
+    assert_eq!(status, 200, "{body}");
+    let public = |hub: &common::TestHub| {
+        let (anon, path) = (hub.anon(), format!("/public/{}", owner.tenant));
+        async move {
+            let (status, today) = anon.get(&path).await;
+            assert_eq!(status, 200, "{today}");
+            today["stations"].as_array().and_then(|l| l.iter().find(|s| s["name"] == "porch")).expect("listed")["online"]
+                .clone()
+        }
+    };
+    assert_eq!(public(&hub).await, true, "the public page lists it as listening");
 
     s.signal("TERM");
     let v = wait_satellite(&api, &s.id, 10, "offline right after a clean stop", |v| v["is_online"] == false).await;
@@ -76,6 +88,16 @@ async fn stop_and_see(hub: common::TestHub) {
     assert_eq!(said["data"]["status"], "offline", "{said}");
     let html = page(&hub, &api, &s.id).await;
     assert!(html.contains("sat-state offline"), "the satellite's page says offline");
+    // The public view is cached for 10 s; within that it says so too, long before the threshold.
+    let mut listening = public(&hub).await;
+    for _ in 0..30 {
+        if listening == false {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        listening = public(&hub).await;
+    }
+    assert_eq!(listening, false, "the public page no longer lists it as listening");
 
     // Started again, it is online again at once.
     s.start();

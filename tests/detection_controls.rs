@@ -258,21 +258,32 @@ async fn the_privacy_filter_deletes_a_chunk_with_a_voice_and_keeps_nothing_of_it
 async fn bad_detection_settings_get_a_422_naming_the_field_or_the_species() {
     let hub = common::spawn_hub_with(common::with_model).await;
     let (api, r, _c) = setup(&hub).await;
-    for (body, needle) in [
-        (json!({"min_confidence": 1.5}), "min_confidence"),
-        (json!({"sensitivity": 3}), "sensitivity"),
-        (json!({"species_min_confidence": {WARBLER: 0}}), "species_min_confidence[leiothlypis_peregrina]"),
-        (json!({"species_min_confidence": {"robin": 0.8}}), "\"robin\""),
-        (json!({"exclude_species": ["Robin"]}), "\"Robin\""),
-        (json!({"include_species": [WARBLER, "dog"]}), "\"dog\""),
-        (json!({"suppress_classes": [WARBLER]}), "suppress_classes"),
-        (json!({"not_expected_action": "ignore"}), "not_expected_action"),
-        (json!({"second_look_wait_sec": 0}), "second_look_wait_sec"),
-        (json!({"range_filter_threshold": -0.1}), "range_filter_threshold"),
+    // The field is named by `field` (the form marks it); the message says it in words, with the
+    // species' name, or quotes the code that is no species (issue 51, defect 4).
+    for (body, field, needle) in [
+        (json!({"min_confidence": 1.5}), Some("min_confidence"), "inimum confidence"),
+        (json!({"sensitivity": 3}), Some("sensitivity"), "ensitivity"),
+        (
+            json!({"species_min_confidence": {WARBLER: 0}}),
+            Some("species_min_confidence.leiothlypis_peregrina"),
+            "Tennessee Warbler",
+        ),
+        (json!({"species_min_confidence": {"robin": 0.8}}), None, "\"robin\""),
+        (json!({"exclude_species": ["Robin"]}), None, "\"Robin\""),
+        (json!({"include_species": [WARBLER, "dog"]}), None, "\"dog\""),
+        (json!({"suppress_classes": [WARBLER]}), Some("suppress_classes"), "Tennessee Warbler"),
+        (json!({"not_expected_action": "ignore"}), Some("not_expected_action"), "\"ignore\""),
+        (json!({"second_look_wait_sec": 0}), Some("second_look_wait_sec"), "ait for the next chunk"),
+        (json!({"range_filter_threshold": -0.1}), Some("range_filter_threshold"), "xpected-here threshold"),
     ] {
         let got = api.put("/settings/tenant", body.clone()).await;
         common::api::assert_error(&got, 422, "invalid_settings");
-        assert!(got.1["message"].as_str().is_some_and(|m| m.contains(needle)), "{body} -> {}", got.1);
+        let message = got.1["message"].as_str().unwrap_or_default();
+        assert!(message.contains(needle), "{body} -> {}", got.1);
+        if let Some(field) = field {
+            assert_eq!(got.1["field"], field, "{body} -> {}", got.1);
+            assert!(!message.contains(field), "words, not the key: {body} -> {}", got.1);
+        }
     }
     let (_, settings) = api.get("/settings/tenant").await;
     assert_eq!(settings["settings"]["exclude_species"], json!([]), "nothing was saved");

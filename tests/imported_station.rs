@@ -1,6 +1,7 @@
 //! An imported station is history, not a device (issue 51, defect 13), over HTTP: a `birds.db`
 //! uploaded without its `birdnet.conf` still puts the satellite where its rows say it stood, and
-//! `GET /satellites` says which satellites are only imported history (`history_only`).
+//! `GET /satellites` says which satellites are only imported history (`history_only`), and its
+//! `status=offline` filter leaves them out.
 
 mod common;
 
@@ -49,4 +50,19 @@ async fn a_birds_db_alone_places_its_station_and_the_list_says_it_is_history() {
     let (_, one) = api.get(&format!("/satellites/{}", old["id"].as_str().expect("id"))).await;
     assert_eq!(one["history_only"], true, "{one}");
     assert_eq!(one["time_zone"], "America/New_York", "{one}");
+
+    // History is neither online nor offline: the offline filter lists the devices that are.
+    let names = |list: &Value| -> Vec<String> {
+        list["satellites"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let (_, offline) = api.get("/satellites?status=offline").await;
+    assert_eq!(names(&offline), ["Garden"], "{offline}");
+    assert_eq!(offline["total"], 1);
+    let (_, online) = api.get("/satellites?status=online").await;
+    assert!(names(&online).is_empty(), "{online}");
 }

@@ -240,7 +240,8 @@ async fn a_team_zone_that_is_not_an_iana_name_is_refused_naming_one() {
         assert_eq!(status, 422, "{bad}: {body}");
         assert_eq!(body["code"], "invalid_settings");
         let message = body["message"].as_str().unwrap_or_default();
-        assert!(message.contains("time_zone") && message.contains("Europe/Berlin"), "{message}");
+        assert_eq!(body["field"], "time_zone", "{body}");
+        assert!(message.contains("time zone") && message.contains("Europe/Berlin"), "{message}");
     }
 }
 

@@ -18,10 +18,13 @@ async fn team_languages_must_be_ones_species_names_come_in() {
     let got = api.put("/settings/tenant", json!({"primary_language": "klingon"})).await;
     assert_error(&got, 422, "invalid_settings");
     let message = got.1["message"].as_str().unwrap_or_default();
-    assert!(message.contains("primary_language") && message.contains("klingon"), "{message}");
+    // The setting is named by `field`, and in words in the message (issue 51, defect 4).
+    assert_eq!(got.1["field"], "primary_language", "{}", got.1);
+    assert!(message.contains("Main language") && message.contains("klingon"), "{message}");
     let got = api.put("/settings/tenant", json!({"secondary_language": "xx"})).await;
     assert_error(&got, 422, "invalid_settings");
-    assert!(got.1["message"].as_str().unwrap_or_default().contains("secondary_language"));
+    assert_eq!(got.1["field"], "secondary_language", "{}", got.1);
+    assert!(got.1["message"].as_str().unwrap_or_default().contains("\u{201c}xx\u{201d}"), "{}", got.1);
     let (status, body) =
         api.put("/settings/tenant", json!({"primary_language": "de", "secondary_language": "pt_BR"})).await;
     assert_eq!(status, 200, "{body}");

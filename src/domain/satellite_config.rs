@@ -379,7 +379,8 @@ mod tests {
         assert_eq!(cleared.min_confidence, None);
         assert!(cleared.exclude_species.is_some(), "the others stay");
         let bad = Overrides::default().patched(&serde_json::json!({ "min_confidence": 1.5 }), &team);
-        assert!(bad.expect_err("out of range").contains("min_confidence"));
+        let said = bad.expect_err("out of range");
+        assert!(said.contains("inimum confidence must be between 0.01 and 0.99"), "names the setting in words: {said}");
         assert!(
             Overrides::default().patched(&serde_json::json!({ "nope": 1 }), &team).is_err(),
             "unknown stays unknown"

@@ -198,11 +198,14 @@ pub fn list(conn: &Connection, tenant: TenantId, f: &ListFilter) -> Result<(Vec<
         None => (None, None),
     };
     // Online: heard from recently, and not last saying it stopped (a clean stop, docs/mqtt.md).
+    // Offline: a device that is not; an imported station's history is neither (issue 51, 13).
     let stopped = crate::mqtt::protocol::STOPPED;
+    let history = super::import_rows::NO_DEVICE;
     let filter = format!(
         "s.tenant_id = ?1 AND s.deleted_at IS NULL AND (?2 IS NULL OR s.name LIKE ?2) AND (?3 IS NULL OR s.kind = ?3)
          AND (?5 IS NULL OR (?5 = 1 AND s.last_seen_at > ?4 AND coalesce(s.heartbeat_state, '') <> '{stopped}')
-              OR (?5 = 0 AND (s.last_seen_at IS NULL OR s.last_seen_at <= ?4 OR s.heartbeat_state = '{stopped}')))"
+              OR (?5 = 0 AND s.mqtt_password_hash <> '{history}'
+                  AND (s.last_seen_at IS NULL OR s.last_seen_at <= ?4 OR s.heartbeat_state = '{stopped}')))"
     );
     let total: i64 = conn.query_row(
         &format!("SELECT count(*) FROM satellites s WHERE {filter}"),

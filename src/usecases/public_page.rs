@@ -269,11 +269,11 @@ pub async fn today(ctx: Ctx<'_>, team: &Team) -> Result<Today, PublicError> {
             name: m.satellite.name,
             latitude: m.latitude.map(|v| place(v, team.exact_locations)),
             longitude: m.longitude.map(|v| place(v, team.exact_locations)),
-            online: m
-                .last_seen_at
-                .as_deref()
-                .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-                .is_some_and(|t| t > online_after),
+            online: !m.stopped
+                && m.last_seen_at
+                    .as_deref()
+                    .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                    .is_some_and(|t| t > online_after),
             detections_today: m.detections,
             species_today: m.species,
         })

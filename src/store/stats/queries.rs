@@ -256,6 +256,8 @@ pub struct Place {
     pub latitude: Option<f64>,
     pub longitude: Option<f64>,
     pub last_seen_at: Option<String>,
+    /// Its last heartbeat said it stopped (a clean stop): offline at once (issue 51, 17).
+    pub stopped: bool,
     pub last_detection_at: Option<String>,
 }
 
@@ -264,16 +266,18 @@ pub struct Place {
 pub fn places(conn: &Connection, tenant: crate::ids::TenantId) -> Result<Vec<Place>> {
     let mut stmt = conn.prepare_cached(
         "SELECT s.id, s.name, s.latitude, s.longitude, s.last_seen_at,
-                (SELECT max(d.detected_at) FROM detections d WHERE d.satellite_pk = s.pk)
+                (SELECT max(d.detected_at) FROM detections d WHERE d.satellite_pk = s.pk),
+                coalesce(s.heartbeat_state, '') = ?2
          FROM satellites s WHERE s.tenant_id = ?1 AND s.deleted_at IS NULL ORDER BY s.name, s.id",
     )?;
-    let rows = stmt.query_map([tenant], |r| {
+    let rows = stmt.query_map(rusqlite::params![tenant, crate::mqtt::protocol::STOPPED], |r| {
         Ok(Place {
             id: r.get(0)?,
             name: r.get(1)?,
             latitude: r.get(2)?,
             longitude: r.get(3)?,
             last_seen_at: r.get(4)?,
+            stopped: r.get(6)?,
             last_detection_at: r.get::<_, Option<crate::time::Timestamp>>(5)?.map(|t| t.to_string()),
         })
     })?;

@@ -320,6 +320,9 @@ pub struct Marker {
     pub top_species: Option<Named>,
     pub last_detection_at: Option<String>,
     pub last_seen_at: Option<String>,
+    /// It stopped cleanly (its last heartbeat said so), so it is offline whenever it was last seen.
+    #[serde(skip)]
+    pub stopped: bool,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -352,6 +355,7 @@ pub async fn map(ctx: &Ctx<'_>, f: &Filters) -> Result<Map, StatsError> {
                 top_species: top,
                 last_detection_at: p.last_detection_at.clone(),
                 last_seen_at: p.last_seen_at.clone(),
+                stopped: p.stopped,
             }
         })
         .collect();

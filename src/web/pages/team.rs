@@ -71,7 +71,8 @@ fn link_notice(p: &LinkProblem, platform_admin: bool) -> Markup {
             }
             p.muted.small {
                 @if platform_admin {
-                    "To fix it for every link, give the hub its address: set http.public_url in /etc/birdhub/birdhub.toml (or BIRDHUB_HTTP__PUBLIC_URL) and restart the hub."
+                    "To fix it for every link, give the hub its address: set " code { "http.public_url" } " in "
+                    code { "/etc/birdhub/birdhub.toml" } " (or " code { "BIRDHUB_HTTP__PUBLIC_URL" } ") and restart the hub."
                 } @else {
                     "The hub's owner can fix it for every link by giving the hub its address."
                 }
